@@ -1,0 +1,26 @@
+"""Test-friendly instances of the neural-network estimators (see utils/_test_common)."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+_MINIBATCH_REASON = (
+    "with mini-batch training, weighting samples is not equivalent to repeating "
+    "them (the batches differ)"
+)
+
+
+def _torch_mlp_failures(estimator):
+    if estimator.batch_size is not None:
+        return {"check_sample_weight_equivalence_on_dense_data": _MINIBATCH_REASON}
+    return {}
+
+
+TEST_PARAMS = {
+    "TorchMLPClassifier": [{"max_iter": 30}, {"max_iter": 30, "batch_size": 16}],
+    "TorchMLPRegressor": [{"max_iter": 30}],
+}
+
+EXPECTED_FAILED_CHECKS = {
+    "TorchMLPClassifier": _torch_mlp_failures,
+    "TorchMLPRegressor": _torch_mlp_failures,
+}

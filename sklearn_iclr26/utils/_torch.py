@@ -1,0 +1,265 @@
+"""The one skorch-backed torch training helper of the package.
+
+Every estimator with a network trains it through :func:`train_module` and runs
+it through :func:`forward_module`; no estimator writes a training loop of its
+own. The pattern follows ``conventions.md`` §2:
+
+* hyperparameters live in the estimator's ``__init__``; the skorch net is built
+  here, inside ``fit``;
+* one seed is drawn from ``random_state`` and torch's global RNG is forked
+  (:func:`torch_rng`) in fit **and** predict, so the user's RNG is untouched and
+  results are bit-identical for a fixed ``random_state``;
+* the torch thread count is scoped (:func:`torch_num_threads`);
+* ``dtype`` is ``"float64"`` (default, exact sample-weight equivalence with full
+  batches) or ``"float32"``; outputs are always float64 numpy arrays;
+* the loss is the weighted mean ``sum(w * l) / sum(w)`` of the per-sample
+  losses returned by the criterion (``reduction="none"``);
+* extra per-sample arrays (``aux``) ride along with ``X`` in skorch's input
+  dict, so they are batched with it; the module's ``forward(X, **aux)`` and the
+  criterion ``criterion(y_pred, y_true, **aux)`` both receive them.
+
+torch and skorch are imported lazily so that ``import sklearn_iclr26`` stays
+fast.
+"""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import contextlib
+import os
+
+import numpy as np
+from sklearn.utils.validation import check_random_state
+
+__all__ = [
+    "forward_module",
+    "seed_from_random_state",
+    "torch_dtype",
+    "torch_num_threads",
+    "torch_rng",
+    "train_module",
+]
+
+_DTYPES = ("float64", "float32")
+
+
+def torch_dtype(dtype):
+    """Map ``"float64"``/``"float32"`` to the torch dtype."""
+    import torch
+
+    if dtype not in _DTYPES:
+        raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}.")
+    return torch.float64 if dtype == "float64" else torch.float32
+
+
+@contextlib.contextmanager
+def torch_num_threads(n_jobs):
+    """Set torch's intra-op thread count for a block.
+
+    ``None`` means 1 thread, ``-1`` all cores, ``-2`` all but one, and so on.
+    """
+    import torch
+
+    if n_jobs is None:
+        n_threads = 1
+    elif n_jobs < 0:
+        n_threads = max(1, (os.cpu_count() or 1) + 1 + n_jobs)
+    else:
+        n_threads = int(n_jobs)
+    previous = torch.get_num_threads()
+    torch.set_num_threads(n_threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def seed_from_random_state(random_state):
+    """One int seed drawn from a ``random_state`` (int, RandomState or None)."""
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+@contextlib.contextmanager
+def torch_rng(seed, n_jobs=None):
+    """Fork torch's global RNG, seed it, and scope the thread count.
+
+    Inside the block torch draws from a generator seeded by ``seed``; after it
+    the caller's global torch RNG state is restored unchanged.
+    """
+    import torch
+
+    with torch.random.fork_rng(devices=[]), torch_num_threads(n_jobs):
+        torch.manual_seed(seed)
+        yield
+
+
+def _as_array(a, dtype):
+    # a writeable, C-contiguous copy in the module dtype (torch warns on
+    # read-only memmaps)
+    return np.require(a, dtype=dtype, requirements=["C", "W"])
+
+
+def train_module(
+    module,
+    X,
+    y=None,
+    *,
+    criterion,
+    module_params=None,
+    criterion_params=None,
+    sample_weight=None,
+    aux=None,
+    max_epochs=100,
+    batch_size=None,
+    learning_rate=1e-2,
+    optimizer="adam",
+    weight_decay=0.0,
+    dtype="float64",
+    device="cpu",
+    random_state=None,
+    n_jobs=None,
+    verbose=0,
+    callbacks=None,
+    warm_start_net=None,
+):
+    """Train a torch module through skorch; return the fitted ``NeuralNet``.
+
+    Parameters
+    ----------
+    module : type of torch.nn.Module
+        Module class, defined at module level (so that it pickles); built by
+        skorch with ``module_params`` and ``dtype=<torch dtype>``. Its
+        ``forward`` takes ``X`` and, as keyword arguments, the ``aux`` arrays.
+    X : ndarray of shape (n_samples, n_features)
+        Module input.
+    y : ndarray of shape (n_samples, ...) or None
+        Target passed to the criterion; ``None`` for losses computed from the
+        module output and ``aux`` alone.
+    criterion : type of torch.nn.Module
+        Loss class; instantiated with ``criterion_params`` (for built-in torch
+        losses pass ``{"reduction": "none"}``). Called as
+        ``criterion(y_pred, y_true, **aux)``, it returns per-sample losses.
+    module_params, criterion_params : dict, default=None
+        Keyword arguments of the module and of the criterion.
+    sample_weight : ndarray of shape (n_samples,), default=None
+        Per-sample weights of the loss (weighted mean).
+    aux : dict of str to ndarray, default=None
+        Extra per-sample arrays batched with ``X``.
+    max_epochs : int, default=100
+        Number of epochs.
+    batch_size : int or None, default=None
+        Mini-batch size, clipped to ``n_samples``; ``None`` means full batch.
+        Batches are shuffled only when mini-batching.
+    learning_rate : float, default=1e-2
+        Optimizer learning rate.
+    optimizer : {"adam", "adamw", "sgd"} or torch optimizer class, default="adam"
+        Optimizer.
+    weight_decay : float, default=0.0
+        Optimizer weight decay (L2 penalty).
+    dtype : {"float64", "float32"}, default="float64"
+        Precision of the module and its inputs.
+    device : str, default="cpu"
+        torch device.
+    random_state : int, RandomState instance or None, default=None
+        Seeds weight initialisation and shuffling.
+    n_jobs : int or None, default=None
+        torch threads during training; ``None`` means 1.
+    verbose : int, default=0
+        If positive, print the training loss after each epoch.
+    callbacks : list of skorch callbacks, default=None
+        Extra skorch callbacks (learning-rate schedules, clipping, warm-up...).
+    warm_start_net : skorch.NeuralNet, default=None
+        Continue training this already-initialised net instead of a new one
+        (its module, optimizer and history are kept).
+
+    Returns
+    -------
+    net : skorch.NeuralNet
+        The trained net; ``net.module_`` is the torch module and
+        ``len(net.history)`` the number of epochs run.
+    """
+    import torch
+    from skorch.callbacks import PassthroughScoring, PrintLog
+
+    from sklearn_iclr26.utils._skorch_net import WeightedNet
+
+    optimizers = {
+        "adam": torch.optim.Adam,
+        "adamw": torch.optim.AdamW,
+        "sgd": torch.optim.SGD,
+    }
+    if isinstance(optimizer, str):
+        if optimizer not in optimizers:
+            raise ValueError(
+                f"optimizer must be one of {sorted(optimizers)}, got {optimizer!r}."
+            )
+        optimizer = optimizers[optimizer]
+
+    n_samples = X.shape[0]
+    batch = n_samples if batch_size is None else max(1, min(batch_size, n_samples))
+    inputs = {"X": _as_array(X, dtype)}
+    if sample_weight is not None:
+        inputs["sample_weight"] = _as_array(sample_weight, dtype)
+    for key, value in (aux or {}).items():
+        value = np.asarray(value)
+        inputs[key] = _as_array(value, dtype) if value.dtype.kind == "f" else value
+    if y is not None:
+        y = np.asarray(y)
+        y = _as_array(y, dtype) if y.dtype.kind == "f" else np.ascontiguousarray(y)
+
+    all_callbacks = list(callbacks or [])
+    if verbose:
+        all_callbacks += [
+            ("train_loss", PassthroughScoring(name="train_loss", on_train=True)),
+            ("print_log", PrintLog()),
+        ]
+    if not all_callbacks:
+        all_callbacks = "disable"
+
+    seed = seed_from_random_state(random_state)
+    with torch_rng(seed, n_jobs):
+        if warm_start_net is None:
+            params = {f"module__{k}": v for k, v in (module_params or {}).items()}
+            params.update(
+                {f"criterion__{k}": v for k, v in (criterion_params or {}).items()}
+            )
+            net = WeightedNet(
+                module=module,
+                module__dtype=torch_dtype(dtype),
+                criterion=criterion,
+                optimizer=optimizer,
+                optimizer__weight_decay=weight_decay,
+                lr=learning_rate,
+                max_epochs=max_epochs,
+                batch_size=batch,
+                iterator_train__shuffle=batch < n_samples,
+                train_split=None,
+                callbacks=all_callbacks,
+                verbose=verbose,
+                device=device,
+                **params,
+            )
+            net.fit(inputs, y)
+        else:
+            net = warm_start_net
+            net.partial_fit(inputs, y, epochs=max_epochs)
+    return net
+
+
+def forward_module(net, X, *, aux=None, dtype="float64", n_jobs=None):
+    """Run a trained net in eval mode; return the output as float64 numpy.
+
+    Forks torch's RNG (iterating a DataLoader draws from it even without
+    shuffling) and scopes the thread count.
+    """
+    import torch
+
+    inputs = {"X": _as_array(X, dtype)}
+    for key, value in (aux or {}).items():
+        value = np.asarray(value)
+        inputs[key] = _as_array(value, dtype) if value.dtype.kind == "f" else value
+    with torch.no_grad(), torch_rng(0, n_jobs):
+        out = net.forward(inputs, training=False)
+    if isinstance(out, tuple):
+        out = out[0]
+    return out.detach().cpu().numpy().astype(np.float64, copy=False)

@@ -1,0 +1,124 @@
+"""Validation helpers shared by the estimators of the package."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import math
+import warnings
+from numbers import Real
+
+import numpy as np
+from sklearn.utils import get_tags
+
+__all__ = [
+    "check_alpha",
+    "check_at_least_two_classes",
+    "check_calibration_size",
+    "check_has_methods",
+    "check_probabilities",
+    "input_validation_kwargs",
+]
+
+
+def check_alpha(alpha, name="alpha"):
+    """Return ``alpha`` as a float in the open interval (0, 1), or raise."""
+    if isinstance(alpha, bool) or not isinstance(alpha, Real):
+        raise TypeError(f"{name} must be a float in (0, 1), got {alpha!r}.")
+    alpha = float(alpha)
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"{name} must be in the open interval (0, 1), got {alpha}.")
+    return alpha
+
+
+def check_calibration_size(n_calibration, alpha, *, error=True, what="calibration"):
+    """Check that ``n_calibration`` points can give coverage ``1 - alpha``.
+
+    Split conformal needs ``ceil((n + 1) (1 - alpha)) <= n``, i.e.
+    ``n >= 1 / alpha - 1``; below that the conformal quantile is infinite and
+    every prediction set is the full label set (or region the whole space).
+
+    Parameters
+    ----------
+    n_calibration : int
+        Number of calibration points.
+    alpha : float
+        Miscoverage level.
+    error : bool, default=True
+        Raise ``ValueError`` when too small; otherwise warn with ``UserWarning``.
+    what : str, default="calibration"
+        Name of the set in the message.
+    """
+    needed = math.ceil(1.0 / alpha - 1.0 - 1e-12)
+    if n_calibration < max(needed, 1):
+        message = (
+            f"The {what} set has {n_calibration} samples, too few for "
+            f"alpha={alpha}: split conformal needs at least 1/alpha - 1 = {needed} "
+            "so that the conformal quantile is finite. Use more data, a larger "
+            "calibration_size, or a larger alpha."
+        )
+        if error:
+            raise ValueError(message)
+        warnings.warn(message, UserWarning, stacklevel=3)
+        return False
+    return True
+
+
+def check_has_methods(estimator, methods, role="estimator"):
+    """Raise a clear error naming the estimator when it lacks a method."""
+    missing = [m for m in methods if not hasattr(estimator, m)]
+    if missing:
+        raise TypeError(
+            f"The {role} {type(estimator).__name__} does not implement "
+            f"{', '.join(missing)}, which this meta-estimator needs."
+        )
+
+
+def check_probabilities(proba, *, name="proba", atol=1e-6):
+    """Validate a (n_samples, n_classes) probability matrix.
+
+    Raises ``ValueError`` on NaN or infinite values, negative entries, a wrong
+    shape, or rows that do not sum to 1 (within ``atol``).
+    """
+    proba = np.asarray(proba, dtype=np.float64)
+    if proba.ndim != 2:
+        raise ValueError(
+            f"{name} must be 2-dimensional (n_samples, n_classes), got shape "
+            f"{proba.shape}."
+        )
+    if proba.shape[1] < 1:
+        raise ValueError(f"{name} must have at least one column.")
+    if not np.all(np.isfinite(proba)):
+        raise ValueError(f"{name} contains NaN or infinite values.")
+    if np.any(proba < 0):
+        raise ValueError(f"{name} contains negative values.")
+    sums = proba.sum(axis=1)
+    if proba.shape[0] and not np.allclose(sums, 1.0, atol=atol):
+        worst = float(np.max(np.abs(sums - 1.0)))
+        raise ValueError(
+            f"The rows of {name} must sum to 1 (largest deviation {worst:.3g})."
+        )
+    return proba
+
+
+def check_at_least_two_classes(estimator, y, sample_weight=None):
+    """Raise the ``ValueError`` scikit-learn expects for single-class targets."""
+    labels = y if sample_weight is None else np.asarray(y)[sample_weight > 0]
+    if np.unique(labels).shape[0] < 2:
+        raise ValueError(
+            f"{type(estimator).__name__} needs samples of at least 2 classes in the "
+            "data (with positive sample_weight), but the data contains only one "
+            "class."
+        )
+
+
+def input_validation_kwargs(estimator):
+    """``validate_data`` keywords that follow a child estimator's input tags.
+
+    NaN passes only if the child accepts NaN, sparse input only if it accepts
+    sparse input.
+    """
+    tags = get_tags(estimator).input_tags
+    return {
+        "accept_sparse": ["csr", "csc"] if tags.sparse else False,
+        "ensure_all_finite": "allow-nan" if tags.allow_nan else True,
+    }
