@@ -14,7 +14,7 @@ def test_load_keel_whole_and_fold():
     whole = load_keel("phoneme")
     assert whole.data.shape == (5404, 5)
     assert set(np.unique(whole.target)) == {0, 1}
-    X_tr, y_tr, X_te, y_te = load_keel("phoneme", fold=0, return_X_y=True)
+    X_tr, y_tr, X_te, _ = load_keel("phoneme", fold=0, return_X_y=True)
     assert X_tr.shape[0] + X_te.shape[0] == whole.data.shape[0]
     assert X_tr.shape[1] == X_te.shape[1] == 5
     assert y_tr.shape == (X_tr.shape[0],)

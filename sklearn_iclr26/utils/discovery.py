@@ -86,7 +86,8 @@ def all_estimators(type_filter=None):
     unknown = set(filters) - set(mixins)
     if unknown:
         raise ValueError(
-            f"type_filter must be among {sorted(mixins)} or None, got {sorted(unknown)}."
+            f"type_filter must be among {sorted(mixins)} or None, "
+            f"got {sorted(unknown)}."
         )
     return [
         (name, cls)
