@@ -32,7 +32,6 @@ def _lagrangian_oracle(p, lam, k0):
     K = p.shape[0]
     order = np.argsort(-p, kind="stable")
     gamma = p[order]
-    Gamma = np.concatenate([[0.0], np.cumsum(gamma)])
     g = np.array([(k > k0) + lam * k for k in range(K + 1)], dtype=float)
     r_sorted = np.empty(K)
     for j in range(1, K + 1):
@@ -59,7 +58,6 @@ def _lower_hull_oracle(p, lam, k0):
     K = p.shape[0]
     order = np.argsort(-p, kind="stable")
     gamma = p[order]
-    Gamma = np.concatenate([[0.0], np.cumsum(gamma)])
     g = np.array([(k > k0) + lam * k for k in range(K + 1)], dtype=float)
     hull = []
     for k in range(K + 1):

@@ -134,7 +134,7 @@ def test_socop_lowers_non_singleton_rate_against_lac_on_digits():
     X, y = load_digits(return_X_y=True)
     lac_rates, socop_rates, lac_sizes, socop_sizes = [], [], [], []
     for split in range(10):
-        X_fit, X_test, y_fit, y_test = train_test_split(
+        X_fit, X_test, y_fit, _ = train_test_split(
             X, y, test_size=0.3, random_state=split, stratify=y
         )
         base = LogisticRegression(C=1e-4, max_iter=2000)
