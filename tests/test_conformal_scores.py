@@ -16,6 +16,7 @@ from sklearn_iclr26.conformal import (
     margin_scores,
     raps_scores,
     socop_scores,
+    socop_sets,
 )
 
 
@@ -211,3 +212,16 @@ def test_conformal_quantile():
     assert conformal_quantile(scores[:5], 0.1) == np.inf  # ceil(6 * 0.9) = 6 > 5
     with pytest.raises(ValueError, match="open interval"):
         conformal_quantile(scores, 1.5)
+
+
+@pytest.mark.parametrize("k0", [1, 2])
+def test_socop_sets_equal_thresholded_scores(k0):
+    rng = np.random.default_rng(5)
+    for p in _random_probability_vectors(rng, 300):
+        for lam in [0.0, 0.01, 0.2, 3.0]:
+            scores = socop_scores(p[None, :], lam=lam, k0=k0)
+            finite = np.unique(scores[np.isfinite(scores)])
+            for q in [0.0, *finite, *(finite * (1 + 1e-9)), np.inf]:
+                np.testing.assert_array_equal(
+                    socop_sets(p[None, :], lam=lam, quantile=q, k0=k0), scores <= q
+                )

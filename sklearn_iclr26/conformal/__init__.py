@@ -12,6 +12,7 @@ from sklearn_iclr26.conformal._scores import (
     margin_scores,
     raps_scores,
     socop_scores,
+    socop_sets,
 )
 from sklearn_iclr26.conformal._socop import SOCOPClassifier
 from sklearn_iclr26.conformal._split_classifier import SplitConformalClassifier
@@ -27,4 +28,5 @@ __all__ = [
     "margin_scores",
     "raps_scores",
     "socop_scores",
+    "socop_sets",
 ]

@@ -117,6 +117,10 @@ class BaseConformalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator
     def _score_matrix(self, proba, random_state=None):
         raise NotImplementedError
 
+    def _sets(self, proba, quantile):
+        """Prediction sets ``scores <= quantile`` (subclasses may shortcut)."""
+        return self._score_matrix(proba, random_state=self._seed + 1) <= quantile
+
     # -- estimator plumbing ------------------------------------------------------
     def _get_estimator(self):
         return _default_classifier() if self.estimator is None else self.estimator
@@ -302,7 +306,7 @@ class BaseConformalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator
             alpha = check_alpha(alpha)
             check_calibration_size(self.n_calibration_samples_, alpha, error=False)
             quantile = conformal_quantile(self.calibration_scores_, alpha)
-        sets = self._score_matrix(proba, random_state=self._seed + 1) <= quantile
+        sets = self._sets(proba, quantile)
         if not self.allow_empty:
             empty = ~sets.any(axis=1)
             if empty.any():

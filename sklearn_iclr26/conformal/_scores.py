@@ -11,6 +11,7 @@ needed), vectorised over samples, and selectable by name through
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import functools
 import math
 from numbers import Integral, Real
 
@@ -29,6 +30,7 @@ __all__ = [
     "margin_scores",
     "raps_scores",
     "socop_scores",
+    "socop_sets",
 ]
 
 
@@ -218,15 +220,29 @@ def margin_scores(proba):
     return best_other - proba
 
 
-def _socop_bridge_k1(sorted_desc, lam):
-    """tau*(x) = min_{k >= 2} (1 + lam (k - 1)) / (Gamma_k - gamma_1)."""
-    # Gamma_k - gamma_1 as a direct cumulative sum from rank 2 (no cancellation)
-    tail_mass = np.cumsum(sorted_desc[:, 1:], axis=1)
-    numerators = 1.0 + lam * np.arange(1, sorted_desc.shape[1])
+def _row_min(a):
+    """Row minimum; a column loop is faster than ``min(axis=1)`` for few columns."""
+    if a.shape[1] == 0:
+        return np.full(a.shape[0], np.inf)
+    if a.shape[1] <= 32:
+        return functools.reduce(np.minimum, a.T)
+    return a.min(axis=1)
+
+
+def _socop_bridge_k1(proba, lam):
+    """tau*(x) = min_{k >= 2} (1 + lam (k - 1)) / (Gamma_k - gamma_1).
+
+    Returns tau* and the top probability gamma_1.
+    """
+    ascending = np.sort(proba, axis=1)
+    # Gamma_k - gamma_1 as a direct cumulative sum over ranks 2..k (no
+    # cancellation), read from the ascending sort backwards
+    tail_mass = np.cumsum(ascending[:, -2::-1], axis=1)
+    numerators = 1.0 + lam * np.arange(1, proba.shape[1])
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         slopes = numerators / tail_mass
     slopes[tail_mass <= 0] = np.inf
-    return np.min(slopes, axis=1, initial=np.inf)
+    return _row_min(slopes), ascending[:, -1]
 
 
 def _inverse_proba_ratio(lam, proba):
@@ -328,12 +344,11 @@ def socop_scores(proba, lam, k0=1):
         # LAC ordering lam / p
         return _inverse_proba_ratio(lam, proba)
     if k0 == 1:
-        sorted_desc = -np.sort(-proba, axis=1)
-        tau = _socop_bridge_k1(sorted_desc, lam)
+        tau, top_proba = _socop_bridge_k1(proba, lam)
         scores = np.maximum(_inverse_proba_ratio(lam, proba), tau[:, None])
         rows = np.arange(n_samples)
         top = np.argmax(proba, axis=1)  # first maximum: the stable order's rank 1
-        scores[rows, top] = _inverse_proba_ratio(lam, sorted_desc[:, 0])
+        scores[rows, top] = _inverse_proba_ratio(lam, top_proba)
         return scores
     order = np.argsort(-proba, axis=1, kind="stable")
     sorted_desc = np.take_along_axis(proba, order, axis=1)
@@ -344,6 +359,55 @@ def socop_scores(proba, lam, k0=1):
     scores = np.empty_like(proba)
     np.put_along_axis(scores, order, sorted_scores, axis=1)
     return scores
+
+
+def socop_sets(proba, lam, quantile, k0=1):
+    """SOCOP prediction sets ``{y : socop_score(x, y) <= quantile}``, directly.
+
+    Equal to ``socop_scores(proba, lam, k0) <= quantile`` but, for ``k0 = 1``,
+    without the score matrix: the top label is in the set when ``lam /
+    gamma_1 <= quantile``, and another label when ``tau* <= quantile`` and
+    ``lam / p(y | x) <= quantile``.
+
+    Parameters
+    ----------
+    proba : array-like of shape (n_samples, n_classes)
+        Class probabilities.
+    lam : float
+        SOCOP's ``lam`` (>= 0).
+    quantile : float
+        Conformal threshold, e.g. from :func:`conformal_quantile`.
+    k0 : int, default=1
+        Size threshold, as in :func:`socop_scores`.
+
+    Returns
+    -------
+    sets : ndarray of bool, shape (n_samples, n_classes)
+        The prediction sets.
+
+    Examples
+    --------
+    >>> from sklearn_iclr26.conformal import socop_sets
+    >>> socop_sets([[0.6, 0.3, 0.1]], lam=0.1, quantile=1.0)
+    array([[ True, False, False]])
+    """
+    if k0 != 1:
+        return socop_scores(proba, lam=lam, k0=k0) <= quantile
+    proba = check_probabilities(proba)
+    lam = float(lam)
+    if lam < 0:
+        raise ValueError(f"lam must be >= 0, got {lam}.")
+    if proba.shape[1] <= 1:
+        return _inverse_proba_ratio(lam, proba) <= quantile
+    tau, top_proba = _socop_bridge_k1(proba, lam)
+    # lam / p <= q, compared exactly as the scores are (not p >= lam / q,
+    # which can differ by one rounding)
+    others = _inverse_proba_ratio(lam, proba) <= quantile
+    sets = others & (tau <= quantile)[:, None]
+    rows = np.arange(proba.shape[0])
+    top = np.argmax(proba, axis=1)
+    sets[rows, top] = _inverse_proba_ratio(lam, top_proba) <= quantile
+    return sets
 
 
 _SCORE_FUNCTIONS = {

@@ -11,7 +11,11 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from sklearn_iclr26.conformal._base_classifier import BaseConformalClassifier
-from sklearn_iclr26.conformal._scores import conformal_quantile, socop_scores
+from sklearn_iclr26.conformal._scores import (
+    conformal_quantile,
+    socop_scores,
+    socop_sets,
+)
 from sklearn_iclr26.metrics import set_size_stratified_coverage_violation
 
 __all__ = ["SOCOPClassifier"]
@@ -195,6 +199,9 @@ class SOCOPClassifier(BaseConformalClassifier):
 
     def _score_matrix(self, proba, random_state=None):
         return socop_scores(proba, lam=self.lam_, k0=self.k0)
+
+    def _sets(self, proba, quantile):
+        return socop_sets(proba, lam=self.lam_, quantile=quantile, k0=self.k0)
 
     def _tune(self, proba, y_index, rng):
         grid = DEFAULT_LAM_GRID if self.lam_grid is None else self.lam_grid
