@@ -68,7 +68,7 @@ def load_keel(name, *, fold=None, return_X_y=False):
             if values.dtype.kind in "fiub":
                 columns.append(values.to_numpy(dtype=np.float64))
             else:
-                categories, codes = np.unique(values.astype(str), return_inverse=True)
+                _, codes = np.unique(values.astype(str), return_inverse=True)
                 columns.append(codes.astype(np.float64))
         X = np.column_stack(columns)
         labels = raw[raw.columns[-1]].to_numpy()
