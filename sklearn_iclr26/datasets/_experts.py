@@ -73,8 +73,8 @@ def make_experts(
     n_experts : int, default=4
         Number of experts.
     task : {"auto", "classification", "regression"}, default="auto"
-        ``"auto"`` infers it from ``y`` (binary or multiclass targets are
-        classification).
+        ``"auto"``: a float ``y`` is regression, an integer, boolean or string
+        ``y`` classification.
     expertise : {"classes", "region"}, default="classes"
         What experts specialise in.
     coverage : float in (0, 1], default=0.3
@@ -122,8 +122,15 @@ def make_experts(
     check_consistent_length(X, y)
     rng = check_random_state(random_state)
     if task == "auto":
-        kind = type_of_target(y)
-        task = "classification" if kind in ("binary", "multiclass") else "regression"
+        if y.dtype.kind == "f":
+            task = "regression"
+        elif type_of_target(y) in ("binary", "multiclass"):
+            task = "classification"
+        else:
+            raise ValueError(
+                "Could not infer the task from y; pass task='classification' or "
+                "task='regression'."
+            )
     n = X.shape[0]
     if task == "regression":
         y = y.astype(np.float64)
