@@ -245,11 +245,12 @@ def report(name, task, runs):
         "saving": float(np.median(savings)) if savings else np.nan,
         "n_saving": len(savings),
     }
+    saving = "n/a" if not savings else f"{100 * summary['saving']:.0f}%"
     print(
-        f"Top-k(x) minus fixed Top-k at matched budget (mean over "
+        f"Top-k(x) gain over fixed Top-k at matched budget ({metric} "
+        f"{'points' if sign > 0 else 'reduction'}, mean over "
         f"{gain.size} λ points): {summary['gain']:+.4f}; budget saving at "
-        f"matched {metric} (median over {len(savings)} points): "
-        f"{100 * summary['saving']:.0f}%"
+        f"matched {metric} (median over {len(savings)} points): {saving}"
     )
     return summary
 
@@ -269,7 +270,7 @@ def main():
     print("\n### Summary")
     print(
         "| data | metric | Top-1 L2D | best fixed Top-k (k, budget) | best Top-k(x) "
-        "| Top-k(x) − Top-k at matched budget | budget saving at matched score "
+        "| Top-k(x) gain at matched budget | budget saving at matched score "
         "(median, n) |"
     )
     print("|---|---|---|---|---|---|---|")
