@@ -21,6 +21,7 @@ from sklearn_iclr26.deferral._surrogate import (
     check_scorer,
     entity_costs,
     fit_scorer,
+    rank_entities,
     scorer_scores,
     surrogate_weights,
     top_k_mask,
@@ -171,9 +172,12 @@ class _BaseTopKDeferral(BaseEstimator):
             oof[test] = scorer_scores(scorer, X_feat[test], n_entities)
         agg_errors = np.empty((n, n_entities))
         fees = np.empty((n, n_entities))
+        order = rank_entities(oof)
         for k in range(1, n_entities + 1):
-            mask = top_k_mask(oof, k, available)
-            agg_errors[:, k - 1] = self._aggregate_error(answers, mask, oof, y_cost)
+            mask = top_k_mask(oof, k, available, order)
+            agg_errors[:, k - 1] = self._aggregate_error(
+                answers, mask, oof, y_cost, order
+            )
             fees[:, k - 1] = mask @ self.costs_
         self._cardinality_data_ = (X_feat, agg_errors, fees)
 
@@ -326,10 +330,11 @@ class _BaseTopKDeferral(BaseEstimator):
             raise ValueError("X and y have inconsistent numbers of samples.")
         scores = self._scores(X_feat)
         answers, available = self._entity_answers(X_feat, E, None)
+        order = rank_entities(scores)  # one sort serves every k
         score, budget = [], []
         for k in ks:
-            mask = top_k_mask(scores, k, available)
-            score.append(self._curve_metric(answers, mask, scores, y))
+            mask = top_k_mask(scores, k, available, order)
+            score.append(self._curve_metric(answers, mask, scores, y, order))
             budget.append(float(np.mean(mask @ self.costs_)))
         curve = Bunch(
             metric=self._curve_metric_name,
@@ -349,8 +354,8 @@ class _BaseTopKDeferral(BaseEstimator):
             for lam in lambdas:
                 cardinality = self._fit_cardinality(float(lam))
                 k_x = self._k_from_cardinality(cardinality, X_feat)
-                mask = top_k_mask(scores, k_x, available)
-                a_score.append(self._curve_metric(answers, mask, scores, y))
+                mask = top_k_mask(scores, k_x, available, order)
+                a_score.append(self._curve_metric(answers, mask, scores, y, order))
                 a_budget.append(float(np.mean(mask @ self.costs_)))
                 a_k.append(float(np.mean(k_x)))
             curve.budget_weight = lambdas

@@ -203,15 +203,17 @@ def rank_entities(scores):
     return np.argsort(-scores, axis=1, kind="stable")
 
 
-def top_k_mask(scores, k, available=None):
+def top_k_mask(scores, k, available=None, order=None):
     """Boolean ``(n, n_entities)`` mask of the (at most) ``k[i]`` best entities.
 
     ``k`` is an int or an array of per-row ints. Unavailable entities are
     skipped and the next-ranked available entity takes their place; a row
-    with fewer than ``k`` available entities consults all of them.
+    with fewer than ``k`` available entities consults all of them. ``order``
+    (``rank_entities(scores)``) may be passed to skip the sort.
     """
     n, n_entities = scores.shape
-    order = rank_entities(scores)
+    if order is None:
+        order = rank_entities(scores)
     k = np.broadcast_to(np.asarray(k, dtype=int), (n,))
     if available is None:
         available = np.ones((n, n_entities), dtype=bool)
@@ -223,13 +225,14 @@ def top_k_mask(scores, k, available=None):
     return mask
 
 
-def majority_vote(answers, mask, scores, n_classes, weighted=False):
+def majority_vote(answers, mask, scores, n_classes, weighted=False, order=None):
     """Aggregate class answers of the selected entities.
 
     Returns ``(labels, shares)``: ``shares`` are the vote shares (or weights
     shares with ``weighted=True``, the softmax of the scores of the selected
     entities); the label is the class with the most votes, ties going to the
-    class of the best-ranked entity among the tied ones.
+    class of the best-ranked entity among the tied ones. ``order``
+    (``rank_entities(scores)``) may be passed to skip the sort.
     """
     n, n_entities = answers.shape
     if weighted:
@@ -239,14 +242,16 @@ def majority_vote(answers, mask, scores, n_classes, weighted=False):
     else:
         vote = mask.astype(np.float64)
     shares = np.zeros((n, n_classes))
-    rows = np.repeat(np.arange(n), n_entities)
-    cols = np.where(mask, answers, 0).astype(int).ravel()
-    np.add.at(shares, (rows, cols), vote.ravel())
+    rows = np.arange(n)
+    cols = np.where(mask, answers, 0).astype(int)
+    for j in range(n_entities):  # few entities: one vectorised pass each
+        shares[rows, cols[:, j]] += vote[:, j]
     shares /= shares.sum(axis=1, keepdims=True)
     best = shares.max(axis=1, keepdims=True)
     tied = shares >= best - 1e-12 * np.maximum(best, 1.0)
     # walk the selected entities in rank order; the first whose class is tied wins
-    order = rank_entities(np.where(mask, scores, -np.inf))
+    if order is None:
+        order = rank_entities(scores)
     labels = np.empty(n, dtype=int)
     ranked_answers = np.take_along_axis(answers, order, axis=1)
     ranked_mask = np.take_along_axis(mask, order, axis=1)

@@ -239,21 +239,23 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
     def _answer_errors(self, answers, y):
         return (answers != y[:, None]).astype(np.float64)
 
-    def _aggregate(self, answers, mask, scores):
+    def _aggregate(self, answers, mask, scores, order=None):
         return majority_vote(
             answers,
             mask,
             scores,
             len(self.classes_),
             weighted=self.aggregation == "weighted",
+            order=order,
         )
 
-    def _aggregate_error(self, answers, mask, scores, y):
-        labels, _ = self._aggregate(answers, mask, scores)
+    def _aggregate_error(self, answers, mask, scores, y, order=None):
+        labels, _ = self._aggregate(answers, mask, scores, order)
         return (labels != y).astype(np.float64)
 
-    def _curve_metric(self, answers, mask, scores, y):
-        return 1.0 - float(np.mean(self._aggregate_error(answers, mask, scores, y)))
+    def _curve_metric(self, answers, mask, scores, y, order=None):
+        error = self._aggregate_error(answers, mask, scores, y, order)
+        return 1.0 - float(np.mean(error))
 
     def _prepare_y_predict(self, y):
         y = column_or_1d(y, warn=True)

@@ -186,13 +186,13 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
     def _answer_errors(self, answers, y):
         return np.nan_to_num(self._psi(answers - y[:, None]), nan=0.0)
 
-    def _aggregate(self, answers, mask, scores):
+    def _aggregate(self, answers, mask, scores, order=None):
         return aggregate_values(answers, mask, scores, self.aggregation)
 
-    def _aggregate_error(self, answers, mask, scores, y):
+    def _aggregate_error(self, answers, mask, scores, y, order=None):
         return self._psi(self._aggregate(answers, mask, scores) - y)
 
-    def _curve_metric(self, answers, mask, scores, y):
+    def _curve_metric(self, answers, mask, scores, y, order=None):
         residual = self._aggregate(answers, mask, scores) - y
         return float(np.sqrt(np.mean(residual**2)))
 
