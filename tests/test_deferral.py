@@ -539,3 +539,64 @@ def test_make_experts_regression():
         X, y, n_experts=2, expertise="region", task="regression", random_state=1
     )
     assert answers.shape == (len(y), 2)
+
+
+@pytest.mark.parametrize("regime", ["two-stage", "one-stage"])
+@pytest.mark.parametrize("aggregation", ["majority", "weighted"])
+def test_options_smoke(regime, aggregation, capsys):
+    X, y, fees = _classification_data(seed=5, n_samples=200, unavailable=0.2)
+    clf = TopKDeferrer(
+        regime=regime,
+        aggregation=aggregation,
+        n_experts=4,
+        costs=fees,
+        k=2,
+        adaptive=True,
+        cv=3,
+        verbose=1,
+    ).fit(X, y)
+    assert "cross-fitting the allocator" in capsys.readouterr().out
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert np.all(clf.classes_[proba.argmax(axis=1)] == clf.predict(X)) or (
+        aggregation == "majority"  # majority ties are broken by rank
+    )
+    assert clf.entity_scores(X).shape == (len(y), clf.n_entities_)
+
+
+def test_no_information_gives_uniform_scores():
+    # perfect model and experts, no fees: every surrogate weight is 0
+    X, y = load_iris(return_X_y=True)
+    experts = np.column_stack([y, y]).astype(float)
+    predictor = FrozenEstimator(KNeighborsClassifier(1).fit(X, y))
+    clf = TopKDeferrer(predictor=predictor, n_experts=2).fit(np.hstack([X, experts]), y)
+    scores = clf.entity_scores(np.hstack([X, experts]))
+    np.testing.assert_allclose(scores, np.log(1 / 3))
+    assert clf.score(np.hstack([X, experts]), y) == 1.0
+
+
+def test_regressor_topk_beats_random_k_and_top1_over_seeds():
+    X, y = load_diabetes(return_X_y=True)
+    gaps_random, gaps_top1 = [], []
+    for seed in range(4):
+        E, fees = make_experts(X, y, n_experts=4, expertise="region", random_state=seed)
+        X_tr, X_te, y_tr, y_te = train_test_split(
+            np.hstack([X, E]), y, test_size=0.5, random_state=seed
+        )
+        reg = TopKDeferralRegressor(n_experts=4, costs=fees, cv=3).fit(X_tr, y_tr)
+        curve = reg.deferral_curve(X_te, y_te)
+        X_feat, E_te, _ = reg._validate_X(X_te)
+        answers, available = reg._entity_answers(X_feat, E_te, None)
+        rng = np.random.RandomState(seed)
+        for k, rmse in zip(curve.k[:-1], curve.score[:-1]):  # k = |A| is the same
+            random_rmse = np.mean(
+                [
+                    np.sqrt(np.mean((reg._aggregate(answers, m, s) - y_te) ** 2))
+                    for s in rng.uniform(size=(20, *answers.shape))
+                    for m in [top_k_mask(s, k, available)]
+                ]
+            )
+            gaps_random.append(random_rmse - rmse)
+        gaps_top1.append(curve.score[0] - curve.score.min())
+    assert np.mean(gaps_random) > 2.0 and np.min(gaps_random) > -1.0
+    assert np.min(gaps_top1) > 5.0

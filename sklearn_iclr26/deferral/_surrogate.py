@@ -139,6 +139,8 @@ class _ConstantScorer(BaseEstimator):
 
     def fit(self, X, weights):
         mass = weights.sum(axis=0)
+        if mass.sum() <= 0:  # no information at all: every entity ties
+            mass = np.ones_like(mass)
         with np.errstate(divide="ignore"):
             self.log_share_ = np.log(mass / mass.sum())
         return self
