@@ -600,3 +600,19 @@ def test_regressor_topk_beats_random_k_and_top1_over_seeds():
         gaps_top1.append(curve.score[0] - curve.score.min())
     assert np.mean(gaps_random) > 2.0 and np.min(gaps_random) > -1.0
     assert np.min(gaps_top1) > 5.0
+
+
+@pytest.mark.parametrize("aggregation", ["majority", "weighted"])
+def test_deferral_curve_matches_predict(aggregation):
+    X, y, fees = _classification_data(seed=6, n_samples=300, unavailable=0.3)
+    clf = TopKDeferrer(
+        n_experts=4, costs=fees, aggregation=aggregation, adaptive=True, cv=3
+    ).fit(X, y)
+    curve = clf.deferral_curve(X, y, budget_weights=[clf.budget_weight, 0.0])
+    for k, score, budget in zip(curve.k, curve.score, curve.budget):
+        fixed = clone(clf).set_params(adaptive=False, k=int(k)).fit(X, y)
+        assert score == pytest.approx(fixed.score(X, y))
+        # the budget counts the fees of the entities actually consulted
+        _, _, _, mask = fixed._consult(X)
+        assert budget == pytest.approx(np.mean(mask @ fixed.costs_))
+    assert curve.adaptive_score[0] == pytest.approx(clf.score(X, y))

@@ -21,7 +21,7 @@ from sklearn_iclr26.deferral._surrogate import (
     check_scorer,
     entity_costs,
     fit_scorer,
-    rank_entities,
+    rank_columns,
     scorer_scores,
     surrogate_weights,
     top_k_mask,
@@ -172,13 +172,17 @@ class _BaseTopKDeferral(BaseEstimator):
             oof[test] = scorer_scores(scorer, X_feat[test], n_entities)
         agg_errors = np.empty((n, n_entities))
         fees = np.empty((n, n_entities))
-        order = rank_entities(oof)
+        costs = np.broadcast_to(self.costs_, (n, n_entities))
+        scores_r, answers_r, avail_r, costs_r = rank_columns(
+            oof, answers, available, costs
+        )
+        position = np.cumsum(avail_r, axis=1)
         for k in range(1, n_entities + 1):
-            mask = top_k_mask(oof, k, available, order)
+            mask_r = avail_r & (position <= k)
             agg_errors[:, k - 1] = self._aggregate_error(
-                answers, mask, oof, y_cost, order
+                answers_r, mask_r, scores_r, y_cost, ranked=True
             )
-            fees[:, k - 1] = mask @ self.costs_
+            fees[:, k - 1] = np.sum(mask_r * costs_r, axis=1)
         self._cardinality_data_ = (X_feat, agg_errors, fees)
 
     def _fit_cardinality(self, budget_weight):
@@ -330,12 +334,20 @@ class _BaseTopKDeferral(BaseEstimator):
             raise ValueError("X and y have inconsistent numbers of samples.")
         scores = self._scores(X_feat)
         answers, available = self._entity_answers(X_feat, E, None)
-        order = rank_entities(scores)  # one sort serves every k
+        # one sort serves every k: work on rank-ordered columns
+        n = scores.shape[0]
+        costs = np.broadcast_to(self.costs_, scores.shape)
+        scores_r, answers_r, avail_r, costs_r = rank_columns(
+            scores, answers, available, costs
+        )
+        position = np.cumsum(avail_r, axis=1)
         score, budget = [], []
         for k in ks:
-            mask = top_k_mask(scores, k, available, order)
-            score.append(self._curve_metric(answers, mask, scores, y, order))
-            budget.append(float(np.mean(mask @ self.costs_)))
+            mask_r = avail_r & (position <= k)
+            score.append(
+                self._curve_metric(answers_r, mask_r, scores_r, y, ranked=True)
+            )
+            budget.append(float(np.sum(mask_r * costs_r) / n))
         curve = Bunch(
             metric=self._curve_metric_name,
             k=ks,
@@ -354,9 +366,11 @@ class _BaseTopKDeferral(BaseEstimator):
             for lam in lambdas:
                 cardinality = self._fit_cardinality(float(lam))
                 k_x = self._k_from_cardinality(cardinality, X_feat)
-                mask = top_k_mask(scores, k_x, available, order)
-                a_score.append(self._curve_metric(answers, mask, scores, y, order))
-                a_budget.append(float(np.mean(mask @ self.costs_)))
+                mask_r = avail_r & (position <= k_x[:, None])
+                a_score.append(
+                    self._curve_metric(answers_r, mask_r, scores_r, y, ranked=True)
+                )
+                a_budget.append(float(np.sum(mask_r * costs_r) / n))
                 a_k.append(float(np.mean(k_x)))
             curve.budget_weight = lambdas
             curve.adaptive_score = np.array(a_score)

@@ -227,14 +227,17 @@ def top_k_mask(scores, k, available=None, order=None):
     return mask
 
 
-def majority_vote(answers, mask, scores, n_classes, weighted=False, order=None):
+def majority_vote(
+    answers, mask, scores, n_classes, weighted=False, order=None, ranked=False
+):
     """Aggregate class answers of the selected entities.
 
     Returns ``(labels, shares)``: ``shares`` are the vote shares (or weights
     shares with ``weighted=True``, the softmax of the scores of the selected
     entities); the label is the class with the most votes, ties going to the
     class of the best-ranked entity among the tied ones. ``order``
-    (``rank_entities(scores)``) may be passed to skip the sort.
+    (``rank_entities(scores)``) may be passed to skip the sort; with
+    ``ranked=True`` the columns are already in rank order (best first).
     """
     n, n_entities = answers.shape
     if weighted:
@@ -252,16 +255,22 @@ def majority_vote(answers, mask, scores, n_classes, weighted=False, order=None):
     best = shares.max(axis=1, keepdims=True)
     tied = shares >= best - 1e-12 * np.maximum(best, 1.0)
     # walk the selected entities in rank order; the first whose class is tied wins
-    if order is None:
-        order = rank_entities(scores)
-    labels = np.empty(n, dtype=int)
-    ranked_answers = np.take_along_axis(answers, order, axis=1)
-    ranked_mask = np.take_along_axis(mask, order, axis=1)
-    ranked_answers = np.where(ranked_mask, ranked_answers, 0).astype(int)
+    if ranked:
+        ranked_answers, ranked_mask = cols, mask
+    else:
+        if order is None:
+            order = rank_entities(scores)
+        ranked_answers = np.take_along_axis(cols, order, axis=1)
+        ranked_mask = np.take_along_axis(mask, order, axis=1)
     ranked_tied = np.take_along_axis(tied, ranked_answers, axis=1) & ranked_mask
     first = np.argmax(ranked_tied, axis=1)
-    labels[:] = ranked_answers[np.arange(n), first]
-    return labels, shares
+    return ranked_answers[rows, first], shares
+
+
+def rank_columns(scores, *arrays):
+    """Sort the columns of ``scores`` and of each array by decreasing score."""
+    order = rank_entities(scores)
+    return [np.take_along_axis(a, order, axis=1) for a in (scores, *arrays)]
 
 
 def aggregate_values(answers, mask, scores, how):

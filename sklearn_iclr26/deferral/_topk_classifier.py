@@ -239,22 +239,22 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
     def _answer_errors(self, answers, y):
         return (answers != y[:, None]).astype(np.float64)
 
-    def _aggregate(self, answers, mask, scores, order=None):
+    def _aggregate(self, answers, mask, scores, ranked=False):
         return majority_vote(
             answers,
             mask,
             scores,
             len(self.classes_),
             weighted=self.aggregation == "weighted",
-            order=order,
+            ranked=ranked,
         )
 
-    def _aggregate_error(self, answers, mask, scores, y, order=None):
-        labels, _ = self._aggregate(answers, mask, scores, order)
+    def _aggregate_error(self, answers, mask, scores, y, ranked=False):
+        labels, _ = self._aggregate(answers, mask, scores, ranked)
         return (labels != y).astype(np.float64)
 
-    def _curve_metric(self, answers, mask, scores, y, order=None):
-        error = self._aggregate_error(answers, mask, scores, y, order)
+    def _curve_metric(self, answers, mask, scores, y, ranked=False):
+        error = self._aggregate_error(answers, mask, scores, y, ranked)
         return 1.0 - float(np.mean(error))
 
     def _prepare_y_predict(self, y):

@@ -186,13 +186,14 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
     def _answer_errors(self, answers, y):
         return np.nan_to_num(self._psi(answers - y[:, None]), nan=0.0)
 
-    def _aggregate(self, answers, mask, scores, order=None):
+    def _aggregate(self, answers, mask, scores, ranked=False):
+        # permutation invariant: ``ranked`` columns need no special care
         return aggregate_values(answers, mask, scores, self.aggregation)
 
-    def _aggregate_error(self, answers, mask, scores, y, order=None):
+    def _aggregate_error(self, answers, mask, scores, y, ranked=False):
         return self._psi(self._aggregate(answers, mask, scores) - y)
 
-    def _curve_metric(self, answers, mask, scores, y, order=None):
+    def _curve_metric(self, answers, mask, scores, y, ranked=False):
         residual = self._aggregate(answers, mask, scores) - y
         return float(np.sqrt(np.mean(residual**2)))
 
