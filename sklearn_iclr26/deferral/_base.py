@@ -291,6 +291,15 @@ class _BaseTopKDeferral(BaseEstimator):
         mask = top_k_mask(scores, k, available)
         return X_feat, scores, answers, mask
 
+    def _fixed_k_metrics(self, answers_r, avail_r, scores_r, position, ks, y):
+        """Curve metric for each fixed k, on rank-ordered columns."""
+        return [
+            self._curve_metric(
+                answers_r, avail_r & (position <= k), scores_r, y, ranked=True
+            )
+            for k in ks
+        ]
+
     def deferral_curve(self, X, y, ks=None, budget_weights=None):
         """Score against mean budget for every ``k``, from this one fit.
 
@@ -341,13 +350,8 @@ class _BaseTopKDeferral(BaseEstimator):
             scores, answers, available, costs
         )
         position = np.cumsum(avail_r, axis=1)
-        score, budget = [], []
-        for k in ks:
-            mask_r = avail_r & (position <= k)
-            score.append(
-                self._curve_metric(answers_r, mask_r, scores_r, y, ranked=True)
-            )
-            budget.append(float(np.sum(mask_r * costs_r) / n))
+        score = self._fixed_k_metrics(answers_r, avail_r, scores_r, position, ks, y)
+        budget = [float(np.sum((avail_r & (position <= k)) * costs_r) / n) for k in ks]
         curve = Bunch(
             metric=self._curve_metric_name,
             k=ks,

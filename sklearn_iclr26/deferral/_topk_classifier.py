@@ -257,6 +257,41 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         error = self._aggregate_error(answers, mask, scores, y, ranked)
         return 1.0 - float(np.mean(error))
 
+    def _fixed_k_metrics(self, answers_r, avail_r, scores_r, position, ks, y):
+        # Votes do not depend on k (the weighted votes are the softmax
+        # numerators, normalised by the top consulted score), so the shares of
+        # k are those of k - 1 plus the k-th available entity's vote: one
+        # column per k instead of k. Same labels as ``majority_vote``.
+        n = answers_r.shape[0]
+        rows = np.arange(n)
+        cols = np.where(avail_r, answers_r, 0).astype(int)
+        if self.aggregation == "weighted":
+            finite = np.where(avail_r & np.isfinite(scores_r), scores_r, -1e300)
+            vote = np.exp(finite - finite.max(axis=1, keepdims=True)) * avail_r
+        else:
+            vote = avail_r.astype(np.float64)
+        shares = np.zeros((n, len(self.classes_)))
+        accuracy = {}
+        wanted = {int(k) for k in ks}
+        # the column of the k-th available entity of each row (n_entities if none)
+        n_entities = answers_r.shape[1]
+        kth = np.full((n, n_entities + 1), n_entities)
+        r, c = np.nonzero(avail_r)
+        kth[r, position[r, c]] = c
+        for k in range(1, max(wanted) + 1):
+            j = kth[:, k]
+            has = j < n_entities
+            shares[rows[has], cols[has, j[has]]] += vote[has, j[has]]
+            if k in wanted:
+                best = shares.max(axis=1, keepdims=True)
+                tied = shares >= best * (1.0 - 1e-12)
+                ranked_tied = np.take_along_axis(tied, cols, axis=1)
+                ranked_tied &= position <= k
+                ranked_tied &= avail_r
+                labels = cols[rows, np.argmax(ranked_tied, axis=1)]
+                accuracy[k] = float(np.mean(labels == y))
+        return [accuracy[int(k)] for k in ks]
+
     def _prepare_y_predict(self, y):
         y = column_or_1d(y, warn=True)
         return self._encode(y, "y")
