@@ -179,6 +179,7 @@ def train_module(
         ``len(net.history)`` the number of epochs run.
     """
     import torch
+
     from sklearn_iclr26.utils._skorch_net import BatchIndexLoader, WeightedNet
 
     optimizers = {
