@@ -93,6 +93,13 @@ def mean_set_size(sets):
     -------
     size : float
         Mean set size.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_iclr26.metrics import mean_set_size
+    >>> mean_set_size(np.array([[True, True], [True, False]]))
+    1.5
     """
     return float(np.mean(_check_sets(sets).sum(axis=1)))
 
@@ -109,6 +116,13 @@ def singleton_rate(sets):
     -------
     rate : float
         P(|C(X)| = 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_iclr26.metrics import singleton_rate
+    >>> singleton_rate(np.array([[True, True], [True, False]]))
+    0.5
     """
     return float(np.mean(_check_sets(sets).sum(axis=1) == 1))
 
@@ -130,6 +144,13 @@ def multiple_prediction_rate(sets, k0=1):
     -------
     rate : float
         P(|C(X)| > k0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_iclr26.metrics import multiple_prediction_rate
+    >>> multiple_prediction_rate(np.array([[True, True], [True, False]]))
+    0.5
     """
     return float(np.mean(_check_sets(sets).sum(axis=1) > k0))
 
@@ -161,6 +182,14 @@ def set_size_stratified_coverage_violation(
     -------
     sscv : float
         Max over strata of ``|coverage in stratum - (1 - alpha)|``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_iclr26.metrics import set_size_stratified_coverage_violation
+    >>> sets = np.array([[True, False], [True, False], [True, True], [True, True]])
+    >>> set_size_stratified_coverage_violation([0, 1, 0, 1], sets, alpha=0.1)
+    0.4
     """
     sets = _check_sets(sets)
     n_classes = sets.shape[1]
