@@ -117,7 +117,7 @@ class SOCOPClassifier(BaseConformalClassifier):
     quantile_ : float
         The conformal threshold at ``alpha``; ``inf`` when the calibration set
         is too small for ``alpha`` (then every set is the full label set).
-    calibration_scores_ : ndarray of shape (n_calibration_samples_,)
+    calibration_scores_ : ndarray of shape (`n_calibration_samples_`,)
         Sorted scores of the true labels of the calibration points.
     n_calibration_samples_ : int
         Number of calibration points.

@@ -55,7 +55,7 @@ class SplitConformalClassifier(BaseConformalClassifier):
     quantile_ : float
         Conformal threshold at ``alpha`` (``inf`` if the calibration set is
         too small).
-    calibration_scores_ : ndarray of shape (n_calibration_samples_,)
+    calibration_scores_ : ndarray of shape (`n_calibration_samples_`,)
         Sorted scores of the true calibration labels.
     n_calibration_samples_ : int
         Number of calibration points.

@@ -228,7 +228,7 @@ class _BaseTopKDeferral(BaseEstimator):
 
         Returns
         -------
-        scores : ndarray of shape (n_samples, n_entities_)
+        scores : ndarray of shape (n_samples, `n_entities_`)
             Entity scores.
         """
         check_is_fitted(self)
@@ -269,7 +269,7 @@ class _BaseTopKDeferral(BaseEstimator):
 
         Returns
         -------
-        allocation : ndarray of bool of shape (n_samples, n_entities_)
+        allocation : ndarray of bool of shape (n_samples, `n_entities_`)
             ``True`` for the entities consulted, ordered as ``entity_names_``.
         """
         check_is_fitted(self)

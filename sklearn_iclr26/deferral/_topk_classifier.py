@@ -99,11 +99,11 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         Fitted cardinality model (``adaptive=True``).
     n_entities_ : int
         Number of entities.
-    entity_names_ : ndarray of str of shape (n_entities_,)
+    entity_names_ : ndarray of str of shape (`n_entities_`,)
         Names of the entities, in the order of :meth:`entity_scores`.
-    alpha_ : ndarray of shape (n_entities_,)
+    alpha_ : ndarray of shape (`n_entities_`,)
         Error weights per entity.
-    costs_ : ndarray of shape (n_entities_,)
+    costs_ : ndarray of shape (`n_entities_`,)
         Fees per entity.
     n_features_in_ : int
         Number of columns of ``X`` seen during fit (features and experts).

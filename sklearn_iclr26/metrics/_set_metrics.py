@@ -115,7 +115,7 @@ def singleton_rate(sets):
     Returns
     -------
     rate : float
-        P(|C(X)| = 1).
+        ``P(|C(X)| = 1)``.
 
     Examples
     --------
@@ -130,7 +130,7 @@ def singleton_rate(sets):
 def multiple_prediction_rate(sets, k0=1):
     """Fraction of prediction sets with more than ``k0`` labels.
 
-    With ``k0=1`` this is Vovk's M-criterion, P(|C(X)| > 1), the quantity
+    With ``k0=1`` this is Vovk's M-criterion, ``P(|C(X)| > 1)``, the quantity
     SOCOP minimises.
 
     Parameters
@@ -143,7 +143,7 @@ def multiple_prediction_rate(sets, k0=1):
     Returns
     -------
     rate : float
-        P(|C(X)| > k0).
+        ``P(|C(X)| > k0)``.
 
     Examples
     --------
