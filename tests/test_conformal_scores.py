@@ -220,7 +220,7 @@ def test_conformal_quantile():
 @pytest.mark.parametrize("k0", [1, 2])
 def test_socop_sets_equal_thresholded_scores(k0):
     rng = np.random.default_rng(5)
-    for p in _random_probability_vectors(rng, 300):
+    for p in _random_probability_vectors(rng, 120):
         for lam in [0.0, 0.01, 0.2, 3.0]:
             scores = socop_scores(p[None, :], lam=lam, k0=k0)
             finite = np.unique(scores[np.isfinite(scores)])
