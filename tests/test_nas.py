@@ -158,7 +158,6 @@ def test_modification_only_when_infeasible(wine):
 
 # ------------------------------------------------------------ costs / spaces
 def test_mlp_costs_match_network_parameter_count():
-    from sklearn_iclr26.nas._supernet import MLPNetwork
 
     space = MLPSearchSpace(n_layers=3, widths=(0, 4, 16), activations=("relu", "gelu"))
     est = ConNASSearch(space)
@@ -172,7 +171,6 @@ def test_mlp_costs_match_network_parameter_count():
 
 
 def test_cell_costs_match_network_parameter_count():
-    from sklearn_iclr26.nas._supernet import CellNetwork
 
     space = CellSearchSpace(channels=4)
     for arch in list(space.iter_architectures(64, 10))[::997]:
@@ -373,7 +371,7 @@ def test_cell_space_on_digits():
 # ---------------------------------------------------------------- bad input
 def test_bad_inputs(wine):
     X, y = wine
-    with pytest.raises(ValueError, match="below the cost .* cheapest"):
+    with pytest.raises(ValueError, match=r"below the cost .* cheapest"):
         ConNASSearch(SPACE, budget=10).fit(X, y)
     with pytest.raises(InvalidParameterError, match="constraint"):
         ConNASSearch(SPACE, constraint="energy").fit(X, y)
@@ -383,7 +381,7 @@ def test_bad_inputs(wine):
     def broken(arch):
         raise RuntimeError("no LUT entry")
 
-    with pytest.raises(ValueError, match="cost callable .* failed.*no LUT entry"):
+    with pytest.raises(ValueError, match=r"cost callable .* failed.*no LUT entry"):
         ConNASSearch(SPACE, constraint=broken, budget=5).fit(X, y)
     with pytest.raises(ValueError, match="must be finite"):
         ConNASSearch(SPACE, constraint=lambda a: float("nan"), budget=5).fit(X, y)
