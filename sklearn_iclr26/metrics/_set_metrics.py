@@ -93,6 +93,13 @@ def mean_set_size(sets):
     -------
     size : float
         Mean set size.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_iclr26.metrics import mean_set_size
+    >>> mean_set_size(np.array([[True, True], [True, False]]))
+    1.5
     """
     return float(np.mean(_check_sets(sets).sum(axis=1)))
 
@@ -108,7 +115,14 @@ def singleton_rate(sets):
     Returns
     -------
     rate : float
-        P(|C(X)| = 1).
+        ``P(|C(X)| = 1)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_iclr26.metrics import singleton_rate
+    >>> singleton_rate(np.array([[True, True], [True, False]]))
+    0.5
     """
     return float(np.mean(_check_sets(sets).sum(axis=1) == 1))
 
@@ -116,7 +130,7 @@ def singleton_rate(sets):
 def multiple_prediction_rate(sets, k0=1):
     """Fraction of prediction sets with more than ``k0`` labels.
 
-    With ``k0=1`` this is Vovk's M-criterion, P(|C(X)| > 1), the quantity
+    With ``k0=1`` this is Vovk's M-criterion, ``P(|C(X)| > 1)``, the quantity
     SOCOP minimises.
 
     Parameters
@@ -129,7 +143,14 @@ def multiple_prediction_rate(sets, k0=1):
     Returns
     -------
     rate : float
-        P(|C(X)| > k0).
+        ``P(|C(X)| > k0)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_iclr26.metrics import multiple_prediction_rate
+    >>> multiple_prediction_rate(np.array([[True, True], [True, False]]))
+    0.5
     """
     return float(np.mean(_check_sets(sets).sum(axis=1) > k0))
 
@@ -161,6 +182,14 @@ def set_size_stratified_coverage_violation(
     -------
     sscv : float
         Max over strata of ``|coverage in stratum - (1 - alpha)|``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_iclr26.metrics import set_size_stratified_coverage_violation
+    >>> sets = np.array([[True, False], [True, False], [True, True], [True, True]])
+    >>> set_size_stratified_coverage_violation([0, 1, 0, 1], sets, alpha=0.1)
+    0.4
     """
     sets = _check_sets(sets)
     n_classes = sets.shape[1]

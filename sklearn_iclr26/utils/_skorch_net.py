@@ -6,7 +6,57 @@ Imported lazily (it imports skorch and torch); module level so that it pickles.
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import numpy as np
+import torch
 from skorch import NeuralNet
+from skorch.utils import to_tensor
+
+
+class BatchIndexLoader:
+    """Data loader that indexes the dataset once per batch.
+
+    torch's ``DataLoader`` fetches samples one by one and collates them, which
+    costs more than the training step itself for tabular data (measured: 90%
+    of a full-batch epoch on 2,310 rows). skorch's ``Dataset`` accepts index
+    arrays, so a batch is one fancy-indexing operation. Shuffling draws from
+    torch's (forked, seeded) global RNG.
+    """
+
+    def __init__(self, dataset, batch_size=1, shuffle=False, **kwargs):
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+
+    def __len__(self):
+        n = len(self.dataset)
+        return max(1, -(-n // self.batch_size))
+
+    def __iter__(self):
+        n = len(self.dataset)
+        if self.shuffle:
+            order = torch.randperm(n).numpy()
+        else:
+            order = np.arange(n)
+        data_X = getattr(self.dataset, "X", None)
+        data_y = getattr(self.dataset, "y", None)
+        for start in range(0, n, self.batch_size):
+            index = order[start : start + self.batch_size]
+            if hasattr(self.dataset, "transform") and isinstance(
+                data_X, (dict, np.ndarray)
+            ):
+                # skorch's own indexing turns index arrays into lists and
+                # indexes element by element: index the arrays directly
+                yield self.dataset.transform(_take(data_X, index), _take(data_y, index))
+            else:
+                yield self.dataset[index]
+
+
+def _take(data, index):
+    if data is None:
+        return None
+    if isinstance(data, dict):
+        return {key: _take(value, index) for key, value in data.items()}
+    return data[index]
 
 
 class WeightedNet(NeuralNet):
@@ -29,9 +79,11 @@ class WeightedNet(NeuralNet):
         if isinstance(X, dict):
             aux = {k: v for k, v in X.items() if k not in ("X", "sample_weight")}
             weight = X.get("sample_weight")
+            if weight is not None:
+                weight = to_tensor(weight, device=self.device)
         if y_true is not None:
-            y_true = y_true.to(self.device)
-        aux = {k: v.to(self.device) for k, v in aux.items()}
+            y_true = to_tensor(y_true, device=self.device)
+        aux = {k: to_tensor(v, device=self.device) for k, v in aux.items()}
         losses = self.criterion_(y_pred, y_true, **aux)
         if losses.ndim > 1:
             losses = losses.reshape(losses.shape[0], -1).sum(dim=1)

@@ -87,12 +87,19 @@ def check_probabilities(proba, *, name="proba", atol=1e-6):
         )
     if proba.shape[1] < 1:
         raise ValueError(f"{name} must have at least one column.")
-    if not np.all(np.isfinite(proba)):
+    if proba.size == 0:
+        return proba
+    # two cheap passes: the minimum is NaN if any entry is NaN, the row sums
+    # are infinite if any entry is +inf
+    smallest = proba.min()
+    if np.isnan(smallest):
         raise ValueError(f"{name} contains NaN or infinite values.")
-    if np.any(proba < 0):
+    if smallest < 0:
         raise ValueError(f"{name} contains negative values.")
-    sums = proba.sum(axis=1)
-    if proba.shape[0] and not np.allclose(sums, 1.0, atol=atol):
+    sums = proba @ np.ones(proba.shape[1])
+    if not np.all(np.isfinite(sums)):
+        raise ValueError(f"{name} contains NaN or infinite values.")
+    if not np.allclose(sums, 1.0, atol=atol):
         worst = float(np.max(np.abs(sums - 1.0)))
         raise ValueError(
             f"The rows of {name} must sum to 1 (largest deviation {worst:.3g})."

@@ -1,0 +1,32 @@
+"""Conformal prediction: sets for classification, regions for regression."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from sklearn_iclr26.conformal._scores import (
+    SCORE_NAMES,
+    aps_scores,
+    conformal_quantile,
+    conformity_scores,
+    lac_scores,
+    margin_scores,
+    raps_scores,
+    socop_scores,
+    socop_sets,
+)
+from sklearn_iclr26.conformal._socop import SOCOPClassifier
+from sklearn_iclr26.conformal._split_classifier import SplitConformalClassifier
+
+__all__ = [
+    "SCORE_NAMES",
+    "SOCOPClassifier",
+    "SplitConformalClassifier",
+    "aps_scores",
+    "conformal_quantile",
+    "conformity_scores",
+    "lac_scores",
+    "margin_scores",
+    "raps_scores",
+    "socop_scores",
+    "socop_sets",
+]

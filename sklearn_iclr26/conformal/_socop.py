@@ -1,0 +1,285 @@
+"""Singleton-optimized conformal prediction (SOCOP) classifier."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from sklearn_iclr26.conformal._base_classifier import BaseConformalClassifier
+from sklearn_iclr26.conformal._scores import (
+    conformal_quantile,
+    socop_scores,
+    socop_sets,
+)
+from sklearn_iclr26.metrics import set_size_stratified_coverage_violation
+
+__all__ = ["SOCOPClassifier"]
+
+DEFAULT_LAM_GRID = np.concatenate([[0.0], np.logspace(-3, 1, 25)])
+_FALLBACK_LAM = 0.1
+
+
+def _knee_index(sizes, multiple_rates):
+    """Knee of the (mean size, P(size > 1)) curve by the chord distance.
+
+    Both coordinates are rescaled to [0, 1]; the knee is the point farthest
+    from the chord joining the curve's two ends, on the side of the origin
+    (small sets *and* few non-singletons), as Kneedle (Satopää et al., 2011).
+    """
+    x = np.asarray(sizes, dtype=float)
+    y = np.asarray(multiple_rates, dtype=float)
+    x_span, y_span = np.ptp(x), np.ptp(y)
+    x = (x - x.min()) / x_span if x_span > 0 else np.zeros_like(x)
+    y = (y - y.min()) / y_span if y_span > 0 else np.zeros_like(y)
+    dx, dy = x[-1] - x[0], y[-1] - y[0]
+    norm = np.hypot(dx, dy)
+    if norm == 0:
+        return int(np.argmin(x + y))
+    signed = (dx * (y - y[0]) - dy * (x - x[0])) / norm
+    origin_side = np.sign(dx * (0 - y[0]) - dy * (0 - x[0]))
+    distance = signed * origin_side if origin_side != 0 else np.abs(signed)
+    if distance.max() <= 0:
+        return int(np.argmin(x + y))
+    return int(np.argmax(distance))
+
+
+class SOCOPClassifier(BaseConformalClassifier):
+    """Singleton-optimized conformal prediction sets (SOCOP).
+
+    Split-conformal classification whose conformity score minimises the
+    probability of non-singleton sets, ``P(|C(X)| > 1)`` (Vovk's M-criterion),
+    plus ``lam`` times the expected set size, under the coverage constraint
+    ``P(Y in C(X)) >= 1 - alpha`` (Wang, Sun and Dobriban, ICLR 2026). A label's
+    score is the smallest Lagrange price at which it enters the per-instance
+    optimal set (see :func:`socop_scores`); the scores then go through plain
+    split conformal prediction, so the finite-sample marginal guarantee holds
+    for any model and any ``lam``.
+
+    ``fit`` fits a clone of ``estimator`` on one split, chooses ``lam`` on a
+    tuning split disjoint from calibration (the knee of mean size against
+    P(size > 1) over ``lam_grid``, as the paper; or the smallest
+    size-stratified coverage violation), and calibrates on the last split. A
+    model trained elsewhere is passed as ``FrozenEstimator(model)``: then all
+    the data given to ``fit`` is tuning and calibration data.
+
+    Parameters
+    ----------
+    estimator : classifier with ``predict_proba``, default=None
+        The probabilistic classifier; ``None`` means
+        ``LogisticRegression(max_iter=1000)``. Any classifier works
+        (LightGBM, :class:`~sklearn_iclr26.neural_network.TorchMLPClassifier`,
+        a :class:`~sklearn.pipeline.Pipeline`...); wrap a fitted one in
+        :class:`~sklearn.frozen.FrozenEstimator`.
+    alpha : float, default=0.1
+        Target miscoverage: sets contain the true label with probability at
+        least ``1 - alpha``.
+    lam : "auto" or float >= 0, default="auto"
+        Weight of the expected set size against the non-singleton indicator.
+        ``0`` gives "pure singleton" sets (the top label, or every label);
+        large values approach LAC. ``"auto"`` chooses it on the tuning split.
+    k0 : int, default=1
+        Penalise sets with more than ``k0`` labels instead of non-singletons.
+    lam_grid : array-like of float, default=None
+        Candidates for ``lam="auto"``; default ``[0] + logspace(-3, 1, 25)``.
+    lam_criterion : {"knee", "sscv"}, default="knee"
+        How ``lam="auto"`` chooses: the knee of the (mean size, P(size > 1))
+        curve, or the smallest size-stratified coverage violation.
+    calibration_size : float, default=0.3
+        Fraction of the data used for calibration.
+    tuning_size : float, default=0.2
+        Fraction of the data used to choose ``lam`` (only when
+        ``lam="auto"``). With a ``FrozenEstimator`` the two fractions are
+        rescaled to share all the data.
+    allow_empty : bool, default=False
+        SOCOP sets are empty when ``lam / max p(y | x)`` exceeds the quantile
+        (a confident model at small ``alpha``). With ``False`` the top label is
+        added to empty sets, which can only raise coverage.
+    random_state : int, RandomState instance or None, default=None
+        Controls the train/tuning/calibration splits.
+
+    Attributes
+    ----------
+    estimator_ : classifier
+        The fitted classifier (the frozen one when prefit).
+    classes_ : ndarray of shape (n_classes,)
+        Class labels, those of ``estimator_``.
+    lam_ : float
+        The ``lam`` used.
+    lam_path_ : dict of ndarray or None
+        With ``lam="auto"``: ``"lam"``, ``"mean_size"``, ``"multiple_rate"``
+        (P(size > ``k0``)), ``"coverage"`` and ``"sscv"`` on the tuning split
+        for every candidate. ``None`` with a numeric ``lam``.
+    quantile_ : float
+        The conformal threshold at ``alpha``; ``inf`` when the calibration set
+        is too small for ``alpha`` (then every set is the full label set).
+    calibration_scores_ : ndarray of shape (`n_calibration_samples_`,)
+        Sorted scores of the true labels of the calibration points.
+    n_calibration_samples_ : int
+        Number of calibration points.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit. Defined only when `X` has feature
+        names that are all strings.
+
+    See Also
+    --------
+    SplitConformalClassifier : The same split-conformal machinery with the
+        LAC, APS, RAPS or Margin score.
+    socop_scores : The score on any probability matrix.
+
+    Notes
+    -----
+    A label unseen by the model in training cannot be covered; ``fit`` raises
+    if the tuning or calibration data contains one. NaN in ``X`` passes only
+    if the estimator accepts NaN. With ``lam = 0`` every top label scores 0,
+    so ties make coverage conservative.
+
+    References
+    ----------
+    Wang, Sun and Dobriban, "Singleton-Optimized Conformal Prediction",
+    ICLR 2026, arXiv:2509.24095.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from sklearn_iclr26.conformal import SOCOPClassifier
+    >>> X, y = load_digits(return_X_y=True)
+    >>> clf = SOCOPClassifier(GaussianNB(), alpha=0.1, random_state=0).fit(X, y)
+    >>> sets = clf.predict_set(X[:5])
+    >>> sets.shape
+    (5, 10)
+    """
+
+    _parameter_constraints: dict = {
+        **BaseConformalClassifier._parameter_constraints,
+        "lam": [StrOptions({"auto"}), Interval(Real, 0, None, closed="left")],
+        "k0": [Interval(Integral, 1, None, closed="left")],
+        "lam_grid": ["array-like", None],
+        "lam_criterion": [StrOptions({"knee", "sscv"})],
+        "tuning_size": [Interval(Real, 0, 1, closed="neither")],
+    }
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        alpha=0.1,
+        lam="auto",
+        k0=1,
+        lam_grid=None,
+        lam_criterion="knee",
+        calibration_size=0.3,
+        tuning_size=0.2,
+        allow_empty=False,
+        random_state=None,
+    ):
+        self.estimator = estimator
+        self.alpha = alpha
+        self.lam = lam
+        self.k0 = k0
+        self.lam_grid = lam_grid
+        self.lam_criterion = lam_criterion
+        self.calibration_size = calibration_size
+        self.tuning_size = tuning_size
+        self.allow_empty = allow_empty
+        self.random_state = random_state
+
+    def _needs_tuning(self):
+        return isinstance(self.lam, str)
+
+    def _tuning_fraction(self):
+        return float(self.tuning_size)
+
+    def _score_matrix(self, proba, random_state=None):
+        return socop_scores(proba, lam=self.lam_, k0=self.k0)
+
+    def _sets(self, proba, quantile):
+        return socop_sets(proba, lam=self.lam_, quantile=quantile, k0=self.k0)
+
+    def _tune(self, proba, y_index, rng):
+        grid = DEFAULT_LAM_GRID if self.lam_grid is None else self.lam_grid
+        grid = np.sort(np.asarray(grid, dtype=float).ravel())
+        if grid.size == 0 or np.any(grid < 0) or not np.all(np.isfinite(grid)):
+            raise ValueError("lam_grid must be a non-empty array of finite lam >= 0.")
+        n = proba.shape[0]
+        # cross-fitting on two halves: quantile on one, sets on the other
+        permutation = rng.permutation(n)
+        halves = (permutation[: n // 2], permutation[n // 2 :])
+        n_smallest = min(len(h) for h in halves)
+        if n_smallest < max(np.ceil(1 / self.alpha - 1), 1):
+            warnings.warn(
+                f"The tuning split ({n} samples) is too small to choose lam at "
+                f"alpha={self.alpha}: each half needs at least 1/alpha - 1 "
+                f"samples. lam={_FALLBACK_LAM} is used; pass more data, a larger "
+                "tuning_size, or a numeric lam.",
+                UserWarning,
+                stacklevel=4,
+            )
+            self.lam_ = _FALLBACK_LAM
+            self.lam_path_ = None
+            return
+        rows = np.arange(n)
+        path = {k: [] for k in ("mean_size", "multiple_rate", "coverage", "sscv")}
+        for lam in grid:
+            scores = socop_scores(proba, lam=lam, k0=self.k0)
+            true_scores = scores[rows, y_index]
+            stats = {k: 0.0 for k in path}
+            for fit_half, eval_half in (halves, halves[::-1]):
+                q = conformal_quantile(true_scores[fit_half], self.alpha)
+                sets = scores[eval_half] <= q
+                if not self.allow_empty:
+                    empty = ~sets.any(axis=1)
+                    top = np.argmax(proba[eval_half][empty], axis=1)
+                    sets[np.flatnonzero(empty), top] = True
+                sizes = sets.sum(axis=1)
+                stats["mean_size"] += sizes.mean() / 2
+                stats["multiple_rate"] += np.mean(sizes > self.k0) / 2
+                covered = sets[np.arange(len(eval_half)), y_index[eval_half]]
+                stats["coverage"] += covered.mean() / 2
+                stats["sscv"] += (
+                    set_size_stratified_coverage_violation(
+                        y_index[eval_half], sets, self.alpha
+                    )
+                    / 2
+                )
+            for key, value in stats.items():
+                path[key].append(value)
+        self.lam_path_ = {"lam": grid, **{k: np.asarray(v) for k, v in path.items()}}
+        if self.lam_criterion == "knee":
+            best = _knee_index(path["mean_size"], path["multiple_rate"])
+        else:
+            best = int(np.argmin(path["sscv"]))
+        self.lam_ = float(grid[best])
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, **fit_params):
+        """Fit the classifier, choose ``lam`` and calibrate.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data; split into training, tuning (``lam="auto"``) and
+            calibration parts.
+        y : array-like of shape (n_samples,)
+            Labels.
+        **fit_params : dict
+            Passed to ``estimator.fit`` on the training part (per-sample
+            arrays such as ``sample_weight`` are split accordingly); with
+            metadata routing enabled, routed to it.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        if not isinstance(self.lam, str):
+            self.lam_ = float(self.lam)
+            self.lam_path_ = None
+        return self._fit_conformal(X, y, **fit_params)

@@ -1,0 +1,27 @@
+"""Test-friendly instances of the conformal estimators (see utils/_test_common)."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from sklearn.linear_model import LogisticRegression
+
+
+def _lightgbm():
+    from lightgbm import LGBMClassifier
+
+    return LGBMClassifier(n_estimators=20, min_child_samples=5, n_jobs=1, verbose=-1)
+
+
+TEST_PARAMS = {
+    "SOCOPClassifier": [
+        {},
+        {"lam": 0.1, "k0": 2, "estimator": LogisticRegression(C=10.0)},
+        {"estimator": _lightgbm()},
+    ],
+    "SplitConformalClassifier": [
+        {},
+        {"conformity_score": "aps", "score_params": {"randomized": True}},
+    ],
+}
+
+EXPECTED_FAILED_CHECKS = {}

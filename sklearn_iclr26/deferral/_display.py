@@ -1,0 +1,184 @@
+"""Score-against-budget plot of a Top-k deferral estimator."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+from sklearn.utils._optional_dependencies import check_matplotlib_support
+
+__all__ = ["DeferralCurveDisplay"]
+
+
+class DeferralCurveDisplay:
+    """Accuracy (or RMSE) against mean consultation budget.
+
+    Fixed Top-k gives one point per ``k``; Top-k(x) one point per budget
+    weight. Build it with :meth:`from_estimator`; the values come from
+    :meth:`TopKDeferrer.deferral_curve`, computed from one fit.
+
+    Read more in the :ref:`User Guide <deferral>`.
+
+    Parameters
+    ----------
+    budget : ndarray of shape (n_k,)
+        Mean fees per query of fixed Top-k.
+    score : ndarray of shape (n_k,)
+        Accuracy (or RMSE) of fixed Top-k.
+    ks : ndarray of shape (n_k,), default=None
+        The values of ``k`` (used to annotate the points).
+    adaptive_budget : ndarray of shape (n_lambda,), default=None
+        Mean fees per query of Top-k(x).
+    adaptive_score : ndarray of shape (n_lambda,), default=None
+        Score of Top-k(x).
+    metric : str, default="accuracy"
+        Name of the score (y-axis label).
+    name : str, default=None
+        Name of the estimator, used in the legend.
+
+    Attributes
+    ----------
+    line_ : matplotlib Line2D
+        Fixed Top-k curve.
+    adaptive_line_ : matplotlib Line2D or None
+        Top-k(x) curve.
+    ax_ : matplotlib Axes
+        Axes of the plot.
+    figure_ : matplotlib Figure
+        Figure of the plot.
+
+    See Also
+    --------
+    TopKDeferrer.deferral_curve : The values plotted.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from sklearn_iclr26.deferral import DeferralCurveDisplay
+    >>> disp = DeferralCurveDisplay(
+    ...     budget=np.array([0.0, 0.1, 0.3]), score=np.array([0.8, 0.85, 0.9])
+    ... ).plot()
+    """
+
+    def __init__(
+        self,
+        *,
+        budget,
+        score,
+        ks=None,
+        adaptive_budget=None,
+        adaptive_score=None,
+        metric="accuracy",
+        name=None,
+    ):
+        self.budget = budget
+        self.score = score
+        self.ks = ks
+        self.adaptive_budget = adaptive_budget
+        self.adaptive_score = adaptive_score
+        self.metric = metric
+        self.name = name
+
+    def plot(self, *, ax=None, name=None, annotate=True, **kwargs):
+        """Plot the curve(s).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure is created if ``None``.
+        name : str, default=None
+            Legend prefix; defaults to ``self.name``.
+        annotate : bool, default=True
+            Write ``k=...`` next to the fixed Top-k points.
+        **kwargs : dict
+            Passed to ``ax.plot`` for the fixed Top-k line.
+
+        Returns
+        -------
+        display : DeferralCurveDisplay
+            The display, with ``ax_``, ``figure_`` and ``line_`` set.
+        """
+        check_matplotlib_support(f"{type(self).__name__}.plot")
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots()
+        name = self.name if name is None else name
+        prefix = f"{name}: " if name else ""
+        line_kwargs = {"marker": "o", "label": f"{prefix}Top-k"}
+        line_kwargs.update(kwargs)
+        (self.line_,) = ax.plot(self.budget, self.score, **line_kwargs)
+        if annotate and self.ks is not None:
+            for k, b, s in zip(self.ks, self.budget, self.score):
+                ax.annotate(
+                    f"k={k}", (b, s), textcoords="offset points", xytext=(4, -10)
+                )
+        self.adaptive_line_ = None
+        if self.adaptive_budget is not None and len(self.adaptive_budget):
+            order = np.argsort(self.adaptive_budget, kind="stable")
+            (self.adaptive_line_,) = ax.plot(
+                np.asarray(self.adaptive_budget)[order],
+                np.asarray(self.adaptive_score)[order],
+                marker="s",
+                linestyle="--",
+                label=f"{prefix}Top-k(x)",
+            )
+        ax.set_xlabel("mean budget per query")
+        ax.set_ylabel(self.metric)
+        ax.legend(loc="best")
+        self.ax_ = ax
+        self.figure_ = ax.figure
+        return self
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator,
+        X,
+        y,
+        *,
+        ks=None,
+        budget_weights=None,
+        name=None,
+        ax=None,
+        **kwargs,
+    ):
+        """Compute the curve of a fitted estimator on ``(X, y)`` and plot it.
+
+        Parameters
+        ----------
+        estimator : TopKDeferrer or TopKDeferralRegressor
+            Fitted estimator.
+        X : array-like of shape (n_samples, n_features)
+            Features followed by the expert columns.
+        y : array-like of shape (n_samples,)
+            True targets.
+        ks : array-like of int, default=None
+            Values of ``k``; ``None`` means all.
+        budget_weights : array-like of float, default=None
+            Budget weights for Top-k(x) (``adaptive=True`` only).
+        name : str, default=None
+            Legend prefix; defaults to the estimator's class name.
+        ax : matplotlib Axes, default=None
+            Axes to draw on.
+        **kwargs : dict
+            Passed to :meth:`plot`.
+
+        Returns
+        -------
+        display : DeferralCurveDisplay
+            The display.
+        """
+        check_matplotlib_support(f"{cls.__name__}.from_estimator")
+        curve = estimator.deferral_curve(X, y, ks=ks, budget_weights=budget_weights)
+        disp = cls(
+            budget=curve.budget,
+            score=curve.score,
+            ks=curve.k,
+            adaptive_budget=curve.adaptive_budget,
+            adaptive_score=curve.adaptive_score,
+            metric=curve.metric,
+            name=type(estimator).__name__ if name is None else name,
+        )
+        return disp.plot(ax=ax, **kwargs)

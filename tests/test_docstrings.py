@@ -1,0 +1,51 @@
+"""Every public estimator and function documents itself with a runnable example."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import doctest
+import importlib
+import inspect
+import pkgutil
+
+import numpy as np
+import pytest
+
+import sklearn_iclr26
+from sklearn_iclr26.utils.discovery import all_displays, all_estimators, all_functions
+
+PUBLIC = [*all_estimators(), *all_functions()]
+
+
+@pytest.mark.parametrize("name, obj", PUBLIC, ids=[name for name, _ in PUBLIC])
+def test_public_object_has_numpydoc_sections_and_an_example(name, obj):
+    doc = inspect.getdoc(obj) or ""
+    assert "Examples\n--------" in doc, f"{name} has no Examples section"
+    if inspect.isclass(obj):
+        assert "Parameters\n----------" in doc or not inspect.signature(
+            obj.__init__
+        ).parameters.keys() - {"self"}
+        assert "Attributes\n----------" in doc, f"{name} documents no attributes"
+
+
+def _modules():
+    names = []
+    for info in pkgutil.walk_packages(sklearn_iclr26.__path__, "sklearn_iclr26."):
+        if ".tests" in info.name or info.name.endswith("demo"):
+            continue
+        names.append(info.name)
+    return names
+
+
+@pytest.mark.parametrize("module_name", _modules())
+def test_doctests(module_name):
+    module = importlib.import_module(module_name)
+    with np.printoptions(legacy="1.25"):
+        result = doctest.testmod(
+            module, optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
+        )
+    assert result.failed == 0, f"{result.failed} doctest(s) failed in {module_name}"
+
+
+def test_displays_are_discovered():
+    assert all(name.endswith("Display") for name, _ in all_displays())

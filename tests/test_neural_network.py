@@ -1,0 +1,115 @@
+"""Tests of the shared torch/skorch helper and the torch MLP estimators."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import pickle
+
+import numpy as np
+import pytest
+import torch
+from sklearn.datasets import load_iris, make_classification, make_regression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from sklearn_iclr26.neural_network import TorchMLPClassifier, TorchMLPRegressor
+from sklearn_iclr26.utils._torch import forward_module, train_module
+
+FAST = {"max_iter": 30}
+
+
+def test_deterministic_and_no_global_rng_side_effect():
+    X, y = make_regression(n_samples=80, n_features=5, random_state=0)
+    state = torch.random.get_rng_state()
+    p1 = TorchMLPRegressor(random_state=3, **FAST).fit(X, y).predict(X)
+    p2 = TorchMLPRegressor(random_state=3, **FAST).fit(X, y).predict(X)
+    p3 = TorchMLPRegressor(random_state=4, **FAST).fit(X, y).predict(X)
+    np.testing.assert_array_equal(p1, p2)
+    assert not np.allclose(p1, p3)
+    assert torch.equal(state, torch.random.get_rng_state())
+
+
+def test_minibatch_shuffling_is_seeded():
+    X, y = make_classification(n_samples=120, random_state=0)
+    a = TorchMLPClassifier(batch_size=16, random_state=1, **FAST).fit(X, y)
+    b = TorchMLPClassifier(batch_size=16, random_state=1, **FAST).fit(X, y)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    assert a.n_iter_ == 30
+
+
+def test_thread_count_is_restored():
+    before = torch.get_num_threads()
+    X, y = make_classification(n_samples=50, random_state=0)
+    TorchMLPClassifier(n_jobs=1, **FAST).fit(X, y).predict(X)
+    assert torch.get_num_threads() == before
+
+
+def test_verbose_prints_epoch_losses(capsys):
+    X, y = load_iris(return_X_y=True)
+    TorchMLPClassifier(max_iter=3, verbose=1, random_state=0).fit(X, y)
+    out = capsys.readouterr().out
+    assert "train_loss" in out and out.count("\n") >= 4
+
+
+def test_grid_search_in_pipeline_and_pickle():
+    X, y = make_classification(n_samples=120, random_state=0)
+    pipe = make_pipeline(StandardScaler(), TorchMLPClassifier(random_state=0, **FAST))
+    grid = GridSearchCV(
+        pipe, {"torchmlpclassifier__hidden_layer_sizes": [(8,), (16, 8)]}, cv=3
+    ).fit(X, y)
+    assert grid.best_score_ > 0.7
+    restored = pickle.loads(pickle.dumps(grid.best_estimator_))
+    np.testing.assert_array_equal(
+        restored.predict_proba(X), grid.best_estimator_.predict_proba(X)
+    )
+
+
+def test_float32_and_multioutput_regression():
+    X, y = make_regression(n_samples=60, n_features=4, n_targets=3, random_state=0)
+    reg = TorchMLPRegressor(dtype="float32", random_state=0, **FAST).fit(X, y)
+    pred = reg.predict(X)
+    assert pred.shape == (60, 3) and pred.dtype == np.float64
+
+
+class _Criterion(torch.nn.Module):
+    """Per-sample squared error scaled by an extra per-sample input."""
+
+    def forward(self, y_pred, y_true, scale):
+        return scale * (y_pred.squeeze(1) - y_true) ** 2
+
+
+def test_train_module_passes_aux_and_weights():
+    from sklearn_iclr26.neural_network._modules import MLPModule
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(40, 3))
+    y = X[:, 0]
+    scale = np.where(np.arange(40) < 20, 1.0, 0.0)  # the loss ignores half the rows
+    common = {
+        "criterion": _Criterion,
+        "module_params": {"n_features": 3, "n_outputs": 1, "hidden_layer_sizes": ()},
+        "max_epochs": 200,
+        "learning_rate": 0.05,
+        "random_state": 0,
+    }
+    net = train_module(MLPModule, X, y, aux={"scale": scale}, **common)
+    out = forward_module(net, X).ravel()
+    np.testing.assert_allclose(out[:20], y[:20], atol=0.05)
+    # zero weight on the first half is the same as scale 0 there
+    weights = 1.0 - scale
+    weighted = train_module(
+        MLPModule, X, y, aux={"scale": np.ones(40)}, sample_weight=weights, **common
+    )
+    out = forward_module(weighted, X).ravel()
+    np.testing.assert_allclose(out[20:], y[20:], atol=0.05)
+
+
+def test_bad_parameters():
+    X, y = make_classification(n_samples=30, random_state=0)
+    with pytest.raises(ValueError, match="hidden_layer_sizes"):
+        TorchMLPClassifier(hidden_layer_sizes=(0,), **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="activation"):
+        TorchMLPClassifier(activation="sigmoidish").fit(X, y)
+    with pytest.raises(ValueError, match="only one class"):
+        TorchMLPClassifier(**FAST).fit(X, np.zeros(30))
