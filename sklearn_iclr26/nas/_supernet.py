@@ -180,13 +180,19 @@ class CellNetwork(_CellBase):
 
 
 def _median_time(module, x, repeats):
+    def sync():
+        if x.is_cuda:  # kernels run asynchronously: wait before reading the clock
+            torch.cuda.synchronize(x.device)
+
     times = []
     with torch.no_grad():
         for _ in range(3):  # warm-up
             module(x)
         for _ in range(max(1, int(repeats))):
+            sync()
             start = time.perf_counter()
             module(x)
+            sync()
             times.append(time.perf_counter() - start)
     return float(np.median(times))
 
