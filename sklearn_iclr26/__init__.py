@@ -13,12 +13,22 @@ from sklearn_iclr26.deferral import (
     TopKDeferralRegressor,
     TopKDeferrer,
 )
+from sklearn_iclr26.nas import (
+    ArchitectureFrontierDisplay,
+    ConNASSearch,
+    PenaltyNASSearch,
+    RandomNASSearch,
+)
 from sklearn_iclr26.neural_network import TorchMLPClassifier, TorchMLPRegressor
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "ArchitectureFrontierDisplay",
+    "ConNASSearch",
     "DeferralCurveDisplay",
+    "PenaltyNASSearch",
+    "RandomNASSearch",
     "SOCOPClassifier",
     "SplitConformalClassifier",
     "TopKDeferralRegressor",

@@ -1,0 +1,219 @@
+"""Penalty baseline: differentiable search with lambda * expected cost."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from numbers import Real
+
+import numpy as np
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from sklearn_iclr26.nas._base_search import BaseGradientNASSearch
+from sklearn_iclr26.nas._rule import expected_cost_gradient
+
+__all__ = ["PenaltyNASSearch"]
+
+
+class PenaltyNASSearch(BaseGradientNASSearch):
+    """Hardware-aware search with a cost penalty (FBNet / ProxylessNAS style).
+
+    The baseline ConNAS is compared against: the same first-order DARTS search
+    as :class:`ConNASSearch`, but the logits descend ``L_val + penalty *
+    E[cost] / budget`` at every step, where ``E[cost] = sum_e sum_k p_ek
+    c_ek`` uses the same per-edge cost table as ConNAS's direction. The result
+    depends on ``penalty``: too small and the returned architecture violates
+    the budget, too large and it is over-penalised; ConNAS removes that
+    weight.
+
+    Read more in the :ref:`User Guide <connas>`.
+
+    Parameters
+    ----------
+    search_space : {"mlp", "cell"} or SearchSpace, default=None
+        The search space (see :class:`ConNASSearch`).
+    penalty : float, default=1.0
+        Weight ``lambda`` of the expected-cost term (the cost is divided by
+        ``budget``, or not scaled when ``budget`` is None).
+    constraint : {"params", "flops", "latency"} or callable, default="params"
+        Hardware cost (see :class:`ConNASSearch`).
+    budget : float or None, default=None
+        Budget; used to scale the penalty, to report feasibility and by the
+        feasible selection rules.
+    relaxation : {"softmax", "gumbel"}, default="softmax"
+        Continuous relaxation.
+    temperature : float, default=1.0
+        Softmax / Gumbel-softmax temperature.
+    search_epochs : int, default=30
+        Epochs of the bilevel search.
+    batch_size : int or None, default=64
+        Mini-batch size of the search; ``None`` means full batch.
+    val_fraction : float, default=0.5
+        Validation fraction of the search.
+    weight_lr : float, default=1e-2
+        Adam learning rate of the supernet weights.
+    weight_decay : float, default=0.0
+        Weight decay of the supernet weights.
+    arch_lr : float, default=3e-2
+        Adam learning rate of the logits.
+    arch_betas : tuple of float, default=(0.5, 0.999)
+        Adam betas of the logits.
+    arch_weight_decay : float, default=1e-3
+        Weight decay of the logits.
+    select : {"final", "last_feasible", "best_val_feasible"}, default="final"
+        ``"final"`` returns the architecture derived from the final logits,
+        feasible or not (the usual penalty-method answer); the other two
+        as in :class:`ConNASSearch`.
+    refit : bool, default=True
+        Refit the chosen network on all the data.
+    final_estimator_params : dict or None, default=None
+        Parameters of the refit network.
+    task : {"classification", "regression"}, default="classification"
+        Kind of target.
+    latency_repeats : int, default=20
+        Timed runs per operation for ``constraint="latency"``.
+    dtype : {"float64", "float32"}, default="float64"
+        Precision.
+    device : str, default="cpu"
+        torch device.
+    n_jobs : int or None, default=None
+        torch threads; ``None`` means 1.
+    random_state : int, RandomState instance or None, default=None
+        Seed.
+    verbose : int, default=0
+        Print the search progress.
+
+    Attributes
+    ----------
+    best_architecture_ : dict
+        The chosen architecture.
+    best_cost_ : float
+        Its cost.
+    budget_satisfied_ : bool
+        Whether it satisfies the budget (may be false with ``select="final"``).
+    best_estimator_ : estimator
+        The refitted network.
+    search_history_ : list of dict
+        Per logit step, as :class:`ConNASSearch` (``modified`` is always false).
+    alpha_ : list of ndarray
+        Final logits.
+    cost_table_ : dict
+        Cost look-up table.
+    n_architectures_evaluated_ : int
+        Distinct derived architectures visited.
+    classes_ : ndarray of shape (n_classes,)
+        Class labels (classification).
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit. Defined only when `X` has feature
+        names that are all strings.
+
+    See Also
+    --------
+    ConNASSearch : The constraint-guided search, without a penalty weight.
+    RandomNASSearch : Constrained random search.
+
+    References
+    ----------
+    .. [1] B. Wu et al., "FBNet: Hardware-Aware Efficient ConvNet Design via
+       Differentiable Neural Architecture Search", CVPR 2019.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_wine
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from sklearn_iclr26.nas import MLPSearchSpace, PenaltyNASSearch
+    >>> X, y = load_wine(return_X_y=True)
+    >>> X = StandardScaler().fit_transform(X)
+    >>> search = PenaltyNASSearch(
+    ...     MLPSearchSpace(n_layers=2, widths=(0, 8, 32)),
+    ...     penalty=1.0, budget=500, search_epochs=10, random_state=0,
+    ... ).fit(X, y)
+    >>> search.best_cost_ > 0
+    True
+    """
+
+    _parameter_constraints: dict = {
+        **BaseGradientNASSearch._parameter_constraints,
+        "penalty": [Interval(Real, 0, None, closed="left")],
+        "select": [StrOptions({"final", "last_feasible", "best_val_feasible"})],
+    }
+
+    def __init__(
+        self,
+        search_space=None,
+        *,
+        penalty=1.0,
+        constraint="params",
+        budget=None,
+        relaxation="softmax",
+        temperature=1.0,
+        search_epochs=30,
+        batch_size=64,
+        val_fraction=0.5,
+        weight_lr=1e-2,
+        weight_decay=0.0,
+        arch_lr=3e-2,
+        arch_betas=(0.5, 0.999),
+        arch_weight_decay=1e-3,
+        select="final",
+        refit=True,
+        final_estimator_params=None,
+        task="classification",
+        latency_repeats=20,
+        dtype="float64",
+        device="cpu",
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.search_space = search_space
+        self.penalty = penalty
+        self.constraint = constraint
+        self.budget = budget
+        self.relaxation = relaxation
+        self.temperature = temperature
+        self.search_epochs = search_epochs
+        self.batch_size = batch_size
+        self.val_fraction = val_fraction
+        self.weight_lr = weight_lr
+        self.weight_decay = weight_decay
+        self.arch_lr = arch_lr
+        self.arch_betas = arch_betas
+        self.arch_weight_decay = arch_weight_decay
+        self.select = select
+        self.refit = refit
+        self.final_estimator_params = final_estimator_params
+        self.task = task
+        self.latency_repeats = latency_repeats
+        self.dtype = dtype
+        self.device = device
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _modify_arch_gradient(self, grad, arch_idx, cost, probs):
+        if self.penalty == 0:
+            return grad, False
+        scale = self.penalty / (self.budget if self.budget is not None else 1.0)
+        pen = expected_cost_gradient(self._local_costs(arch_idx), probs)
+        return [np.asarray(g) + scale * p for g, p in zip(grad, pen)], False
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Run the penalised search and refit the chosen network.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Target labels or values.
+
+        Returns
+        -------
+        self : object
+            Fitted search.
+        """
+        return self._fit(X, y)

@@ -1,0 +1,238 @@
+"""Constrained random search (rejection sampling), a ConNAS baseline."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import _fit_context
+from sklearn.metrics import log_loss, mean_squared_error
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_random_state
+
+from sklearn_iclr26.nas._base_search import BaseNASSearch
+from sklearn_iclr26.utils._torch import seed_from_random_state, torch_rng
+
+__all__ = ["RandomNASSearch"]
+
+
+class RandomNASSearch(BaseNASSearch):
+    """Random architecture search under a hardware budget (rejection sampling).
+
+    Architectures are drawn uniformly from the search space; those over the
+    budget are rejected (their cost is cheap to compute, so rejection costs no
+    training). Each of ``n_candidates`` feasible architectures is trained for
+    ``candidate_epochs`` on the search-train split and scored on the
+    validation split (log-loss or mean squared error); the best one is refit
+    on all the data. A baseline for :class:`ConNASSearch` at equal search
+    cost.
+
+    Read more in the :ref:`User Guide <connas>`.
+
+    Parameters
+    ----------
+    search_space : {"mlp", "cell"} or SearchSpace, default=None
+        The search space (see :class:`ConNASSearch`).
+    n_candidates : int, default=10
+        Number of feasible architectures trained.
+    candidate_epochs : int, default=50
+        Full-batch Adam epochs per candidate.
+    constraint : {"params", "flops", "latency"} or callable, default="params"
+        Hardware cost (see :class:`ConNASSearch`).
+    budget : float or None, default=None
+        Maximum cost; ``None`` means unconstrained.
+    max_draws : int, default=10000
+        Maximum number of draws (accepted and rejected) before giving up.
+    val_fraction : float, default=0.5
+        Validation fraction.
+    refit : bool, default=True
+        Refit the chosen network on all the data.
+    final_estimator_params : dict or None, default=None
+        Parameters of the refit network.
+    task : {"classification", "regression"}, default="classification"
+        Kind of target.
+    latency_repeats : int, default=20
+        Timed runs per operation for ``constraint="latency"``.
+    dtype : {"float64", "float32"}, default="float64"
+        Precision.
+    device : str, default="cpu"
+        torch device.
+    n_jobs : int or None, default=None
+        torch threads; ``None`` means 1.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the draws, the split and the training.
+    verbose : int, default=0
+        Print each candidate.
+
+    Attributes
+    ----------
+    best_architecture_ : dict
+        The chosen architecture.
+    best_cost_ : float
+        Its cost.
+    budget_satisfied_ : bool
+        Whether it satisfies the budget.
+    best_estimator_ : estimator
+        The refitted network.
+    search_history_ : list of dict
+        One record per trained candidate: ``step``, ``architecture``,
+        ``cost``, ``feasible``, ``val_loss``.
+    n_rejected_ : int
+        Number of rejected (infeasible) draws.
+    cost_table_ : dict
+        Cost look-up table.
+    n_architectures_evaluated_ : int
+        Distinct candidates trained.
+    classes_ : ndarray of shape (n_classes,)
+        Class labels (classification).
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit. Defined only when `X` has feature
+        names that are all strings.
+
+    See Also
+    --------
+    ConNASSearch : Constraint-guided differentiable search.
+    PenaltyNASSearch : Penalised differentiable search.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_wine
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from sklearn_iclr26.nas import MLPSearchSpace, RandomNASSearch
+    >>> X, y = load_wine(return_X_y=True)
+    >>> X = StandardScaler().fit_transform(X)
+    >>> search = RandomNASSearch(
+    ...     MLPSearchSpace(n_layers=2, widths=(0, 8, 32)),
+    ...     n_candidates=3, budget=500, random_state=0,
+    ... ).fit(X, y)
+    >>> search.budget_satisfied_
+    True
+    """
+
+    _parameter_constraints: dict = {
+        **BaseNASSearch._parameter_constraints,
+        "n_candidates": [Interval(Integral, 1, None, closed="left")],
+        "candidate_epochs": [Interval(Integral, 1, None, closed="left")],
+        "max_draws": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        search_space=None,
+        *,
+        n_candidates=10,
+        candidate_epochs=50,
+        constraint="params",
+        budget=None,
+        max_draws=10000,
+        val_fraction=0.5,
+        refit=True,
+        final_estimator_params=None,
+        task="classification",
+        latency_repeats=20,
+        dtype="float64",
+        device="cpu",
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.search_space = search_space
+        self.n_candidates = n_candidates
+        self.candidate_epochs = candidate_epochs
+        self.constraint = constraint
+        self.budget = budget
+        self.max_draws = max_draws
+        self.val_fraction = val_fraction
+        self.refit = refit
+        self.final_estimator_params = final_estimator_params
+        self.task = task
+        self.latency_repeats = latency_repeats
+        self.dtype = dtype
+        self.device = device
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _val_loss(self, est, X_val, y_val):
+        if self.task == "classification":
+            proba = est.predict_proba(X_val)
+            full = np.zeros((len(X_val), len(self.classes_)))
+            cols = np.searchsorted(self.classes_, est.classes_)
+            full[:, cols] = proba
+            return float(log_loss(y_val, np.clip(full, 1e-15, 1), labels=self.classes_))
+        return float(mean_squared_error(y_val, est.predict(X_val)))
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Draw, train and compare feasible architectures; refit the best.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Target labels or values.
+
+        Returns
+        -------
+        self : object
+            Fitted search.
+        """
+        from sklearn_iclr26.nas._refit import (
+            _ArchitectureClassifier,
+            _ArchitectureRegressor,
+        )
+
+        rng = check_random_state(self.random_state)
+        seed = seed_from_random_state(rng)
+        with torch_rng(seed, self.n_jobs):
+            X, y, y_search = self._prepare(X, y)
+            train, val = self._split(X, y_search, rng)
+            cls = (
+                _ArchitectureClassifier
+                if self.task == "classification"
+                else _ArchitectureRegressor
+            )
+            history, draws = [], 0
+            self.n_rejected_ = 0
+            while len(history) < self.n_candidates and draws < self.max_draws:
+                draws += 1
+                arch = self._to_ops([rng.randint(len(ops)) for ops in self._ops])
+                cost = self._arch_cost(arch)
+                if not self._feasible(cost):
+                    self.n_rejected_ += 1
+                    continue
+                est = cls(
+                    self._space,
+                    arch,
+                    max_iter=self.candidate_epochs,
+                    dtype=self.dtype,
+                    device=self.device,
+                    n_jobs=self.n_jobs,
+                    random_state=seed,
+                ).fit(X[train], y[train])
+                loss = self._val_loss(est, X[val], y[val])
+                history.append(
+                    {
+                        "step": len(history),
+                        "epoch": 0,
+                        "arch": arch,
+                        "cost": cost,
+                        "feasible": True,
+                        "val_loss": loss,
+                        "modified": False,
+                    }
+                )
+                self._log(
+                    f"candidate {len(history)}/{self.n_candidates} "
+                    f"{self._space.to_dict(arch, *self._dims())} cost={cost:.6g} "
+                    f"val_loss={loss:.4f}"
+                )
+            if history:
+                arch = min(history, key=lambda h: h["val_loss"])["arch"]
+            else:
+                arch = self._select(history)
+        return self._finish(X, y, arch, history, seed)
