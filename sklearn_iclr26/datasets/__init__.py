@@ -4,6 +4,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 from sklearn_iclr26.datasets._keel import load_keel
+from sklearn_iclr26.datasets._label_noise import make_label_noise
 from sklearn_iclr26.datasets._multioutput import get_data_home, load_multioutput
 
-__all__ = ["get_data_home", "load_keel", "load_multioutput"]
+__all__ = ["get_data_home", "load_keel", "load_multioutput", "make_label_noise"]
