@@ -3,6 +3,7 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -21,6 +22,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     _check_sample_weight,
     check_is_fitted,
+    check_random_state,
     validate_data,
 )
 
@@ -59,6 +61,20 @@ def estimate_transition_matrix(proba, quantile=0.97):
     return T / T.sum(axis=1, keepdims=True)
 
 
+def shrink_to_diagonally_dominant(T, margin=0.05):
+    """Mix ``T`` with the identity until every diagonal entry is at least 1/2 + margin.
+
+    A strictly diagonally dominant row-stochastic matrix is invertible; it
+    means every class keeps its label more often than not. Returns the matrix
+    and the mixing weight (0 when ``T`` already satisfies it).
+    """
+    for alpha in np.linspace(0.0, 1.0, 41):
+        mixed = (1.0 - alpha) * T + alpha * np.eye(T.shape[0])
+        if np.all(np.diag(mixed) >= 0.5 + margin):
+            return mixed, float(alpha)
+    return np.eye(T.shape[0]), 1.0
+
+
 class ClassConditionalNoiseCorrector(
     ClassifierMixin, MetaEstimatorMixin, BaseEstimator
 ):
@@ -67,7 +83,9 @@ class ClassConditionalNoiseCorrector(
     The class-conditional noise model (CCN): a label of class ``i`` is flipped
     to ``j`` with a probability ``T[i, j]`` that does not depend on ``x``. The
     transition matrix ``T`` is given or estimated with anchor points from
-    out-of-fold noisy probabilities (Patrini et al. 2017), then
+    out-of-fold noisy probabilities (Patrini et al. 2017; mixed with the
+    identity, with a warning, if a class would be flipped more often than
+    kept), then
 
     - ``method="backward"``: the loss is ``sum_y inv(T)[y~, y] l(h, y)`` (its
       expectation over the noise is the clean loss), applied to any classifier
@@ -100,7 +118,8 @@ class ClassConditionalNoiseCorrector(
         Folds of the out-of-fold probabilities used to estimate ``T`` (fewer
         when a class is too small; in-sample probabilities below 2 folds).
     random_state : int, RandomState instance or None, default=None
-        Seeds the fold split.
+        Seeds the fold split and, when the estimator has a ``random_state``
+        parameter left at ``None``, the estimator.
 
     Attributes
     ----------
@@ -198,7 +217,18 @@ class ClassConditionalNoiseCorrector(
             )
         else:
             proba = clone(estimator).fit(X, y, **params).predict_proba(X)
-        return estimate_transition_matrix(proba, self.anchor_quantile)
+        T = estimate_transition_matrix(proba, self.anchor_quantile)
+        T, alpha = shrink_to_diagonally_dominant(T)
+        if alpha > 0:
+            warnings.warn(
+                "The estimated transition matrix had a class flipped more often "
+                f"than kept; it was mixed with the identity (weight {alpha:.3g}) "
+                "so that it is invertible. The noise may be too strong, or the "
+                "estimator too weak, for the anchor-point estimate.",
+                UserWarning,
+                stacklevel=3,
+            )
+        return T
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, sample_weight=None):
@@ -249,6 +279,10 @@ class ClassConditionalNoiseCorrector(
                 f"{type(estimator).__name__} does not accept sample_weight in "
                 "fit, which method='backward' needs."
             )
+        params = estimator.get_params(deep=False)
+        if "random_state" in params and params["random_state"] is None:
+            seed = int(check_random_state(self.random_state).randint(2**31 - 1))
+            estimator = clone(estimator).set_params(random_state=seed)
         T = self._transition_matrix(estimator, X, y_enc, sample_weight, n_classes)
         self.transition_matrix_ = T
         self._kind = kind
@@ -274,14 +308,13 @@ class ClassConditionalNoiseCorrector(
                 ForwardCorrectedObjective,
             )
 
-            self.init_score_ = init_score(y_enc, sample_weight)
-            self.estimator_ = fit_lightgbm(
+            self.estimator_, self.init_score_ = fit_lightgbm(
                 estimator,
                 ForwardCorrectedObjective(transition_matrix=T),
                 X,
                 y_enc,
                 sample_weight,
-                self.init_score_,
+                init_score(y_enc, sample_weight),
             )
         else:
             from sklearn_iclr26.label_noise._torch_loss import ForwardCorrectedLoss
@@ -334,6 +367,7 @@ class ClassConditionalNoiseCorrector(
         y_pred : ndarray of shape (n_samples,)
             The most probable class.
         """
+        check_is_fitted(self)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     def __sklearn_tags__(self):

@@ -3,6 +3,8 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import warnings
+
 import numpy as np
 from scipy import sparse
 from scipy.special import expit, logit
@@ -46,7 +48,14 @@ def init_score(y, sample_weight):
 
 
 def fit_lightgbm(estimator, objective, X, y, sample_weight, init):
-    """Clone a ``LGBMClassifier``, give it a callable objective and fit it."""
+    """Clone a ``LGBMClassifier``, give it a callable objective and fit it.
+
+    Returns the fitted clone and its raw-score offset. On data too small for
+    LightGBM to keep any feature, a callable objective makes LightGBM abort
+    ("num_features() > 0") where the built-in one returns a constant model;
+    then the built-in binary objective is used (a constant model: there is
+    nothing to correct), with a warning, and the offset is 0.
+    """
     est = clone(estimator)
     current = est.get_params().get("objective")
     if current not in (None, "binary"):
@@ -55,8 +64,22 @@ def fit_lightgbm(estimator, objective, X, y, sample_weight, init):
             f"corrector sets its own objective, got objective={current!r}."
         )
     est.set_params(objective=objective)
-    est.fit(X, y, sample_weight=sample_weight, init_score=np.full(X.shape[0], init))
-    return est
+    from lightgbm.basic import LightGBMError
+
+    try:
+        est.fit(X, y, sample_weight=sample_weight, init_score=np.full(X.shape[0], init))
+    except LightGBMError as exc:
+        if "num_features" not in str(exc):
+            raise
+        warnings.warn(
+            "LightGBM found no usable feature (too few samples); fitting a "
+            "constant model with the built-in objective instead.",
+            UserWarning,
+            stacklevel=3,
+        )
+        est = clone(estimator).fit(X, y, sample_weight=sample_weight)
+        return est, 0.0
+    return est, init
 
 
 def torch_child(estimator, X, n_classes):

@@ -328,8 +328,9 @@ class InstanceNoiseCorrector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
                 hessian=self.hessian,
                 rho=rho_fixed,
             )
-            init = init_score(y, sample_weight)
-            est = fit_lightgbm(estimator, objective, X, y, sample_weight, init)
+            est, init = fit_lightgbm(
+                estimator, objective, X, y, sample_weight, init_score(y, sample_weight)
+            )
             return est, init, raw_score(kind, est, X, init), rho_fixed
         if mode == "objective":  # torch
             from sklearn_iclr26.label_noise._torch_loss import (
