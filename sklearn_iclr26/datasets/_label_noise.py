@@ -73,7 +73,9 @@ def make_label_noise(
           by the NDX paper: each row's flip rate is drawn from ``N(rate,
           0.1^2)`` truncated to [0, 1], and a random projection of ``x`` chooses
           the wrong class. With two classes the flip probability therefore does
-          **not** depend on ``x``.
+          **not** depend on ``x``. The truncation lifts the mean flip rate a
+          little above ``rate`` for small rates (0.129 at ``rate=0.1``, 0.280
+          at 0.28).
     rate : float or array-like of shape (n_classes,), default=0.2
         Mean flip probability, in [0, 1) (below 1/2 for ``"instance"``).
     random_state : int, RandomState instance or None, default=None

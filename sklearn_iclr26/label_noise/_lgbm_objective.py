@@ -54,8 +54,10 @@ class NoiseCorrectedObjective(_Objective):
 
     The first ``warmup`` boosting rounds use the plain logistic loss; later
     rounds the corrected loss (see :func:`corrected_grad_hess`). The round
-    counter ``n_calls_`` lives on the instance: build a fresh instance (or a
-    :func:`~sklearn.base.clone`) for every fit.
+    counter ``n_calls_`` lives on the instance. LightGBM's ``train``
+    deep-copies its parameters, objective included, so each fit counts on a
+    fresh copy from 0 (checked with lightgbm 4.7) and the instance stored in
+    the estimator keeps no counter.
 
     Parameters
     ----------
