@@ -160,7 +160,9 @@ class InstanceNoiseCorrector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
         means more likely mislabeled; a ranking as cleanlab's.
     init_scores_ : ndarray of shape (n_subproblems,)
         Constant raw-score offset of each sub-problem (the LightGBM
-        ``init_score``, 0 otherwise).
+        ``init_score``, ``logit`` of the weighted label mean; 0 otherwise).
+    init_score_ : float
+        ``init_scores_[0]`` (binary targets only).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -431,6 +433,7 @@ class InstanceNoiseCorrector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
         self._kind = kind
         if n_classes == 2:
             self.estimator_ = self.estimators_[0]
+            self.init_score_ = float(self.init_scores_[0])
             raw, rho = raws[0], rhos[0]
             p_obs = expit(np.where(y_enc == 1, raw, -raw))
         else:
