@@ -14,8 +14,9 @@ from sklearn_iclr26.neural_network import TorchMLPClassifier
 _LGBM = LGBMClassifier(n_estimators=20, min_child_samples=5, n_jobs=1, verbose=-1)
 
 _LGBM_WEIGHTS = (
-    "LightGBM's histogram binning differs for weighted vs repeated rows, so "
-    "weights are not equivalent to repetition (as for LightGBM itself)"
+    "LightGBM builds its histogram bins and applies min_child_samples on rows, "
+    "not weights, so weighting rows is not equivalent to repeating them (plain "
+    "LightGBM fails this check too)"
 )
 _CV_WEIGHTS = (
     "the transition matrix is estimated from a random cross-validation split, "
