@@ -581,3 +581,56 @@ def test_mislabel_ranking_and_rho_over_seeds():
     assert np.mean(corrs) > 0.5
     # a linear model is already robust to this noise: no loss beyond 2 points
     assert np.mean(gains) > -0.02
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"hessian": "exact_clipped"},
+        {"hessian": "abs", "detach_rho": False, "lam": 0.5},
+        {"phi": "exponential", "beta": 1.0},
+        {"phi": "gaussian", "warmup": 0},
+    ],
+)
+def test_lightgbm_objective_options_fit(noisy_binary, params):
+    X, y, y_noisy, _ = noisy_binary
+    clf = InstanceNoiseCorrector(_lgbm(), random_state=0, **params).fit(X, y_noisy)
+    proba = clf.predict_proba(X)
+    assert np.all(np.isfinite(proba))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert clf.score(X, y) > 0.6
+
+
+def test_torch_options_and_verbose(noisy_binary, capsys):
+    X, y, y_noisy, _ = noisy_binary
+    clf = InstanceNoiseCorrector(
+        TorchMLPClassifier(max_iter=15),
+        detach_rho=False,
+        lam=0.5,
+        phi="gaussian",
+        warmup=3,
+        random_state=0,
+        verbose=1,
+    ).fit(X, y_noisy)
+    assert "sub-problem 1/1" in capsys.readouterr().out
+    assert clf.estimator_.n_iter_ == 15
+    assert clf.score(X, y) > 0.6
+
+
+def test_class_conditional_bad_matrix_and_shrink_warning(noisy_binary):
+    X, _, y_noisy, _ = noisy_binary
+    with pytest.raises(ValueError, match="rows summing to 1"):
+        ClassConditionalNoiseCorrector(
+            transition_matrix=np.array([[0.9, 0.2], [0.1, 0.9]])
+        ).fit(X, y_noisy)
+    with pytest.raises(ValueError, match="singular"):
+        ClassConditionalNoiseCorrector(transition_matrix=np.full((2, 2), 0.5)).fit(
+            X, y_noisy
+        )
+    # labels unrelated to X: the anchor estimate flips more than it keeps
+    y_random = np.random.RandomState(0).randint(0, 2, X.shape[0])
+    with pytest.warns(UserWarning, match="mixed with the identity"):
+        cc = ClassConditionalNoiseCorrector(
+            LogisticRegression(C=1e-4), random_state=0
+        ).fit(X, y_random)
+    assert np.all(np.diag(cc.transition_matrix_) >= 0.55 - 1e-12)
