@@ -78,11 +78,11 @@ def load_datasets():
     }
 
 
-def learners():
+def learners(mlp_max_iter=100):
     lgbm = LGBMClassifier(
         n_estimators=100, learning_rate=0.1, num_leaves=15, n_jobs=1, verbose=-1
     )
-    mlp = TorchMLPClassifier(hidden_layer_sizes=(64,), max_iter=100)
+    mlp = TorchMLPClassifier(hidden_layer_sizes=(64,), max_iter=mlp_max_iter)
     return {"lgbm": lgbm, "mlp": mlp}
 
 
@@ -146,6 +146,7 @@ def main(argv=None):
     parser.add_argument("--learners", nargs="+", default=["lgbm", "mlp"])
     parser.add_argument("--datasets", nargs="+", default=None)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--mlp-max-iter", type=int, default=100, help="MLP epochs")
     parser.add_argument(
         "--tune",
         action="store_true",
@@ -161,7 +162,7 @@ def main(argv=None):
     if args.quick:
         datasets = dict(list(datasets.items())[:2])
         seeds = range(1)
-    all_learners = learners()
+    all_learners = learners(args.mlp_max_iter)
     rows = []
     start = time.perf_counter()
     for name, (X, y) in datasets.items():
