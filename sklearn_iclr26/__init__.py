@@ -13,6 +13,10 @@ from sklearn_iclr26.deferral import (
     TopKDeferralRegressor,
     TopKDeferrer,
 )
+from sklearn_iclr26.label_noise import (
+    ClassConditionalNoiseCorrector,
+    InstanceNoiseCorrector,
+)
 from sklearn_iclr26.nas import (
     ArchitectureFrontierDisplay,
     ConNASSearch,
@@ -25,8 +29,10 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "ArchitectureFrontierDisplay",
+    "ClassConditionalNoiseCorrector",
     "ConNASSearch",
     "DeferralCurveDisplay",
+    "InstanceNoiseCorrector",
     "PenaltyNASSearch",
     "RandomNASSearch",
     "SOCOPClassifier",

@@ -1,0 +1,9 @@
+"""Label-noise-robust training: loss correction for noisy labels."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from sklearn_iclr26.label_noise._class_conditional import ClassConditionalNoiseCorrector
+from sklearn_iclr26.label_noise._instance import InstanceNoiseCorrector
+
+__all__ = ["ClassConditionalNoiseCorrector", "InstanceNoiseCorrector"]

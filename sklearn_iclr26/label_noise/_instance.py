@@ -1,0 +1,546 @@
+"""Instance-only-dependent label-noise loss correction (NDX, ICLR 2026)."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import expit
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    MetaEstimatorMixin,
+    _fit_context,
+)
+from sklearn.preprocessing import LabelEncoder
+from sklearn.utils import get_tags
+from sklearn.utils._param_validation import HasMethods, Interval, RealNotInt, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_is_fitted,
+    check_random_state,
+    validate_data,
+)
+
+from sklearn_iclr26.label_noise._common import (
+    estimator_kind,
+    fit_lightgbm,
+    fit_stacked,
+    init_score,
+    proba_from_raw,
+    raw_score,
+    torch_child,
+    warmup_count,
+)
+from sklearn_iclr26.label_noise._loss import PHIS, flip_rate
+from sklearn_iclr26.label_noise._rho import difficulty_to_rho, offline_difficulty
+from sklearn_iclr26.utils._validation import (
+    check_at_least_two_classes,
+    input_validation_kwargs,
+)
+
+__all__ = ["InstanceNoiseCorrector"]
+
+_RHO_OPTIONS = ("margin", "cluster", "reconstruction", "ensemble")
+
+
+class InstanceNoiseCorrector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
+    """Train a classifier on noisy labels with the instance-dependent corrected loss.
+
+    Implements NDX (Aydın, De Vos and Bertrand, ICLR 2026): the label of an
+    instance ``x`` is assumed flipped with a probability ``rho(x)`` that depends
+    on ``x`` only. The logistic loss ``l`` is replaced by the regularized
+    corrected loss (Eq. 5 of the paper), with ``p`` the model's probability of
+    the observed label ``y~``::
+
+        p (1 - p - rho) l(h, y~) - rho (1 - p) l(h, 1 - y~) - lam (p (1 - p) - rho)
+
+    and, by default, ``rho(x) = 1 / (1 + exp(beta |h(x)|))`` (the distance to
+    the decision boundary). Three ways to apply it, chosen from the estimator:
+
+    - ``LGBMClassifier``: the loss as a custom objective (gradient and hessian
+      derived in closed form, sample weights multiplied in), the first
+      ``warmup`` rounds on the plain logistic loss, ``init_score`` set to the
+      log-odds of the label mean; probabilities and labels are produced here,
+      never LightGBM's raw scores.
+    - :class:`~sklearn_iclr26.neural_network.TorchMLPClassifier`: the loss as
+      the training criterion (a port of the authors' ``NDX_Loss``) through the
+      package's skorch helper, with ``warmup`` plain epochs.
+    - any classifier whose ``fit`` accepts ``sample_weight`` ("reweight"): the
+      estimator is fit on the noisy labels, ``p`` and ``rho`` are frozen, and it
+      is refit on the rows ``(x, y~)`` with weight ``p (1 - p - rho) / D``
+      stacked with the rows ``(x, 1 - y~)`` with weight ``-rho (1 - p) / D``
+      (negative), ``D = p (1 - p) - rho``; repeated ``n_reweight_iter`` times.
+      This is the unregularized practical loss (Eq. 4) with frozen ``p``: the
+      ``lam`` term would be a constant, so instead ``rho`` is clipped to at
+      most ``p (1 - p) / 2``, which keeps ``D`` positive and the weights
+      bounded. The estimator must accept negative sample weights.
+
+    Multi-class targets are reduced one-vs-rest, with the binary correction
+    for each class (the paper is binary).
+
+    Read more in the :ref:`User Guide <label_noise>`.
+
+    Parameters
+    ----------
+    estimator : estimator object, default=None
+        The classifier to train. ``None`` means
+        ``lightgbm.LGBMClassifier(verbose=-1)``. A ``LGBMClassifier`` must keep
+        its default ``objective``.
+    rho : {"margin", "cluster", "reconstruction", "ensemble"} or callable, \
+            default="margin"
+        Estimator of the flip rate. ``"margin"``: ``phi(beta |h(x)|)`` from the
+        current model (recomputed at every boosting round or batch in objective
+        mode). The other options are computed once, before training, from a
+        difficulty ``z`` (larger = harder) mapped to ``phi(beta d)`` with ``d =
+        max(0, q99(z) - z) / std(z)``: ``"cluster"`` the ratio of the distances
+        to the nearest and second-nearest k-means centroid; ``"reconstruction"``
+        the squared PCA reconstruction error; ``"ensemble"`` the disagreement
+        ``1 - |2 p_bar - 1|`` of 5 clones fit on random halves. A callable
+        ``rho(X, y)`` (``y`` the binary 0/1 labels of the sub-problem) returns
+        flip rates in [0, 1/2].
+    phi : {"logistic", "exponential", "gaussian"}, default="logistic"
+        Probabilization of the distance ``d``: ``1 / (1 + exp(beta d))``,
+        ``exp(-beta d) / 2`` or ``Phi(-beta d)``; all equal 1/2 at ``d = 0``, so
+        every flip rate, and the mean flip rate, stays at most 1/2.
+    beta : float, default=2.0
+        Scale of ``phi`` (``beta`` in the paper).
+    lam : float, default=0.0
+        Regularization scale (``lambda`` in the paper), ``>= 0``. With
+        ``detach_rho=True`` the ``-lam p (1 - p)`` term acts as a confidence
+        penalty.
+    warmup : int or float, default=0.1
+        Plain-loss boosting rounds (LightGBM) or epochs (torch) before the
+        correction starts; a float in [0, 1) is a fraction of ``n_estimators``
+        or ``max_iter``. Unused in reweight mode, whose first plain fit is the
+        warm-up.
+    detach_rho : bool, default=True
+        With ``rho="margin"`` in objective mode, treat ``rho`` as a constant
+        when differentiating (the authors' current code) or differentiate
+        through it (their first version).
+    hessian : {"gauss_newton", "exact_clipped", "abs"}, default="gauss_newton"
+        LightGBM only. The exact second derivative of the corrected loss is
+        often negative, which gives wrong-sign leaves; ``"gauss_newton"`` uses
+        the logistic curvature ``p (1 - p)``, ``"exact_clipped"`` the exact
+        value (at constant ``rho``) floored at 1e-6, ``"abs"`` its absolute
+        value floored at 1e-6.
+    mode : {"auto", "objective", "reweight"}, default="auto"
+        ``"auto"`` uses the objective mode for ``LGBMClassifier`` and
+        ``TorchMLPClassifier``, reweighting otherwise.
+    n_reweight_iter : int, default=2
+        Number of refits in reweight mode.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the offline ``rho`` estimators and, when the estimator has a
+        ``random_state`` parameter left at ``None``, the estimator.
+    verbose : int, default=0
+        Print progress when positive.
+
+    Attributes
+    ----------
+    estimator_ : estimator object
+        The fitted classifier (binary targets). For multi-class targets see
+        ``estimators_``.
+    estimators_ : list of estimator objects
+        One fitted classifier per one-vs-rest sub-problem (a single one for
+        binary targets).
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    mode_ : {"objective", "reweight"}
+        The mode used.
+    rho_ : ndarray of shape (n_samples,)
+        Estimated flip rate of each training sample (for multi-class targets,
+        that of its observed class's sub-problem), from the final model.
+    noise_rate_ : float
+        Weighted mean of ``rho_``.
+    mislabel_scores_ : ndarray of shape (n_samples,)
+        ``rho (1 - p) / p`` with ``p`` the fitted probability of the observed
+        label: the IDN estimate of the odds that the label was flipped. Larger
+        means more likely mislabeled; a ranking as cleanlab's.
+    init_scores_ : ndarray of shape (n_subproblems,)
+        Constant raw-score offset of each sub-problem (the LightGBM
+        ``init_score``, ``logit`` of the weighted label mean; 0 otherwise).
+    init_score_ : float
+        ``init_scores_[0]`` (binary targets only).
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit. Defined only when `X` has feature
+        names that are all strings.
+
+    See Also
+    --------
+    ClassConditionalNoiseCorrector : Backward/forward correction with a
+        class-conditional transition matrix.
+    cleanlab.classification.CleanLearning : Prune likely mislabeled rows, refit.
+
+    Notes
+    -----
+    The unregularized corrected loss (Eq. 3) satisfies ``E_{y~}[l~(h, y~)] =
+    E_y[l(h, y)]`` for any ``rho`` with a non-zero denominator. The practical
+    form approximates both the clean and the noisy posterior by ``sigmoid(h)``;
+    the regularized form (Eq. 5) removes the division. At ``rho = 0`` it is
+    ``p (1 - p) (l - lam)``, not ``l``: expect some cost on clean data.
+
+    References
+    ----------
+    .. [1] M. Aydın, B. De Vos and S. Bertrand, "Resurfacing the Instance-only
+       Dependent Label Noise Model through Loss Correction", ICLR 2026.
+       https://openreview.net/forum?id=tuvkrivvbG
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn_iclr26.datasets import make_label_noise
+    >>> from sklearn_iclr26.label_noise import InstanceNoiseCorrector
+    >>> X, y = make_classification(n_samples=300, random_state=0)
+    >>> y_noisy, flipped = make_label_noise(
+    ...     y, X, kind="instance", rate=0.2, random_state=0)
+    >>> clf = InstanceNoiseCorrector(LogisticRegression(), random_state=0)
+    >>> clf.fit(X, y_noisy).predict_proba(X[:2]).shape
+    (2, 2)
+    >>> clf.mislabel_scores_.shape
+    (300,)
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit"]), None],
+        "rho": [StrOptions(set(_RHO_OPTIONS)), callable],
+        "phi": [StrOptions(set(PHIS))],
+        "beta": [Interval(Real, 0, None, closed="neither")],
+        "lam": [Interval(Real, 0, None, closed="left")],
+        "warmup": [
+            Interval(Integral, 0, None, closed="left"),
+            Interval(RealNotInt, 0, 1, closed="left"),
+        ],
+        "detach_rho": ["boolean"],
+        "hessian": [StrOptions({"gauss_newton", "exact_clipped", "abs"})],
+        "mode": [StrOptions({"auto", "objective", "reweight"})],
+        "n_reweight_iter": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        rho="margin",
+        phi="logistic",
+        beta=2.0,
+        lam=0.0,
+        warmup=0.1,
+        detach_rho=True,
+        hessian="gauss_newton",
+        mode="auto",
+        n_reweight_iter=2,
+        random_state=None,
+        verbose=0,
+    ):
+        self.estimator = estimator
+        self.rho = rho
+        self.phi = phi
+        self.beta = beta
+        self.lam = lam
+        self.warmup = warmup
+        self.detach_rho = detach_rho
+        self.hessian = hessian
+        self.mode = mode
+        self.n_reweight_iter = n_reweight_iter
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _get_estimator(self):
+        if self.estimator is None:
+            from lightgbm import LGBMClassifier
+
+            return LGBMClassifier(verbose=-1)
+        return self.estimator
+
+    def _resolve_mode(self, estimator):
+        kind = estimator_kind(estimator)
+        if self.mode == "objective" and kind not in ("lightgbm", "torch"):
+            raise ValueError(
+                "mode='objective' needs a LGBMClassifier or a TorchMLPClassifier "
+                f"(which take the corrected loss as objective), got "
+                f"{type(estimator).__name__}. Use mode='reweight' for an "
+                "estimator that accepts sample_weight."
+            )
+        if self.mode == "reweight" or (self.mode == "auto" and kind == "weights"):
+            if kind is None:
+                raise ValueError(
+                    f"{type(estimator).__name__} accepts neither a custom "
+                    "objective nor sample_weight in fit, so the loss correction "
+                    "cannot be applied. Use a LGBMClassifier, a "
+                    "TorchMLPClassifier or a classifier whose fit takes "
+                    "sample_weight."
+                )
+            return kind, "reweight"
+        if kind is None:
+            raise ValueError(
+                f"{type(estimator).__name__} accepts neither a custom objective "
+                "nor sample_weight in fit, so the loss correction cannot be "
+                "applied. Use a LGBMClassifier, a TorchMLPClassifier or a "
+                "classifier whose fit takes sample_weight."
+            )
+        return kind, "objective"
+
+    def _seeded(self, estimator, rng):
+        params = estimator.get_params(deep=False)
+        if "random_state" in params and params["random_state"] is None:
+            seed = int(rng.randint(np.iinfo(np.int32).max))
+            return clone_with(estimator, random_state=seed)
+        return estimator
+
+    def _offline_rho(self, estimator, X, y, sample_weight, rng):
+        if callable(self.rho):
+            rho = np.asarray(self.rho(X, y), dtype=np.float64)
+            if rho.shape != (X.shape[0],):
+                raise ValueError(
+                    f"The rho callable must return shape ({X.shape[0]},), got "
+                    f"{rho.shape}."
+                )
+            if not np.all(np.isfinite(rho)) or rho.min() < 0 or rho.max() > 0.5:
+                raise ValueError(
+                    "The rho callable must return finite flip rates in [0, 1/2]."
+                )
+            return rho
+        z = offline_difficulty(self.rho, estimator, X, y, sample_weight, rng)
+        return difficulty_to_rho(z, self.beta, self.phi)
+
+    def _fit_binary(self, kind, mode, estimator, X, y, sample_weight, rng):
+        """Fit one binary sub-problem; return (estimator, init, raw on X)."""
+        rho_fixed = None
+        if self.rho != "margin":
+            rho_fixed = self._offline_rho(estimator, X, y, sample_weight, rng)
+        if mode == "objective" and kind == "lightgbm":
+            from sklearn_iclr26.label_noise._lgbm_objective import (
+                NoiseCorrectedObjective,
+            )
+
+            n_rounds = estimator.get_params()["n_estimators"]
+            objective = NoiseCorrectedObjective(
+                beta=self.beta,
+                lam=self.lam,
+                phi=self.phi,
+                warmup=warmup_count(self.warmup, n_rounds),
+                detach_rho=self.detach_rho,
+                hessian=self.hessian,
+                rho=rho_fixed,
+            )
+            est, init = fit_lightgbm(
+                estimator, objective, X, y, sample_weight, init_score(y, sample_weight)
+            )
+            return est, init, raw_score(kind, est, X, init), rho_fixed
+        if mode == "objective":  # torch
+            from sklearn_iclr26.label_noise._torch_loss import (
+                EpochToCriterion,
+                NoiseCorrectedLoss,
+            )
+
+            est = torch_child(estimator, X, 2)
+            X_t = np.asarray(X, dtype=np.float64)
+            est._fit_net(
+                X_t,
+                y.astype(np.int64),
+                2,
+                criterion=NoiseCorrectedLoss,
+                criterion_params={
+                    "beta": self.beta,
+                    "lam": self.lam,
+                    "phi": self.phi,
+                    "warmup": warmup_count(self.warmup, est.max_iter),
+                    "detach_rho": self.detach_rho,
+                },
+                sample_weight=sample_weight,
+                aux=None if rho_fixed is None else {"rho": rho_fixed},
+                callbacks=[("epoch_to_criterion", EpochToCriterion())],
+            )
+            return est, 0.0, raw_score(kind, est, X), rho_fixed
+        # reweight: plain fit (warm-up), then refits on the stacked rows
+        fit_kw = {} if sample_weight is None else {"sample_weight": sample_weight}
+        est = clone_with(estimator).fit(X, y, **fit_kw)
+        base = np.ones(X.shape[0]) if sample_weight is None else sample_weight
+        for it in range(self.n_reweight_iter):
+            raw = raw_score(kind, est, X)
+            p_obs = expit(np.where(y == 1, raw, -raw))
+            rho = rho_fixed
+            if rho is None:
+                rho = flip_rate(np.abs(raw), self.beta, self.phi)[0]
+            weight_obs, weight_flip = reweight_weights(p_obs, rho)
+            est = fit_stacked(
+                estimator, X, [y, 1 - y], [base * weight_obs, base * weight_flip]
+            )
+            if self.verbose:
+                print(f"[InstanceNoiseCorrector] reweight iteration {it + 1} done")
+        return est, 0.0, raw_score(kind, est, X), rho_fixed
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the classifier on noisy labels with the corrected loss.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data (sparse and NaN as the estimator accepts them).
+        y : array-like of shape (n_samples,)
+            Observed, possibly noisy, labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights, multiplied into the corrected loss.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        estimator = self._get_estimator()
+        X, y = validate_data(self, X, y, **input_validation_kwargs(estimator))
+        check_classification_targets(y)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(
+                sample_weight, X, ensure_non_negative=True
+            )
+        encoder = LabelEncoder().fit(y)
+        self.classes_ = encoder.classes_
+        check_at_least_two_classes(self, y, sample_weight)
+        y_enc = encoder.transform(y)
+        kind, self.mode_ = self._resolve_mode(estimator)
+        rng = check_random_state(self.random_state)
+        estimator = self._seeded(estimator, rng)
+
+        n_classes = len(self.classes_)
+        problems = (
+            [y_enc] if n_classes == 2 else [(y_enc == k) for k in range(n_classes)]
+        )
+        self.estimators_, inits = [], []
+        raws, rhos = [], []
+        for k, y_bin in enumerate(problems):
+            y_bin = np.asarray(y_bin, dtype=np.int64)
+            if self.verbose:
+                print(f"[InstanceNoiseCorrector] sub-problem {k + 1}/{len(problems)}")
+            est, init, raw, rho_fixed = self._fit_binary(
+                kind, self.mode_, estimator, X, y_bin, sample_weight, rng
+            )
+            self.estimators_.append(est)
+            inits.append(init)
+            raws.append(raw)
+            if rho_fixed is None:
+                rho_fixed = flip_rate(np.abs(raw), self.beta, self.phi)[0]
+            rhos.append(rho_fixed)
+        self.init_scores_ = np.asarray(inits, dtype=np.float64)
+        self._kind = kind
+        if n_classes == 2:
+            self.estimator_ = self.estimators_[0]
+            self.init_score_ = float(self.init_scores_[0])
+            raw, rho = raws[0], rhos[0]
+            p_obs = expit(np.where(y_enc == 1, raw, -raw))
+        else:
+            rows = np.arange(X.shape[0])
+            raw_obs = np.column_stack(raws)[rows, y_enc]
+            rho = np.column_stack(rhos)[rows, y_enc]
+            p_obs = expit(raw_obs)
+        self.rho_ = rho
+        self.noise_rate_ = float(np.average(rho, weights=sample_weight))
+        self.mislabel_scores_ = rho * (1.0 - p_obs) / np.maximum(p_obs, 1e-12)
+        return self
+
+    def decision_function(self, X):
+        """Raw scores (log-odds).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Input data.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Log-odds of ``classes_[1]`` for binary targets; of each class
+            against the rest otherwise.
+        """
+        check_is_fitted(self)
+        X = validate_data(
+            self, X, reset=False, **input_validation_kwargs(self._get_estimator())
+        )
+        raws = [
+            raw_score(self._kind, est, X, init)
+            for est, init in zip(self.estimators_, self.init_scores_)
+        ]
+        if len(raws) == 1:
+            return raws[0]
+        return np.column_stack(raws)
+
+    def predict_proba(self, X):
+        """Class probabilities.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Input data.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            ``sigmoid`` of the raw score (binary), or the one-vs-rest sigmoids
+            normalized to sum to 1; columns follow ``classes_``.
+        """
+        raw = self.decision_function(X)
+        if raw.ndim == 1:
+            return proba_from_raw(raw)
+        proba = expit(raw)
+        total = proba.sum(axis=1, keepdims=True)
+        return proba / np.maximum(total, 1e-300)
+
+    def predict(self, X):
+        """Predicted class labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Input data.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The most probable class.
+        """
+        raw = self.decision_function(X)
+        if raw.ndim == 1:
+            return self.classes_[(raw > 0).astype(int)]
+        return self.classes_[np.argmax(raw, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        sub = get_tags(self._get_estimator())
+        tags.input_tags.sparse = sub.input_tags.sparse
+        tags.input_tags.allow_nan = sub.input_tags.allow_nan
+        return tags
+
+
+def reweight_weights(p_obs, rho):
+    """Signed weights of the rows ``(x, y~)`` and ``(x, 1 - y~)`` in reweight mode.
+
+    The unregularized practical loss (Eq. 4) with ``p`` and ``rho`` frozen:
+    ``[p (1 - p - rho) l(h, y~) - rho (1 - p) l(h, 1 - y~)] / (p (1 - p) -
+    rho)``, with ``rho`` clipped to at most ``p (1 - p) / 2`` so that the
+    denominator stays positive (at least ``p (1 - p) / 2``). The weights are
+    then bounded: the first in [1, 2], the second in [-(1 - p), 0].
+    """
+    var = p_obs * (1.0 - p_obs)
+    rho = np.minimum(rho, 0.5 * var)
+    denom = np.maximum(var - rho, 1e-300)
+    weight_obs = p_obs * (1.0 - p_obs - rho) / denom
+    weight_flip = -rho * (1.0 - p_obs) / denom
+    # p (1 - p) underflows to 0 on saturated rows: the limit is the plain loss
+    tiny = var <= 1e-300
+    weight_obs[tiny], weight_flip[tiny] = 1.0, 0.0
+    return weight_obs, weight_flip
+
+
+def clone_with(estimator, **params):
+    """Clone and set parameters."""
+    from sklearn.base import clone
+
+    return clone(estimator).set_params(**params)

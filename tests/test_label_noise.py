@@ -1,0 +1,636 @@
+"""Tests of the label-noise estimators: the maths, the wrappers, the generators."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from lightgbm import LGBMClassifier
+from scipy.special import expit, logit
+from scipy.stats import spearmanr, truncnorm
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import GridSearchCV, cross_val_score, train_test_split
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils._param_validation import InvalidParameterError
+
+from sklearn_iclr26.datasets import make_label_noise
+from sklearn_iclr26.label_noise import (
+    ClassConditionalNoiseCorrector,
+    InstanceNoiseCorrector,
+)
+from sklearn_iclr26.label_noise._instance import reweight_weights
+from sklearn_iclr26.label_noise._lgbm_objective import (
+    ForwardCorrectedObjective,
+    NoiseCorrectedObjective,
+)
+from sklearn_iclr26.label_noise._loss import (
+    corrected_grad_hess,
+    corrected_loss,
+    flip_rate,
+    general_corrected_loss,
+)
+from sklearn_iclr26.label_noise._torch_loss import NoiseCorrectedLoss
+from sklearn_iclr26.neural_network import TorchMLPClassifier
+
+PHIS = ["logistic", "exponential", "gaussian"]
+
+
+def _lgbm(**kw):
+    params = {"n_estimators": 30, "min_child_samples": 5, "n_jobs": 1, "verbose": -1}
+    params.update(kw)
+    return LGBMClassifier(**params)
+
+
+@pytest.fixture(scope="module")
+def noisy_binary():
+    X, y = make_classification(
+        n_samples=400, n_features=6, n_informative=4, random_state=0
+    )
+    y_noisy, flipped = make_label_noise(y, X, kind="instance", rate=0.2, random_state=0)
+    return X, y, y_noisy, flipped
+
+
+# --------------------------------------------------------------------- maths
+
+
+def test_risk_equivalence_identity_any_rho():
+    # sum_{y~} q(y~) l~(y~) = sum_y pi(y) l(y) for random pi, q, rho, losses
+    rng = np.random.RandomState(0)
+    n = 1000
+    pi1, q1 = rng.uniform(0.05, 0.95, n), rng.uniform(0.05, 0.95, n)
+    rho = rng.uniform(0.0, 0.5, n)
+    l1, l0 = rng.exponential(size=n), rng.exponential(size=n)  # l(h, 1), l(h, 0)
+    keep = np.abs(q1 * (1 - q1) - rho) > 1e-3
+    pi1, q1, rho, l1, l0 = pi1[keep], q1[keep], rho[keep], l1[keep], l0[keep]
+    tilde1 = general_corrected_loss(l1, l0, pi1, q1, rho)  # observed y~ = 1
+    tilde0 = general_corrected_loss(l0, l1, 1 - pi1, 1 - q1, rho)  # observed 0
+    noisy_risk = q1 * tilde1 + (1 - q1) * tilde0
+    clean_risk = pi1 * l1 + (1 - pi1) * l0
+    np.testing.assert_allclose(noisy_risk, clean_risk, rtol=1e-9, atol=1e-9)
+
+
+def test_regularized_loss_is_numerator_minus_lam_denominator():
+    rng = np.random.RandomState(1)
+    raw, y = rng.normal(scale=3, size=200), rng.randint(0, 2, 200)
+    rho, lam = rng.uniform(0, 0.5, 200), 0.7
+    p = expit(np.where(y == 1, raw, -raw))
+    l_obs, l_flip = -np.log(p), -np.log(1 - p)
+    denominator = p * (1 - p) - rho
+    eq3 = general_corrected_loss(l_obs, l_flip, p, p, rho)  # pi = q = p (Eq. 4)
+    expected = eq3 * denominator - lam * denominator
+    np.testing.assert_allclose(corrected_loss(raw, y, rho, lam), expected, rtol=1e-9)
+
+
+def test_rho_zero_gives_variance_weighted_loss():
+    rng = np.random.RandomState(2)
+    raw, y = rng.normal(scale=2, size=100), rng.randint(0, 2, 100)
+    p = expit(np.where(y == 1, raw, -raw))
+    lam = 0.3
+    np.testing.assert_allclose(
+        corrected_loss(raw, y, 0.0, lam), p * (1 - p) * (-np.log(p) - lam), rtol=1e-9
+    )
+
+
+@pytest.mark.parametrize("lam", [0.0, 1.0])
+def test_loss_is_bounded_and_vanishes_far_from_the_boundary(lam):
+    raw = np.array([-60.0, -30.0, 30.0, 60.0])
+    for y in (0, 1):
+        rho = flip_rate(np.abs(raw), 2.0)[0]
+        loss = corrected_loss(raw, np.full(4, y), rho, lam)
+        np.testing.assert_allclose(loss, 0.0, atol=1e-9)
+    grid = np.linspace(-40, 40, 2001)
+    for y in (0, 1):
+        loss = corrected_loss(
+            grid, np.full(grid.size, y), flip_rate(np.abs(grid), 2)[0]
+        )
+        assert np.all(np.abs(loss) < 1.0)
+
+
+@pytest.mark.parametrize("phi", PHIS)
+def test_flip_rate_is_half_at_boundary_and_derivative(phi):
+    d = np.linspace(0, 5, 51)
+    rho, drho = flip_rate(d, 1.5, phi)
+    assert rho[0] == pytest.approx(0.5)
+    assert np.all(np.diff(rho) < 0) and np.all(rho <= 0.5)
+    eps = 1e-6
+    fd = (flip_rate(d + eps, 1.5, phi)[0] - flip_rate(d - eps, 1.5, phi)[0]) / (2 * eps)
+    np.testing.assert_allclose(drho[1:], fd[1:], rtol=1e-5, atol=1e-9)
+
+
+@pytest.mark.parametrize("phi", PHIS)
+@pytest.mark.parametrize("detach", [True, False])
+@pytest.mark.parametrize("lam", [0.0, 0.8])
+def test_gradient_matches_finite_differences(phi, detach, lam):
+    rng = np.random.RandomState(3)
+    raw = rng.normal(scale=2.5, size=300)
+    raw = raw[np.abs(raw) > 1e-3]  # |h| is not differentiable at 0
+    y = rng.randint(0, 2, raw.size)
+    beta, eps = 1.7, 1e-6
+    grad, _ = corrected_grad_hess(
+        raw, y, beta=beta, lam=lam, phi=phi, detach_rho=detach
+    )
+
+    def loss(h):
+        if detach:  # rho frozen at the current scores
+            rho = flip_rate(np.abs(raw), beta, phi)[0]
+        else:
+            rho = flip_rate(np.abs(h), beta, phi)[0]
+        return corrected_loss(h, y, rho, lam)
+
+    fd = (loss(raw + eps) - loss(raw - eps)) / (2 * eps)
+    np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.5])
+def test_exact_hessian_matches_finite_differences(lam):
+    rng = np.random.RandomState(4)
+    raw, y = rng.normal(scale=2.5, size=300), rng.randint(0, 2, 300)
+    rho = rng.uniform(0, 0.5, 300)  # a fixed (offline) flip rate
+    eps = 1e-5
+    kw = {"lam": lam, "rho": rho, "hessian": "abs", "hessian_floor": 0.0}
+    _, hess_abs = corrected_grad_hess(raw, y, **kw)
+    g_plus, _ = corrected_grad_hess(raw + eps, y, **kw)
+    g_minus, _ = corrected_grad_hess(raw - eps, y, **kw)
+    fd = (g_plus - g_minus) / (2 * eps)
+    np.testing.assert_allclose(hess_abs, np.abs(fd), rtol=1e-4, atol=1e-8)
+    assert np.mean(fd < 0) > 0.05  # the exact hessian is indeed non-convex
+    _, hess_clip = corrected_grad_hess(
+        raw, y, lam=lam, rho=rho, hessian="exact_clipped"
+    )
+    np.testing.assert_allclose(hess_clip, np.maximum(fd, 1e-6), rtol=1e-4, atol=1e-8)
+    _, hess_gn = corrected_grad_hess(raw, y, lam=lam, rho=rho)
+    np.testing.assert_allclose(hess_gn, expit(raw) * expit(-raw))
+
+
+def test_torch_criterion_matches_numpy_and_reference_formula():
+    rng = np.random.RandomState(5)
+    raw, y = rng.normal(scale=2, size=64), rng.randint(0, 2, 64)
+    beta, lam = 1.3, 0.4
+    scores = torch.tensor(raw, requires_grad=True)
+    labels = torch.tensor(y)
+    crit = NoiseCorrectedLoss(beta=beta, lam=lam, warmup=2, detach_rho=True)
+    crit.epoch = 3  # past warm-up
+    out = crit(torch.stack([torch.zeros_like(scores), scores], dim=1), labels)
+    rho = flip_rate(np.abs(raw), beta)[0]
+    np.testing.assert_allclose(
+        out.detach().numpy(), corrected_loss(raw, y, rho, lam), rtol=1e-10
+    )
+    # the authors' NDX_Loss.forward, written from its published formula
+    base = torch.nn.functional.binary_cross_entropy_with_logits
+    with torch.no_grad():
+        s = scores.detach()
+        rho_t = 1 / (1 + torch.exp(beta * s.abs()))
+        normal = base(s, labels.double(), reduction="none")
+        opposite = base(s, 1 - labels.double(), reduction="none")
+        f = torch.sigmoid(s)
+        pyy = torch.where(labels == 1, f, 1 - f)
+        num = (1 - pyy - rho_t) * pyy * normal - rho_t * (1 - pyy) * opposite
+        ref = (num - lam * (pyy * (1 - pyy) - rho_t)).mean()
+    assert out.mean().item() == pytest.approx(ref.item(), rel=1e-10)
+    out.sum().backward()
+    grad, _ = corrected_grad_hess(raw, y, beta=beta, lam=lam, detach_rho=True)
+    np.testing.assert_allclose(scores.grad.numpy(), grad, rtol=1e-8, atol=1e-12)
+    # non-detached rho: autograd equals the closed form too
+    scores.grad = None
+    crit = NoiseCorrectedLoss(beta=beta, lam=lam, detach_rho=False)
+    crit(scores, labels).sum().backward()
+    grad, _ = corrected_grad_hess(raw, y, beta=beta, lam=lam, detach_rho=False)
+    np.testing.assert_allclose(scores.grad.numpy(), grad, rtol=1e-8, atol=1e-12)
+    # warm-up epochs use the plain logistic loss
+    crit.warmup, crit.epoch = 4, 4
+    np.testing.assert_allclose(
+        crit(scores, labels).detach().numpy(),
+        base(scores, labels.double(), reduction="none").detach().numpy(),
+    )
+
+
+# ------------------------------------------------------------ the objectives
+
+
+def test_objective_warmup_weights_pickle_and_clone():
+    rng = np.random.RandomState(6)
+    raw, y = rng.normal(size=50), rng.randint(0, 2, 50).astype(float)
+    w = rng.uniform(0.5, 2.0, 50)
+    obj = NoiseCorrectedObjective(beta=3.0, lam=0.1, warmup=1)
+    g, h = obj(y, raw, None)  # round 1: plain logistic
+    np.testing.assert_allclose(g, expit(raw) - y)
+    np.testing.assert_allclose(h, expit(raw) * expit(-raw))
+    g2, h2 = obj(y, raw, w)  # round 2: corrected, weights multiplied in
+    g_ref, h_ref = corrected_grad_hess(raw, y, beta=3.0, lam=0.1)
+    np.testing.assert_allclose(g2, w * g_ref)
+    np.testing.assert_allclose(h2, w * h_ref)
+    assert obj.n_calls_ == 2
+    fresh = clone(obj)
+    assert not hasattr(fresh, "n_calls_") and fresh.beta == 3.0 and fresh.warmup == 1
+    restored = pickle.loads(pickle.dumps(obj))
+    assert restored.n_calls_ == 2
+    np.testing.assert_allclose(restored(y, raw, w)[0], g2)
+    assert "beta=3.0" in repr(obj)
+    fixed = NoiseCorrectedObjective(rho=np.full(50, 0.1))
+    assert "array of shape (50,)" in repr(clone(fixed))
+
+
+def test_forward_objective_gradient():
+    T = np.array([[0.8, 0.2], [0.3, 0.7]])
+    rng = np.random.RandomState(7)
+    raw, y = rng.normal(size=100), rng.randint(0, 2, 100).astype(float)
+
+    def loss(h):
+        q1 = T[0, 1] * expit(-h) + T[1, 1] * expit(h)
+        return -(y * np.log(q1) + (1 - y) * np.log(1 - q1))
+
+    g, h = ForwardCorrectedObjective(T)(y, raw, None)
+    fd = (loss(raw + 1e-6) - loss(raw - 1e-6)) / 2e-6
+    np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-9)
+    assert np.all(h > 0)
+
+
+# --------------------------------------------------------------- estimators
+
+
+def test_lightgbm_wrapper_outputs_labels_and_probabilities(noisy_binary):
+    X, _, y_noisy, _ = noisy_binary
+    labels = np.array(["neg", "pos"])[y_noisy]
+    clf = InstanceNoiseCorrector(_lgbm(), random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "Cannot compute class probabilities"
+        clf.fit(X, labels)
+        proba = clf.predict_proba(X)
+        pred = clf.predict(X)
+    assert clf.mode_ == "objective"
+    assert callable(clf.estimator_.objective)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert np.all((proba >= 0) & (proba <= 1))
+    assert set(pred) <= {"neg", "pos"}
+    np.testing.assert_array_equal(pred, clf.classes_[proba.argmax(axis=1)])
+    np.testing.assert_allclose(proba[:, 1], expit(clf.decision_function(X)))
+    assert clf.init_scores_[0] == pytest.approx(logit(np.mean(y_noisy)))
+    # the offset is added back: raw LightGBM scores are not returned
+    raw = clf.estimator_.predict(X, raw_score=True)
+    np.testing.assert_allclose(clf.decision_function(X), raw + clf.init_scores_[0])
+    assert clf.score(X, labels) > 0.7
+    scores = cross_val_score(clf, X, labels, cv=3, scoring="accuracy")
+    assert scores.mean() > 0.6
+    assert cross_val_score(clf, X, labels, cv=3, scoring="roc_auc").mean() > 0.7
+    # warm-up: 10 % of 30 rounds are plain logistic rounds
+    assert clf.estimator_.objective.warmup == 3
+
+
+def test_lightgbm_warmup_rounds_are_the_plain_logistic_loss(noisy_binary):
+    X, _, y_noisy, _ = noisy_binary
+    all_warm = InstanceNoiseCorrector(_lgbm(n_estimators=10), warmup=10).fit(X, y_noisy)
+    init = logit(np.mean(y_noisy))
+    builtin = _lgbm(n_estimators=10).fit(
+        X, y_noisy, init_score=np.full(X.shape[0], init)
+    )
+    expected = builtin.predict(X, raw_score=True) + init
+    np.testing.assert_allclose(all_warm.decision_function(X), expected, atol=1e-6)
+    corrected = InstanceNoiseCorrector(_lgbm(n_estimators=10), warmup=5).fit(X, y_noisy)
+    assert not np.allclose(corrected.decision_function(X), expected, atol=1e-3)
+
+
+def test_sample_weight_changes_the_fit(noisy_binary):
+    X, _, y_noisy, _ = noisy_binary
+    w = np.random.RandomState(0).uniform(0.1, 3.0, X.shape[0])
+    for est in (_lgbm(), LogisticRegression(), TorchMLPClassifier(max_iter=20)):
+        a = InstanceNoiseCorrector(est, random_state=0).fit(X, y_noisy)
+        b = InstanceNoiseCorrector(est, random_state=0).fit(X, y_noisy, sample_weight=w)
+        assert not np.allclose(a.decision_function(X), b.decision_function(X))
+
+
+def test_modes_and_fitted_attributes(noisy_binary):
+    X, _, y_noisy, flipped = noisy_binary
+    cases = [
+        (_lgbm(), "objective"),
+        (TorchMLPClassifier(max_iter=40), "objective"),
+        (LogisticRegression(), "reweight"),
+    ]
+    for est, mode in cases:
+        clf = InstanceNoiseCorrector(est, random_state=0).fit(X, y_noisy)
+        assert clf.mode_ == mode
+        n = X.shape[0]
+        assert clf.rho_.shape == (n,) and clf.mislabel_scores_.shape == (n,)
+        assert np.all((clf.rho_ >= 0) & (clf.rho_ <= 0.5))
+        assert 0 <= clf.noise_rate_ < 0.5
+        np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)
+        assert roc_auc_score(flipped, clf.mislabel_scores_) > 0.6
+    clf = InstanceNoiseCorrector(_lgbm(), mode="reweight", random_state=0)
+    assert clf.fit(X, y_noisy).mode_ == "reweight"
+
+
+def test_reweight_weights_are_bounded_and_plain_at_rho_zero(noisy_binary):
+    rng = np.random.RandomState(8)
+    p, rho = rng.uniform(0.01, 0.99, 1000), rng.uniform(0, 0.5, 1000)
+    a, b = reweight_weights(p, rho)
+    assert np.all((a >= 1 - 1e-12) & (a <= 2 + 1e-12))
+    assert np.all((b <= 0) & (b >= -(1 - p) - 1e-12))
+    a0, b0 = reweight_weights(p, np.zeros(1000))
+    np.testing.assert_allclose(a0, 1.0)
+    np.testing.assert_allclose(b0, 0.0)
+    # rho = 0 everywhere: the reweighted fit is the plain fit
+    X, _, y_noisy, _ = noisy_binary
+    clf = InstanceNoiseCorrector(
+        LogisticRegression(), rho=lambda X, y: np.zeros(X.shape[0])
+    ).fit(X, y_noisy)
+    plain = LogisticRegression().fit(X, y_noisy)
+    np.testing.assert_allclose(clf.estimator_.coef_, plain.coef_, rtol=1e-4)
+
+
+@pytest.mark.parametrize("rho", ["cluster", "reconstruction", "ensemble"])
+def test_offline_rho_estimators(noisy_binary, rho):
+    X, _, y_noisy, _ = noisy_binary
+    for est in (LogisticRegression(), _lgbm()):
+        clf = InstanceNoiseCorrector(est, rho=rho, random_state=0).fit(X, y_noisy)
+        assert np.all((clf.rho_ >= 0) & (clf.rho_ <= 0.5)) and clf.noise_rate_ < 0.5
+        assert np.ptp(clf.rho_) > 0
+        np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)
+
+
+def test_torch_offline_rho_reaches_the_criterion(noisy_binary):
+    X, _, y_noisy, _ = noisy_binary
+    clf = InstanceNoiseCorrector(
+        TorchMLPClassifier(max_iter=20), rho="cluster", random_state=0
+    ).fit(X, y_noisy)
+    assert clf.estimator_.n_iter_ == 20
+    np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)
+
+
+def test_multiclass_one_vs_rest():
+    X, y = make_classification(
+        n_samples=300, n_features=6, n_informative=4, n_classes=3, random_state=0
+    )
+    y_noisy, flipped = make_label_noise(y, X, kind="instance", rate=0.2, random_state=0)
+    for est in (_lgbm(), LogisticRegression()):
+        clf = InstanceNoiseCorrector(est, random_state=0).fit(X, y_noisy)
+        assert len(clf.estimators_) == 3 and not hasattr(clf, "estimator_")
+        proba = clf.predict_proba(X)
+        assert proba.shape == (300, 3)
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+        assert clf.decision_function(X).shape == (300, 3)
+        assert clf.score(X, y) > 0.6
+        assert roc_auc_score(flipped, clf.mislabel_scores_) > 0.6
+
+
+def test_determinism_pickle_and_no_global_rng_side_effect(noisy_binary):
+    X, _, y_noisy, _ = noisy_binary
+    for est in (_lgbm(), TorchMLPClassifier(max_iter=20)):
+        state = torch.random.get_rng_state()
+        a = InstanceNoiseCorrector(est, random_state=1).fit(X, y_noisy)
+        b = InstanceNoiseCorrector(est, random_state=1).fit(X, y_noisy)
+        np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+        assert torch.equal(state, torch.random.get_rng_state())
+        restored = pickle.loads(pickle.dumps(a))
+        np.testing.assert_array_equal(restored.predict_proba(X), a.predict_proba(X))
+
+
+def test_pipeline_and_grid_search(noisy_binary):
+    X, _, y_noisy, _ = noisy_binary
+    pipe = make_pipeline(
+        StandardScaler(), InstanceNoiseCorrector(_lgbm(), random_state=0)
+    )
+    grid = GridSearchCV(
+        pipe,
+        {
+            "instancenoisecorrector__beta": [1.0, 4.0],
+            "instancenoisecorrector__lam": [0.0, 0.5],
+        },
+        cv=3,
+    ).fit(X, y_noisy)
+    assert grid.best_score_ > 0.6
+    assert grid.predict(X).shape == (X.shape[0],)
+
+
+# --------------------------------------------------------------- bad input
+
+
+class _NoWeights(KNeighborsClassifier):
+    pass
+
+
+def test_bad_input_errors(noisy_binary):
+    X, _, y_noisy, _ = noisy_binary
+    with pytest.raises(ValueError, match="neither a custom objective nor"):
+        InstanceNoiseCorrector(KNeighborsClassifier()).fit(X, y_noisy)
+    with pytest.raises(ValueError, match="mode='objective' needs"):
+        InstanceNoiseCorrector(LogisticRegression(), mode="objective").fit(X, y_noisy)
+    with pytest.raises(InvalidParameterError, match="beta"):
+        InstanceNoiseCorrector(beta=0.0).fit(X, y_noisy)
+    with pytest.raises(InvalidParameterError, match="lam"):
+        InstanceNoiseCorrector(lam=-1.0).fit(X, y_noisy)
+    with pytest.raises(InvalidParameterError, match="phi"):
+        InstanceNoiseCorrector(phi="cauchy").fit(X, y_noisy)
+    with pytest.raises(ValueError, match="must keep objective=None"):
+        InstanceNoiseCorrector(_lgbm(objective="cross_entropy")).fit(X, y_noisy)
+    with pytest.raises(ValueError, match="must return shape"):
+        InstanceNoiseCorrector(LogisticRegression(), rho=lambda X, y: np.zeros(3)).fit(
+            X, y_noisy
+        )
+    with pytest.raises(ValueError, match=r"flip rates in \[0, 1/2\]"):
+        InstanceNoiseCorrector(
+            LogisticRegression(), rho=lambda X, y: np.full(X.shape[0], 0.7)
+        ).fit(X, y_noisy)
+    with pytest.raises(ValueError, match="class"):
+        InstanceNoiseCorrector(LogisticRegression()).fit(X, np.zeros(X.shape[0]))
+    with pytest.raises(ValueError, match="NaN"):
+        X_nan = X.copy()
+        X_nan[0, 0] = np.nan
+        InstanceNoiseCorrector(LogisticRegression()).fit(X_nan, y_noisy)
+    clf = InstanceNoiseCorrector(LogisticRegression()).fit(X, y_noisy)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(X[:, :3])
+
+
+def test_class_conditional_baseline(noisy_binary):
+    X, y, _, _ = noisy_binary
+    y_noisy, _ = make_label_noise(y, kind="symmetric", rate=0.2, random_state=0)
+    # the identity transition matrix gives the plain fit
+    cc = ClassConditionalNoiseCorrector(transition_matrix=np.eye(2)).fit(X, y_noisy)
+    plain = LogisticRegression().fit(X, y_noisy)
+    np.testing.assert_allclose(cc.estimator_.coef_, plain.coef_, rtol=1e-4)
+    cc = ClassConditionalNoiseCorrector(random_state=0).fit(X, y_noisy)
+    assert np.all(np.diag(cc.transition_matrix_) > 0.5)
+    np.testing.assert_allclose(cc.transition_matrix_.sum(axis=1), 1.0)
+    for est in (_lgbm(), TorchMLPClassifier(max_iter=30)):
+        fwd = ClassConditionalNoiseCorrector(est, method="forward", random_state=0)
+        proba = fwd.fit(X, y_noisy).predict_proba(X)
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+        assert fwd.score(X, y) > 0.7
+    with pytest.raises(ValueError, match="needs a TorchMLPClassifier"):
+        ClassConditionalNoiseCorrector(method="forward").fit(X, y_noisy)
+    X3, y3 = make_classification(
+        n_samples=150, n_informative=4, n_classes=3, random_state=0
+    )
+    with pytest.raises(ValueError, match="binary targets only"):
+        ClassConditionalNoiseCorrector(_lgbm(), method="forward").fit(X3, y3)
+    with pytest.raises(ValueError, match="shape"):
+        ClassConditionalNoiseCorrector(transition_matrix=np.eye(3)).fit(X, y_noisy)
+
+
+# -------------------------------------------------------------- generators
+
+
+@pytest.mark.parametrize(
+    "kind", ["symmetric", "class_conditional", "instance", "xia2020"]
+)
+@pytest.mark.parametrize("rate", [0.1, 0.28, 0.44])
+def test_make_label_noise_hits_the_target_rate(kind, rate):
+    X, y = make_classification(n_samples=4000, n_features=5, random_state=0)
+    y_noisy, flipped, proba = make_label_noise(
+        y, X, kind=kind, rate=rate, random_state=0, return_flip_proba=True
+    )
+    np.testing.assert_array_equal(flipped, y_noisy != y)
+    target = rate
+    if kind == "xia2020":  # N(rate, 0.1^2) truncated to [0, 1]: mean above rate
+        target = truncnorm.mean(-rate / 0.1, (1 - rate) / 0.1, loc=rate, scale=0.1)
+        assert target == pytest.approx(rate, abs=0.03)
+    assert abs(proba.mean() - target) < 0.01
+    assert abs(flipped.mean() - target) < 0.03
+    same = make_label_noise(y, X, kind=kind, rate=rate, random_state=0)[0]
+    np.testing.assert_array_equal(same, y_noisy)
+
+
+def test_make_label_noise_instance_depends_on_x_and_xia_does_not():
+    X, y = make_classification(n_samples=3000, n_features=5, random_state=1)
+    margin = np.abs(
+        LogisticRegression()
+        .fit(StandardScaler().fit_transform(X), y)
+        .decision_function(StandardScaler().fit_transform(X))
+    )
+    _, _, p_inst = make_label_noise(
+        y, X, kind="instance", rate=0.28, random_state=0, return_flip_proba=True
+    )
+    _, _, p_xia = make_label_noise(
+        y, X, kind="xia2020", rate=0.28, random_state=0, return_flip_proba=True
+    )
+    assert spearmanr(margin, p_inst)[0] < -0.9
+    assert abs(spearmanr(margin, p_xia)[0]) < 0.1
+    assert p_inst.max() <= 0.5
+
+
+def test_make_label_noise_multiclass_and_strings():
+    y = np.array(["a", "b", "c"] * 300)
+    X = np.random.RandomState(0).normal(size=(900, 4))
+    for kind in ("symmetric", "class_conditional", "instance", "xia2020"):
+        y_noisy, flipped = make_label_noise(y, X, kind=kind, rate=0.3, random_state=0)
+        assert set(y_noisy) <= {"a", "b", "c"}
+        np.testing.assert_array_equal(flipped, y_noisy != y)
+    y_noisy, flipped = make_label_noise(
+        y, kind="class_conditional", rate=[0.0, 0.5, 0.0], random_state=0
+    )
+    assert not flipped[y == "a"].any() and flipped[y == "b"].mean() > 0.4
+
+
+def test_make_label_noise_errors():
+    y = np.array([0, 1] * 50)
+    X = np.random.RandomState(0).normal(size=(100, 3))
+    with pytest.raises(ValueError, match="kind must be one of"):
+        make_label_noise(y, X, kind="pairflip", rate=0.2)
+    with pytest.raises(ValueError, match=r"rate must be in \[0, 1\)"):
+        make_label_noise(y, kind="symmetric", rate=1.2)
+    with pytest.raises(ValueError, match="needs the features X"):
+        make_label_noise(y, kind="instance", rate=0.2)
+    with pytest.raises(ValueError, match="rows"):
+        make_label_noise(y, X[:50], kind="xia2020", rate=0.2)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        make_label_noise(np.zeros(10), kind="symmetric", rate=0.2)
+    with pytest.raises(ValueError, match="rate < 1/2"):
+        make_label_noise(y, X, kind="instance", rate=0.6)
+    with pytest.raises(ValueError, match="shape"):
+        make_label_noise(y, kind="symmetric", rate=[0.1, 0.2])
+    with pytest.raises(ValueError, match=r"NaN|infinity"):
+        X_nan = X.copy()
+        X_nan[0, 0] = np.nan
+        make_label_noise(y, X_nan, kind="instance", rate=0.2)
+
+
+# ------------------------------------------------------------- statistics
+
+
+def test_mislabel_ranking_and_rho_over_seeds():
+    """Over 5 seeds: mislabel AUROC and rho's correlation with the true flip rate."""
+    aurocs, corrs, gains = [], [], []
+    for seed in range(5):
+        X, y = make_classification(
+            n_samples=600, n_features=8, n_informative=5, random_state=seed
+        )
+        X_tr, X_te, y_tr, y_te = train_test_split(X, y, random_state=seed)
+        y_noisy, flipped, proba = make_label_noise(
+            y_tr,
+            X_tr,
+            kind="instance",
+            rate=0.28,
+            random_state=seed,
+            return_flip_proba=True,
+        )
+        clf = InstanceNoiseCorrector(LogisticRegression(), random_state=seed)
+        clf.fit(X_tr, y_noisy)
+        aurocs.append(roc_auc_score(flipped, clf.mislabel_scores_))
+        corrs.append(spearmanr(clf.rho_, proba)[0])
+        plain = LogisticRegression().fit(X_tr, y_noisy)
+        gains.append(clf.score(X_te, y_te) - plain.score(X_te, y_te))
+    assert np.mean(aurocs) > 0.75 and min(aurocs) > 0.65
+    assert np.mean(corrs) > 0.5
+    # a linear model is already robust to this noise: no loss beyond 2 points
+    assert np.mean(gains) > -0.02
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"hessian": "exact_clipped"},
+        {"hessian": "abs", "detach_rho": False, "lam": 0.5},
+        {"phi": "exponential", "beta": 1.0},
+        {"phi": "gaussian", "warmup": 0},
+    ],
+)
+def test_lightgbm_objective_options_fit(noisy_binary, params):
+    X, y, y_noisy, _ = noisy_binary
+    clf = InstanceNoiseCorrector(_lgbm(), random_state=0, **params).fit(X, y_noisy)
+    proba = clf.predict_proba(X)
+    assert np.all(np.isfinite(proba))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert clf.score(X, y) > 0.6
+
+
+def test_torch_options_and_verbose(noisy_binary, capsys):
+    X, y, y_noisy, _ = noisy_binary
+    clf = InstanceNoiseCorrector(
+        TorchMLPClassifier(max_iter=15),
+        detach_rho=False,
+        lam=0.5,
+        phi="gaussian",
+        warmup=3,
+        random_state=0,
+        verbose=1,
+    ).fit(X, y_noisy)
+    assert "sub-problem 1/1" in capsys.readouterr().out
+    assert clf.estimator_.n_iter_ == 15
+    assert clf.score(X, y) > 0.6
+
+
+def test_class_conditional_bad_matrix_and_shrink_warning(noisy_binary):
+    X, _, y_noisy, _ = noisy_binary
+    with pytest.raises(ValueError, match="rows summing to 1"):
+        ClassConditionalNoiseCorrector(
+            transition_matrix=np.array([[0.9, 0.2], [0.1, 0.9]])
+        ).fit(X, y_noisy)
+    with pytest.raises(ValueError, match="singular"):
+        ClassConditionalNoiseCorrector(transition_matrix=np.full((2, 2), 0.5)).fit(
+            X, y_noisy
+        )
+    # labels unrelated to X: the anchor estimate flips more than it keeps
+    y_random = np.random.RandomState(0).randint(0, 2, X.shape[0])
+    with pytest.warns(UserWarning, match="mixed with the identity"):
+        cc = ClassConditionalNoiseCorrector(
+            LogisticRegression(C=1e-4), random_state=0
+        ).fit(X, y_random)
+    assert np.all(np.diag(cc.transition_matrix_) >= 0.55 - 1e-12)
