@@ -7,11 +7,13 @@ them, so importing the package is fast.
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from sklearn_iclr26.conformal import CVQRRegressor
 from sklearn_iclr26.neural_network import TorchMLPClassifier, TorchMLPRegressor
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "CVQRRegressor",
     "TorchMLPClassifier",
     "TorchMLPRegressor",
     "__version__",

@@ -1,0 +1,26 @@
+"""Test-friendly instances of the conformal estimators (see utils/_test_common)."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+TEST_PARAMS = {
+    # alpha=0.5 needs only 1 calibration point, so that the small data sets
+    # of the common checks (10-20 samples) can be calibrated; calibration_size
+    # =0.5 gives the 100 points needed at the alpha=0.01 that
+    # check_regressors_train sets (it sets any `alpha` parameter to 0.01)
+    "CVQRRegressor": [
+        {
+            "alpha": 0.5,
+            "calibration_size": 0.5,
+            "max_iter": 30,
+            "learning_rate": 3e-2,
+            "warmup_epochs": 3,
+            "hidden_dim": 8,
+            "n_layers": 1,
+            "batch_size": None,
+            "inner_max_iter": 20,
+        }
+    ],
+}
+
+EXPECTED_FAILED_CHECKS = {}
