@@ -314,7 +314,7 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
         n_cal = (
             int(self.calibration_size)
             if isinstance(self.calibration_size, Integral)
-            else int(math.floor(self.calibration_size * n_samples))
+            else math.floor(self.calibration_size * n_samples)
         )
         if n_cal >= n_samples - 1:
             raise ValueError(
@@ -397,11 +397,41 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
         )
         self.n_iter_ = len(self.net_.history)
 
-        scores = self._scores(X[cal_idx], Y[cal_idx])
+        self._set_calibration(X[cal_idx], Y[cal_idx])
+        return self
+
+    def _set_calibration(self, X, Y):
+        scores = self._scores(X, Y)
         if not np.all(np.isfinite(scores)) and self.conformity_score == "pb":
             raise RuntimeError("Non-finite calibration ranks: the training diverged.")
         self.calibration_scores_ = np.sort(scores)
         self.threshold_ = _conformal_threshold(self.calibration_scores_, self.alpha)
+
+    def calibrate(self, X, Y):
+        """Re-calibrate the conformal threshold on new data, keeping the map.
+
+        Replaces the calibration scores of :meth:`fit` by those of ``(X, Y)``
+        (which must not have been used to train the map), e.g. to study
+        coverage over many calibration sets or after a distribution shift of
+        the calibration data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_calibration, n_features)
+            Calibration covariates.
+        Y : array-like of shape (n_calibration, n_outputs)
+            Calibration responses.
+
+        Returns
+        -------
+        self : object
+            The re-calibrated estimator.
+        """
+        check_is_fitted(self)
+        X = self._check_X(X)
+        Y = self._check_Y(Y, X.shape[0])
+        check_calibration_size(X.shape[0], self.alpha)
+        self._set_calibration(X, Y)
         return self
 
     # -------------------------------------------------------------- helpers
@@ -620,8 +650,9 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         if self.conformity_score != "pb":
             raise ValueError(
-                "predict_region is available for conformity_score='pb' only: HPD regions are "
-                "density level sets, not images of a ball. Use contains()."
+                "predict_region is available for conformity_score='pb' only: HPD "
+                "regions are density level sets, not images of a ball. Use "
+                "contains()."
             )
         if self.n_outputs_ > 2:
             raise ValueError(
@@ -649,10 +680,11 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
     def region_volume(self, X, alpha=None, n_samples=128):
         """Log-volume of the conformal regions, in the units of ``Y``.
 
-        For ``conformity_score="pb"``, change of variables through ``Q = grad phi``:
+        For ``conformity_score="pb"``, change of variables through
+        ``Q = grad phi``:
         ``vol = vol(B(0, q)) * E_{u ~ Unif(B(0, q))}[det Hessian_u phi(u, x)]``
-        times the product of the ``Y`` scales. For ``conformity_score="hpd"``, importance
-        sampling from the reference law. Monte-Carlo points are fixed
+        times the product of the ``Y`` scales. For ``conformity_score="hpd"``,
+        importance sampling from the reference law. Monte-Carlo points are fixed
         (seeded), so the estimate is deterministic.
 
         Parameters

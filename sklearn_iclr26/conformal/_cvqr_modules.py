@@ -26,8 +26,8 @@ from torch import nn
 from torch.nn import functional as F
 
 __all__ = [
-    "CVQRModule",
     "PICNN",
+    "CVQRModule",
     "PassthroughLoss",
     "WarmupPhase",
     "newton_conjugate",
@@ -75,8 +75,9 @@ class PICNN(nn.Module):
     Context path ``c_0 = x``, ``c_{l+1} = ELU(A_l c_l)``. Convex path::
 
         z_1     = softplus(B_0 (u * G_0 c_0) + C_0 c_0)
-        z_{l+1} = softplus(W_l^+ (z_l * softplus(H_l c_l)) + B_l (u * G_l c_l) + C_l c_l)
-        phi     = softplus(z_L-out) + 0.5 * exp(s(x, c_L)) * ||u||^2 + <u, m(x, c_L)>
+        z_{l+1} = softplus(W_l^+ (z_l * softplus(H_l c_l))
+                           + B_l (u * G_l c_l) + C_l c_l)
+        phi     = softplus(z_L) + 0.5 * exp(s(x, c_L)) ||u||^2 + <u, m(x, c_L)>
 
     where ``W_l^+ >= 0`` elementwise; every pre-activation is convex in ``u``
     (non-negative combinations of convex functions plus terms affine in ``u``),
@@ -202,7 +203,7 @@ def newton_conjugate(potential, x, y, u0, *, max_iter=50, tol=1e-8):
     active = torch.ones(u.shape[0], dtype=torch.bool, device=u.device)
     n_iter = 0
     eye = torch.eye(u.shape[1], dtype=u.dtype, device=u.device)
-    for n_iter in range(1, max_iter + 1):  # noqa: B007
+    for n_iter in range(1, max_iter + 1):
         idx = active.nonzero()[:, 0]
         if idx.numel() == 0:
             n_iter -= 1

@@ -21,6 +21,19 @@ TEST_PARAMS = {
             "inner_max_iter": 20,
         }
     ],
+    # same reasons for the baselines
+    # (the box calibrates each of the d outputs at alpha / d: alpha=0.9 keeps
+    # 5 calibration points enough for the 5-output check on 10 samples)
+    "BonferroniBoxRegressor": [{"alpha": 0.9, "calibration_size": 0.5}],
+    "EllipsoidRegressor": [
+        {"alpha": 0.5, "calibration_size": 0.5},
+        {
+            "alpha": 0.5,
+            "calibration_size": 0.5,
+            "covariance": "local",
+            "n_neighbors": 10,
+        },
+    ],
 }
 
 EXPECTED_FAILED_CHECKS = {}
