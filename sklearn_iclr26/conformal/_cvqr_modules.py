@@ -174,8 +174,8 @@ def potential_grad(potential, u, x, *, create_graph=False):
     return grad
 
 
-def potential_hessian(potential, u, x):
-    """Batched ``Hessian_u phi(u, x)`` of shape (n, d, d), no graph kept."""
+def potential_derivatives(potential, u, x):
+    """``phi``, ``grad_u phi`` and ``Hessian_u phi`` (n, d, d), detached."""
     d = u.shape[1]
     with torch.enable_grad():
         u = u.detach().requires_grad_(True)
@@ -185,7 +185,12 @@ def potential_hessian(potential, u, x):
         for j in range(d):
             (row,) = torch.autograd.grad(grad[:, j].sum(), u, retain_graph=j < d - 1)
             rows.append(row)
-    return torch.stack(rows, dim=1).detach()
+    return phi.detach(), grad.detach(), torch.stack(rows, dim=1).detach()
+
+
+def potential_hessian(potential, u, x):
+    """Batched ``Hessian_u phi(u, x)`` of shape (n, d, d), no graph kept."""
+    return potential_derivatives(potential, u, x)[2]
 
 
 def newton_conjugate(potential, x, y, u0, *, max_iter=50, tol=1e-8):
@@ -203,18 +208,15 @@ def newton_conjugate(potential, x, y, u0, *, max_iter=50, tol=1e-8):
     active = torch.ones(u.shape[0], dtype=torch.bool, device=u.device)
     n_iter = 0
     eye = torch.eye(u.shape[1], dtype=u.dtype, device=u.device)
+    eps = torch.finfo(u.dtype).eps
+    tol = max(tol, 100 * eps)
     for n_iter in range(1, max_iter + 1):
         idx = active.nonzero()[:, 0]
         if idx.numel() == 0:
             n_iter -= 1
             break
         ua, xa, ya = u[idx], x[idx], y[idx]
-        hess = potential_hessian(potential, ua, xa)
-        with torch.enable_grad():
-            ua_g = ua.clone().requires_grad_(True)
-            phi = potential(ua_g, xa)
-            (grad_phi,) = torch.autograd.grad(phi.sum(), ua_g)
-        phi = phi.detach()
+        phi, grad_phi, hess = potential_derivatives(potential, ua, xa)
         grad = grad_phi - ya
         gnorm = grad.norm(dim=1)
         done = gnorm <= tol
@@ -228,7 +230,9 @@ def newton_conjugate(potential, x, y, u0, *, max_iter=50, tol=1e-8):
             for _ in range(30):
                 cand = ua + t[:, None] * step
                 f_new = potential(cand, xa) - (cand * ya).sum(1)
-                ok = (f_new <= f0 + 1e-4 * t * slope) & ~accepted
+                # Armijo, with slack for round-off near the optimum
+                slack = 8 * eps * (1 + f0.abs())
+                ok = (f_new <= f0 + 1e-4 * t * slope + slack) & ~accepted
                 accepted = accepted | ok
                 if bool(accepted.all()):
                     break
