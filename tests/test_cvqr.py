@@ -30,7 +30,7 @@ from sklearn_iclr26.metrics import (
 
 torch = pytest.importorskip("torch")
 
-FAST = dict(max_iter=30, learning_rate=3e-2, hidden_dim=16, warmup_epochs=5)
+FAST = {"max_iter": 30, "learning_rate": 3e-2, "hidden_dim": 16, "warmup_epochs": 5}
 
 
 def banana(n, rng):
