@@ -26,7 +26,7 @@ the change-of-variables estimator for CVQR (on ``--n-volume`` test points), and
 Monte Carlo in the bounding box of the calibration residuals for OT-CP (the
 paper's protocol; only for d <= 2, where it is reliable).
 
-Run (about 30 minutes on 2 cores with the defaults)::
+Run (about 15-20 minutes on 2 shared cores with the defaults)::
 
     OMP_NUM_THREADS=1 python benchmarks/cvqr_reproduction.py \\
         --data-home ../shared/data/multioutput
