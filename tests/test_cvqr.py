@@ -142,14 +142,19 @@ def test_exact_order_statistic_threshold():
 
 
 def test_ranks_roughly_gaussian_on_held_out(fitted):
-    reg, _, _ = fitted
+    reg, _, Y = fitted
     rng = np.random.RandomState(5)
     Xt, Yt = banana(2000, rng)
-    r2 = np.sum(reg.rank(Xt, Yt) ** 2, axis=1)
-    # loose: the map is trained briefly; ||R||^2 should look like chi2(2)
-    quantiles = np.quantile(r2, [0.25, 0.5, 0.75, 0.9])
-    expected = stats.chi2(2).ppf([0.25, 0.5, 0.75, 0.9])
-    np.testing.assert_allclose(quantiles, expected, rtol=0.25)
+    ranks = reg.rank(Xt, Yt)
+    # loose (the map is trained briefly): ranks look like N(0, I) ...
+    np.testing.assert_allclose(ranks.mean(axis=0), 0, atol=0.1)
+    np.testing.assert_allclose(np.cov(ranks.T), np.eye(2), atol=0.25)
+    # ... and ||R||^2 like chi2(2): far closer than globally standardized Y
+    ks = stats.kstest(np.sum(ranks**2, axis=1), stats.chi2(2).cdf).statistic
+    Z = (Yt - Y.mean(axis=0)) / Y.std(axis=0)
+    ks_global = stats.kstest(np.sum(Z**2, axis=1), stats.chi2(2).cdf).statistic
+    assert ks < 0.12
+    assert ks < 0.5 * ks_global
 
 
 # ------------------------------------------------------------- validity
