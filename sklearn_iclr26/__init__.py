@@ -7,7 +7,13 @@ them, so importing the package is fast.
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn_iclr26.conformal import SOCOPClassifier, SplitConformalClassifier
+from sklearn_iclr26.conformal import (
+    BonferroniBoxRegressor,
+    CVQRRegressor,
+    EllipsoidRegressor,
+    SOCOPClassifier,
+    SplitConformalClassifier,
+)
 from sklearn_iclr26.deferral import (
     DeferralCurveDisplay,
     TopKDeferralRegressor,
@@ -29,9 +35,12 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "ArchitectureFrontierDisplay",
+    "BonferroniBoxRegressor",
+    "CVQRRegressor",
     "ClassConditionalNoiseCorrector",
     "ConNASSearch",
     "DeferralCurveDisplay",
+    "EllipsoidRegressor",
     "InstanceNoiseCorrector",
     "PenaltyNASSearch",
     "RandomNASSearch",

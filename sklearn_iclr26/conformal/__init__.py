@@ -3,6 +3,9 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from sklearn_iclr26.conformal._box_region import BonferroniBoxRegressor
+from sklearn_iclr26.conformal._cvqr import CVQRRegressor
+from sklearn_iclr26.conformal._ellipsoid_region import EllipsoidRegressor
 from sklearn_iclr26.conformal._scores import (
     SCORE_NAMES,
     aps_scores,
@@ -19,6 +22,9 @@ from sklearn_iclr26.conformal._split_classifier import SplitConformalClassifier
 
 __all__ = [
     "SCORE_NAMES",
+    "BonferroniBoxRegressor",
+    "CVQRRegressor",
+    "EllipsoidRegressor",
     "SOCOPClassifier",
     "SplitConformalClassifier",
     "aps_scores",

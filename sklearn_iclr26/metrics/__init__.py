@@ -3,6 +3,11 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from sklearn_iclr26.metrics._region_metrics import (
+    log_volume_per_dimension,
+    region_coverage_score,
+    worst_slab_coverage_score,
+)
 from sklearn_iclr26.metrics._set_metrics import (
     coverage_score,
     mean_set_size,
@@ -13,8 +18,11 @@ from sklearn_iclr26.metrics._set_metrics import (
 
 __all__ = [
     "coverage_score",
+    "log_volume_per_dimension",
     "mean_set_size",
     "multiple_prediction_rate",
+    "region_coverage_score",
     "set_size_stratified_coverage_violation",
     "singleton_rate",
+    "worst_slab_coverage_score",
 ]

@@ -1,0 +1,408 @@
+"""Torch modules and solvers behind :class:`~sklearn_iclr26.conformal.CVQRRegressor`.
+
+Imported lazily inside ``fit`` (this module imports torch at top level); the
+classes live at module level so that fitted estimators pickle.
+
+* :class:`PICNN` is the potential ``phi(u, x)``: convex in ``u`` (non-negative
+  weights on the convex path, convex non-decreasing activations) and free in
+  ``x``, plus a strongly-convex term ``0.5 * exp(s(x)) * ||u||^2`` whose
+  x-dependent log-curvature ``s`` is learned.
+* :class:`CVQRModule` bundles the potential and the amortization network and,
+  in training mode, returns the per-sample semi-dual OT loss (the criterion
+  :class:`PassthroughLoss` only hands it to the skorch net).
+* :func:`newton_conjugate` is the deterministic per-sample damped Newton solver
+  of ``argmax_u <u, y> - phi(u, x)`` used for every rank computed after
+  training (calibration and test alike).
+"""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import math
+
+import torch
+from skorch.callbacks import Callback
+from torch import nn
+from torch.nn import functional as F
+
+__all__ = [
+    "PICNN",
+    "CVQRModule",
+    "PassthroughLoss",
+    "WarmupPhase",
+    "newton_conjugate",
+]
+
+
+def sample_reference(n, d, reference, *, generator=None, dtype=torch.float64):
+    """Draw ``n`` points of the reference law in dimension ``d``."""
+    z = torch.randn(n, d, generator=generator, dtype=dtype)
+    if reference == "gaussian":
+        return z
+    # uniform on the unit ball: uniform direction, radius ~ U^(1/d)
+    direction = z / z.norm(dim=1, keepdim=True).clamp_min(1e-30)
+    radius = torch.rand(n, 1, generator=generator, dtype=dtype) ** (1.0 / d)
+    return direction * radius
+
+
+def reference_log_density(u, reference):
+    """Log-density of the reference law at the rows of ``u``."""
+    d = u.shape[-1]
+    if reference == "gaussian":
+        return -0.5 * (u**2).sum(-1) - 0.5 * d * math.log(2 * math.pi)
+    log_ball = 0.5 * d * math.log(math.pi) - math.lgamma(0.5 * d + 1)
+    inside = u.norm(dim=-1) <= 1.0
+    out = torch.full(u.shape[:-1], -log_ball, dtype=u.dtype, device=u.device)
+    return torch.where(inside, out, torch.full_like(out, -math.inf))
+
+
+class _PositiveLinear(nn.Module):
+    """Linear map with weights ``softplus(raw) / fan_in`` (all >= 0), no bias."""
+
+    def __init__(self, n_in, n_out, dtype):
+        super().__init__()
+        self.raw = nn.Parameter(torch.empty(n_out, n_in, dtype=dtype))
+        nn.init.normal_(self.raw, mean=-1.0, std=0.3)
+        self.n_in = n_in
+
+    def forward(self, z):
+        return z @ (F.softplus(self.raw) / self.n_in).T
+
+
+class PICNN(nn.Module):
+    """Partially input-convex network ``phi(u, x)``, convex in ``u``.
+
+    Context path ``c_0 = x``, ``c_{l+1} = ELU(A_l c_l)``. Convex path::
+
+        z_1     = softplus(B_0 (u * G_0 c_0) + C_0 c_0)
+        z_{l+1} = softplus(W_l^+ (z_l * softplus(H_l c_l))
+                           + B_l (u * G_l c_l) + C_l c_l)
+        phi     = softplus(z_L) + 0.5 * exp(s(x, c_L)) ||u||^2 + <u, m(x, c_L)>
+
+    where ``W_l^+ >= 0`` elementwise; every pre-activation is convex in ``u``
+    (non-negative combinations of convex functions plus terms affine in ``u``),
+    softplus is convex and non-decreasing, so ``phi`` is convex in ``u`` and,
+    thanks to the quadratic term, strongly convex (the linear term ``<u, m>``
+    gives a free conditional location): the conjugate
+    ``sup_u <u, y> - phi(u, x)`` is attained at a unique point.
+    """
+
+    def __init__(self, n_features, n_outputs, hidden_dim=32, n_layers=2, *, dtype):
+        super().__init__()
+        p, d, h = n_features, n_outputs, hidden_dim
+        self.context = nn.ModuleList(
+            [nn.Linear(p if i == 0 else h, h, dtype=dtype) for i in range(n_layers)]
+        )
+        self.z_weight = nn.ModuleList()
+        self.z_gate = nn.ModuleList()
+        self.u_gate = nn.ModuleList()
+        self.u_weight = nn.ModuleList()
+        self.c_weight = nn.ModuleList()
+        for layer in range(n_layers + 1):
+            c_dim = p if layer == 0 else h
+            out = h if layer < n_layers else 1
+            if layer > 0:
+                self.z_weight.append(_PositiveLinear(h, out, dtype))
+                self.z_gate.append(nn.Linear(c_dim, h, dtype=dtype))
+            self.u_gate.append(nn.Linear(c_dim, d, dtype=dtype))
+            self.u_weight.append(nn.Linear(d, out, bias=False, dtype=dtype))
+            self.c_weight.append(nn.Linear(c_dim, out, dtype=dtype))
+        for gate in self.u_gate:  # u * (1 + small): start close to linear in u
+            nn.init.zeros_(gate.weight)
+            nn.init.ones_(gate.bias)
+        c_last = p if n_layers == 0 else h + p
+        self.log_curvature = nn.Linear(c_last, 1, dtype=dtype)
+        nn.init.zeros_(self.log_curvature.weight)
+        nn.init.constant_(self.log_curvature.bias, math.log(0.5))
+        # linear term <u, m(x)>: a free conditional location
+        self.location = nn.Linear(c_last, d, dtype=dtype)
+        nn.init.zeros_(self.location.weight)
+        nn.init.zeros_(self.location.bias)
+
+    def forward(self, u, x):
+        contexts = [x]
+        for layer in self.context:
+            contexts.append(F.elu(layer(contexts[-1])))
+        n_layers = len(self.context)
+        z = None
+        for layer in range(n_layers + 1):
+            c = contexts[layer]
+            pre = self.u_weight[layer](u * self.u_gate[layer](c)) + self.c_weight[
+                layer
+            ](c)
+            if z is not None:
+                gate = F.softplus(self.z_gate[layer - 1](c))
+                pre = pre + self.z_weight[layer - 1](z * gate)
+            z = F.softplus(pre) if layer < n_layers else pre
+        last = contexts[-1] if n_layers == 0 else torch.cat([x, contexts[-1]], 1)
+        curvature = torch.exp(self.log_curvature(last))
+        return (
+            F.softplus(z[:, 0])
+            + 0.5 * curvature[:, 0] * (u**2).sum(1)
+            + (u * self.location(last)).sum(1)
+        )
+
+
+class Amortizer(nn.Module):
+    """Amortization network ``a(x, y) = MLP([x, y]) + L y`` guessing the rank."""
+
+    def __init__(self, n_features, n_outputs, hidden_dim=32, n_layers=2, *, dtype):
+        super().__init__()
+        layers, n_in = [], n_features + n_outputs
+        for _ in range(max(n_layers, 1)):
+            layers += [nn.Linear(n_in, hidden_dim, dtype=dtype), nn.ELU()]
+            n_in = hidden_dim
+        last = nn.Linear(n_in, n_outputs, dtype=dtype)
+        nn.init.zeros_(last.weight)
+        nn.init.zeros_(last.bias)
+        self.mlp = nn.Sequential(*layers, last)
+        self.linear = nn.Linear(n_outputs, n_outputs, bias=False, dtype=dtype)
+        with torch.no_grad():
+            self.linear.weight.copy_(torch.eye(n_outputs, dtype=dtype))
+
+    def forward(self, x, y):
+        return self.mlp(torch.cat([x, y], dim=1)) + self.linear(y)
+
+
+def potential_grad(potential, u, x, *, create_graph=False):
+    """``grad_u phi(u, x)`` for a batch (the problem is separable in rows)."""
+    with torch.enable_grad():
+        if not u.requires_grad:
+            u = u.detach().requires_grad_(True)
+        phi = potential(u, x)
+        (grad,) = torch.autograd.grad(phi.sum(), u, create_graph=create_graph)
+    return grad
+
+
+def potential_derivatives(potential, u, x):
+    """``phi``, ``grad_u phi`` and ``Hessian_u phi`` (n, d, d), detached."""
+    d = u.shape[1]
+    with torch.enable_grad():
+        u = u.detach().requires_grad_(True)
+        phi = potential(u, x)
+        (grad,) = torch.autograd.grad(phi.sum(), u, create_graph=True)
+        rows = []
+        for j in range(d):
+            (row,) = torch.autograd.grad(grad[:, j].sum(), u, retain_graph=j < d - 1)
+            rows.append(row)
+    return phi.detach(), grad.detach(), torch.stack(rows, dim=1).detach()
+
+
+def potential_hessian(potential, u, x):
+    """Batched ``Hessian_u phi(u, x)`` of shape (n, d, d), no graph kept."""
+    return potential_derivatives(potential, u, x)[2]
+
+
+def newton_conjugate(potential, x, y, u0, *, max_iter=50, tol=1e-8):
+    """Solve ``argmax_u <u, y> - phi(u, x)`` row by row with damped Newton.
+
+    Each row is an independent strongly-convex problem; every row runs its own
+    Armijo backtracking and stops on its own gradient norm, so the result is a
+    deterministic function of ``(x, y, u0)`` that does not depend on the other
+    rows of the batch. Returns the ranks (detached) and the number of Newton
+    iterations run.
+    """
+    u = u0.detach().clone()
+    x = x.detach()
+    y = y.detach()
+    active = torch.ones(u.shape[0], dtype=torch.bool, device=u.device)
+    n_iter = 0
+    eye = torch.eye(u.shape[1], dtype=u.dtype, device=u.device)
+    eps = torch.finfo(u.dtype).eps
+    tol = max(tol, 100 * eps)
+    for n_iter in range(1, max_iter + 1):
+        idx = active.nonzero()[:, 0]
+        if idx.numel() == 0:
+            n_iter -= 1
+            break
+        ua, xa, ya = u[idx], x[idx], y[idx]
+        phi, grad_phi, hess = potential_derivatives(potential, ua, xa)
+        grad = grad_phi - ya
+        gnorm = grad.norm(dim=1)
+        done = gnorm <= tol
+        # Newton direction; a tiny ridge guards against round-off
+        step = -torch.linalg.solve(hess + 1e-12 * eye, grad.unsqueeze(-1))[..., 0]
+        f0 = phi - (ua * ya).sum(1)
+        slope = (grad * step).sum(1)
+        t = torch.ones_like(f0)
+        accepted = done.clone()
+        with torch.no_grad():
+            for _ in range(30):
+                cand = ua + t[:, None] * step
+                f_new = potential(cand, xa) - (cand * ya).sum(1)
+                # Armijo, with slack for round-off near the optimum
+                slack = 8 * eps * (1 + f0.abs())
+                ok = (f_new <= f0 + 1e-4 * t * slope + slack) & ~accepted
+                accepted = accepted | ok
+                if bool(accepted.all()):
+                    break
+                t = torch.where(accepted, t, 0.5 * t)
+        new_u = torch.where(done[:, None], ua, ua + t[:, None] * step)
+        u[idx] = new_u.detach()
+        still = ~done
+        active_new = torch.zeros_like(active)
+        active_new[idx] = still
+        active = active_new
+    return u, n_iter
+
+
+def lbfgs_conjugate(potential, x, y, u0, *, max_iter=100, tol=1e-10):
+    """Cold-start L-BFGS (strong Wolfe) on the batch sum of conjugate problems.
+
+    The rows share one line search, as in the authors' C-NQR solver; used
+    during training with ``solver="lbfgs"`` and by the benchmark.
+    """
+    u = u0.detach().clone().requires_grad_(True)
+    x = x.detach()
+    y = y.detach()
+    optimizer = torch.optim.LBFGS(
+        [u],
+        lr=1.0,
+        max_iter=max_iter,
+        tolerance_grad=tol,
+        tolerance_change=1e-14,
+        history_size=20,
+        line_search_fn="strong_wolfe",
+    )
+
+    def closure():
+        optimizer.zero_grad()
+        loss = (potential(u, x) - (u * y).sum(1)).sum()
+        loss.backward()
+        return loss
+
+    with torch.enable_grad():
+        optimizer.step(closure)
+    return u.detach()
+
+
+class CVQRModule(nn.Module):
+    """Potential ``phi`` + amortization network; forward returns the OT loss.
+
+    In training (``forward(X, Y)``), for each row: draw ``u ~ F_U``, solve the
+    conjugate ``u* = argmax_u <u, y> - phi(u, x)`` (detached) and return
+
+        phi(u, x) + <u*, y> - phi(u*, x)  +  ||a(x, y) - u*||
+
+    whose gradient in the parameters of ``phi`` is the semi-dual OT gradient
+    (Danskin) and in those of ``a`` the amortization loss. During warm-up it
+    returns ``||grad_u phi(u, x) - u||^2 + ||a(x, y) - y||^2`` instead.
+    """
+
+    def __init__(
+        self,
+        n_features,
+        n_outputs,
+        hidden_dim=32,
+        n_layers=2,
+        solver="amortized",
+        reference="gaussian",
+        inner_max_iter=50,
+        train_inner_iter=5,
+        epsilon=1e-3,
+        n_mc=512,
+        *,
+        dtype=torch.float64,
+    ):
+        super().__init__()
+        self.n_outputs = n_outputs
+        self.solver = solver
+        self.reference = reference
+        self.inner_max_iter = inner_max_iter
+        self.train_inner_iter = train_inner_iter
+        self.epsilon = epsilon
+        self.n_mc = n_mc
+        self.potential = PICNN(n_features, n_outputs, hidden_dim, n_layers, dtype=dtype)
+        self.amortizer = Amortizer(
+            n_features, n_outputs, hidden_dim, n_layers, dtype=dtype
+        )
+        self.in_warmup = False
+
+    def forward(self, X, Y):
+        n, d = Y.shape
+        u = sample_reference(n, d, self.reference, dtype=Y.dtype).to(Y.device)
+        if self.in_warmup:
+            grad = potential_grad(self.potential, u, X, create_graph=True)
+            guess = self.amortizer(X, Y)
+            return ((grad - u) ** 2).sum(1) + ((guess - Y) ** 2).sum(1)
+        phi_u = self.potential(u, X)
+        if self.solver == "entropic":
+            m = self.n_mc
+            ref = sample_reference(m, d, self.reference, dtype=Y.dtype).to(Y.device)
+            x_rep = X.repeat_interleave(m, dim=0)
+            u_rep = ref.repeat(n, 1)
+            phi_ref = self.potential(u_rep, x_rep).reshape(n, m)
+            logits = (Y @ ref.T - phi_ref) / self.epsilon
+            psi = self.epsilon * (torch.logsumexp(logits, dim=1) - math.log(m))
+            return phi_u + psi
+        if self.solver == "amortized":
+            guess = self.amortizer(X, Y)
+            u_star, _ = newton_conjugate(
+                self.potential,
+                X,
+                Y,
+                guess.detach(),
+                max_iter=self.train_inner_iter,
+                tol=1e-6,
+            )
+            amortization = torch.sqrt(((guess - u_star) ** 2).sum(1) + 1e-12)
+        else:  # cold-start L-BFGS
+            u_star = lbfgs_conjugate(
+                self.potential, X, Y, torch.zeros_like(Y), max_iter=self.inner_max_iter
+            )
+            amortization = torch.zeros_like(phi_u)
+        conj = (u_star * Y).sum(1) - self.potential(u_star, X)
+        return phi_u + conj + amortization
+
+    # -- inference helpers (no parameter gradients) -----------------------
+    def quantile(self, x, u):
+        return potential_grad(self.potential, u, x).detach()
+
+    def initial_rank(self, x, y):
+        """Warm start of the rank solver: deterministic in ``(x, y)``."""
+        if self.solver == "amortized":
+            with torch.no_grad():
+                return self.amortizer(x, y)
+        if self.solver == "entropic":
+            # soft argmax over a fixed reference cloud (seeded once)
+            gen = torch.Generator().manual_seed(0)
+            ref = sample_reference(
+                self.n_mc, y.shape[1], self.reference, generator=gen, dtype=y.dtype
+            ).to(y.device)
+            n, m = y.shape[0], ref.shape[0]
+            with torch.no_grad():
+                phi_ref = self.potential(
+                    ref.repeat(n, 1), x.repeat_interleave(m, dim=0)
+                ).reshape(n, m)
+                weights = torch.softmax((y @ ref.T - phi_ref) / self.epsilon, dim=1)
+            return weights @ ref
+        return torch.zeros_like(y)
+
+    def rank(self, x, y, *, max_iter=None, tol=1e-8):
+        u0 = self.initial_rank(x, y)
+        budget = self.inner_max_iter if max_iter is None else max_iter
+        u, _ = newton_conjugate(self.potential, x, y, u0, max_iter=budget, tol=tol)
+        return u
+
+    def hessian(self, x, u):
+        return potential_hessian(self.potential, u, x)
+
+
+class PassthroughLoss(nn.Module):
+    """Criterion returning the module's per-sample losses unchanged."""
+
+    def forward(self, y_pred, y_true=None, **aux):
+        return y_pred
+
+
+class WarmupPhase(Callback):
+    """skorch callback: switch the module's warm-up flag at each epoch."""
+
+    def __init__(self, warmup_epochs):
+        self.warmup_epochs = warmup_epochs
+
+    def on_epoch_begin(self, net, **kwargs):
+        net.module_.in_warmup = len(net.history) <= self.warmup_epochs
+
+    def on_train_end(self, net, **kwargs):
+        net.module_.in_warmup = False

@@ -1,0 +1,436 @@
+"""Tests of CVQRRegressor, the region baselines and the region metrics."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.base import clone
+from sklearn.linear_model import LinearRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils._param_validation import InvalidParameterError
+
+from sklearn_iclr26.conformal import (
+    BonferroniBoxRegressor,
+    CVQRRegressor,
+    EllipsoidRegressor,
+)
+from sklearn_iclr26.conformal._cvqr import _conformal_threshold
+from sklearn_iclr26.metrics import (
+    log_volume_per_dimension,
+    region_coverage_score,
+    worst_slab_coverage_score,
+)
+
+torch = pytest.importorskip("torch")
+
+FAST = {"max_iter": 30, "learning_rate": 3e-2, "hidden_dim": 16, "warmup_epochs": 5}
+
+
+def banana(n, rng):
+    """Heteroscedastic banana: the spread grows linearly with x in [0, 2]."""
+    X = rng.uniform(0, 2, size=(n, 1))
+    s = 0.2 + X[:, 0]
+    e = rng.normal(size=(n, 2))
+    Y = np.c_[X[:, 0] + s * e[:, 0], s * (0.6 * e[:, 0] ** 2 + 0.3 * e[:, 1])]
+    return X, Y
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    rng = np.random.RandomState(0)
+    X, Y = banana(2400, rng)
+    reg = CVQRRegressor(random_state=0, **FAST).fit(X, Y)
+    return reg, X, Y
+
+
+# --------------------------------------------------------------- the math
+def _random_module(d=2, p=3, seed=0):
+    from sklearn_iclr26.conformal._cvqr_modules import CVQRModule
+
+    torch.manual_seed(seed)
+    module = CVQRModule(p, d, hidden_dim=8, n_layers=2, dtype=torch.float64)
+    with torch.no_grad():  # a clearly non-quadratic potential
+        for param in module.potential.parameters():
+            param.add_(0.5 * torch.randn_like(param))
+    return module
+
+
+def test_potential_is_convex_in_u():
+    module = _random_module()
+    gen = torch.Generator().manual_seed(1)
+    u = 3 * torch.randn(200, 2, generator=gen, dtype=torch.float64)
+    x = torch.randn(200, 3, generator=gen, dtype=torch.float64)
+    eig = torch.linalg.eigvalsh(module.hessian(x, u))
+    assert eig.min() > 0
+    # convexity along random segments (midpoint inequality)
+    v = 3 * torch.randn(200, 2, generator=gen, dtype=torch.float64)
+    with torch.no_grad():
+        phi = module.potential
+        mid = phi(0.5 * (u + v), x)
+        assert torch.all(mid <= 0.5 * (phi(u, x) + phi(v, x)) + 1e-10)
+
+
+def test_hessian_matches_finite_differences():
+    from sklearn_iclr26.conformal._cvqr_modules import potential_grad
+
+    module = _random_module(d=3)
+    gen = torch.Generator().manual_seed(2)
+    u = torch.randn(5, 3, generator=gen, dtype=torch.float64)
+    x = torch.randn(5, 3, generator=gen, dtype=torch.float64)
+    hess = module.hessian(x, u)
+    h = 1e-6
+    for j in range(3):
+        e = torch.zeros(3, dtype=torch.float64)
+        e[j] = h
+        fd = (
+            potential_grad(module.potential, u + e, x)
+            - potential_grad(module.potential, u - e, x)
+        ) / (2 * h)
+        np.testing.assert_allclose(hess[:, :, j], fd, atol=1e-6)
+
+
+def test_newton_conjugate_solves_the_argmax():
+    from sklearn_iclr26.conformal._cvqr_modules import (
+        lbfgs_conjugate,
+        potential_grad,
+    )
+
+    module = _random_module()
+    gen = torch.Generator().manual_seed(3)
+    x = torch.randn(50, 3, generator=gen, dtype=torch.float64)
+    y = 2 * torch.randn(50, 2, generator=gen, dtype=torch.float64)
+    u = module.rank(x, y)
+    # first-order condition grad phi(u*, x) = y, and agreement with L-BFGS
+    grad = potential_grad(module.potential, u, x)
+    np.testing.assert_allclose(grad, y, atol=1e-7)
+    u_lbfgs = lbfgs_conjugate(module.potential, x, y, torch.zeros_like(y))
+    np.testing.assert_allclose(u, u_lbfgs, atol=1e-5)
+    # each row is solved on its own: batch composition does not matter (up to
+    # the last bit of batched BLAS kernels)
+    np.testing.assert_allclose(module.rank(x[:7], y[:7]), u[:7], rtol=1e-12)
+
+
+def test_round_trip_and_cyclical_monotonicity(fitted):
+    reg, X, _ = fitted
+    rng = np.random.RandomState(1)
+    U = rng.normal(size=(300, 2))
+    Xq = X[:300]
+    Yq = reg.quantile(Xq, U)
+    np.testing.assert_allclose(reg.rank(Xq, Yq), U, atol=1e-6)
+    # Q(., x) is the gradient of a convex function: monotone
+    x0 = np.repeat(X[:1], 300, axis=0)
+    U2 = rng.normal(size=(300, 2))
+    Q1, Q2 = reg.quantile(x0, U), reg.quantile(x0, U2)
+    assert np.all(np.sum((Q1 - Q2) * (U - U2), axis=1) >= -1e-9)
+
+
+def test_exact_order_statistic_threshold():
+    rng = np.random.RandomState(0)
+    for n in (9, 10, 57, 200):
+        scores = np.sort(rng.uniform(size=n))
+        for alpha in (0.1, 0.2, 0.3):
+            k = math.ceil((n + 1) * (1 - alpha))
+            expected = scores[k - 1] if k <= n else np.inf
+            assert _conformal_threshold(scores, alpha) == expected
+
+
+def test_ranks_roughly_gaussian_on_held_out(fitted):
+    reg, _, Y = fitted
+    rng = np.random.RandomState(5)
+    Xt, Yt = banana(2000, rng)
+    ranks = reg.rank(Xt, Yt)
+    # loose (the map is trained briefly): ranks look like N(0, I) ...
+    np.testing.assert_allclose(ranks.mean(axis=0), 0, atol=0.1)
+    np.testing.assert_allclose(np.cov(ranks.T), np.eye(2), atol=0.25)
+    # ... and ||R||^2 like chi2(2): far closer than globally standardized Y
+    ks = stats.kstest(np.sum(ranks**2, axis=1), stats.chi2(2).cdf).statistic
+    Z = (Yt - Y.mean(axis=0)) / Y.std(axis=0)
+    ks_global = stats.kstest(np.sum(Z**2, axis=1), stats.chi2(2).cdf).statistic
+    assert ks < 0.12
+    assert ks < 0.5 * ks_global
+
+
+# ------------------------------------------------------------- validity
+@pytest.mark.parametrize("alpha", [0.1, 0.2, 0.3])
+def test_coverage_validity_over_random_splits(fitted, alpha):
+    """MAPIE-style: fixed map, 200 random calibration/test splits of new data.
+
+    Conditional on the pool, a uniformly random split gives mean coverage in
+    [1 - alpha, 1 - alpha + 1/(n + 1)]; one-sided t-tests at a family-wise 1%
+    (Bonferroni over 3 alphas x 2 sides).
+    """
+    reg, _, _ = fitted
+    rng = np.random.RandomState(10)
+    Xp, Yp = banana(1500, rng)
+    est = clone(reg)
+    est.__dict__.update(reg.__dict__)
+    scores = reg.conformity_scores(Xp, Yp)
+    n_cal, coverages = 500, []
+    for _ in range(200):
+        perm = rng.permutation(len(scores))
+        cal, test = np.sort(scores[perm[:n_cal]]), scores[perm[n_cal:]]
+        coverages.append(np.mean(test <= _conformal_threshold(cal, alpha)))
+    level = 0.01 / 6
+    low = stats.ttest_1samp(coverages, 1 - alpha, alternative="less").pvalue
+    high = stats.ttest_1samp(
+        coverages, 1 - alpha + 1 / (n_cal + 1), alternative="greater"
+    ).pvalue
+    assert low > level and high > level
+    # the public path gives the same membership as the scores
+    est.calibrate(Xp[:n_cal], Yp[:n_cal])
+    inside = est.contains(Xp[n_cal:], Yp[n_cal:], alpha=alpha)
+    q = _conformal_threshold(np.sort(scores[:n_cal]), alpha)
+    np.testing.assert_array_equal(inside, scores[n_cal:] <= q)
+
+
+def test_d1_gives_a_valid_interval():
+    rng = np.random.RandomState(0)
+    n = 2400
+    X = rng.uniform(-1, 1, size=(n, 2))
+    y = X[:, 0] + (0.3 + 0.5 * np.abs(X[:, 1])) * rng.normal(size=n)
+    reg = CVQRRegressor(random_state=0, **{**FAST, "batch_size": 100})
+    reg.fit(X[:1200], y[:1200])
+    assert reg.predict(X[:3]).shape == (3,)
+    Xt, yt = X[1200:], y[1200:]
+    interval = reg.predict_region(Xt)
+    assert interval.shape == (1200, 2, 1)
+    lower, upper = interval[:, 0, 0], interval[:, 1, 0]
+    assert np.all(lower < upper)
+    inside = reg.contains(Xt, yt)
+    np.testing.assert_array_equal(inside, (lower <= yt + 1e-7) & (yt - 1e-7 <= upper))
+    # the log-volume of an interval is its log-length
+    np.testing.assert_allclose(
+        reg.region_volume(Xt[:20], n_samples=512),
+        np.log(upper[:20] - lower[:20]),
+        atol=0.03,
+    )
+    # compared with a standard split-conformal interval (absolute residuals)
+    lin = LinearRegression().fit(X[:900], y[:900])
+    res = np.sort(np.abs(y[900:1200] - lin.predict(X[900:1200])))
+    q = _conformal_threshold(res, 0.1)
+    split_cov = np.mean(np.abs(yt - lin.predict(Xt)) <= q)
+    assert abs(inside.mean() - 0.9) < 0.04
+    assert abs(split_cov - 0.9) < 0.04
+    # adaptivity: CVQR intervals widen with |x_1|, the split interval cannot
+    width = upper - lower
+    outer = np.abs(Xt[:, 1]) > 0.7
+    inner = np.abs(Xt[:, 1]) < 0.3
+    assert width[outer].mean() > 1.15 * width[inner].mean()
+
+
+# ---------------------------------------------------------- adaptivity
+def test_heteroscedastic_regions_adapt(fitted):
+    reg, X, Y = fitted
+    rng = np.random.RandomState(7)
+    Xt, Yt = banana(4000, rng)
+    bins = np.digitize(Xt[:, 0], [0.5, 1.0, 1.5])
+    ell = EllipsoidRegressor(random_state=0).fit(X, Y)
+    cvqr_in, ell_in = reg.contains(Xt, Yt), ell.contains(Xt, Yt)
+    cvqr_dev = max(abs(cvqr_in[bins == b].mean() - 0.9) for b in range(4))
+    ell_dev = max(abs(ell_in[bins == b].mean() - 0.9) for b in range(4))
+    assert cvqr_dev < 0.07
+    assert ell_dev > cvqr_dev + 0.02
+    # worst-slab coverage is better than the global ellipse's
+    wsc_cvqr = worst_slab_coverage_score(Xt, cvqr_in, n_directions=50, random_state=0)
+    wsc_ell = worst_slab_coverage_score(Xt, ell_in, n_directions=50, random_state=0)
+    assert wsc_cvqr > wsc_ell
+    # the volume follows the noise level 0.2 + x (area ~ (0.2 + x)^2)
+    grid = np.array([[0.2], [0.7], [1.2], [1.8]])
+    log_vol = reg.region_volume(grid)
+    assert np.all(np.diff(log_vol) > 0)
+    slope = np.polyfit(np.log(0.2 + grid[:, 0]), log_vol, 1)[0]
+    assert 1.2 < slope < 2.8  # 2 for a perfect location-scale fit
+    assert np.ptp(ell.region_volume(grid)) == 0
+
+
+def test_region_volume_matches_monte_carlo(fitted):
+    reg, _, _ = fitted
+    x = np.array([[1.0]])
+    log_vol = reg.region_volume(x, n_samples=512)[0]
+    boundary = reg.predict_region(x, n_points=200)[0]
+    lo, hi = boundary.min(axis=0) - 0.2, boundary.max(axis=0) + 0.2
+    rng = np.random.RandomState(0)
+    Y = rng.uniform(lo, hi, size=(20000, 2))
+    frac = reg.contains(np.repeat(x, len(Y), axis=0), Y).mean()
+    mc = math.log(frac * np.prod(hi - lo))
+    assert abs(log_vol - mc) < 0.05
+    # the boundary is the image of the sphere of radius q: its ranks have norm q
+    ranks = reg.rank(np.repeat(x, 200, axis=0), boundary)
+    np.testing.assert_allclose(np.linalg.norm(ranks, axis=1), reg.threshold_, 1e-6)
+
+
+def test_sample_and_predict(fitted):
+    reg, X, _ = fitted
+    draws = reg.sample(X[:4], n_samples=500, random_state=0)
+    assert draws.shape == (4, 500, 2)
+    np.testing.assert_array_equal(
+        draws, reg.sample(X[:4], n_samples=500, random_state=0)
+    )
+    # the vector median is the image of u = 0
+    np.testing.assert_allclose(
+        reg.predict(X[:4]), reg.quantile(X[:4], np.zeros((4, 2)))
+    )
+    assert reg.predict_region(X[:3], n_points=50).shape == (3, 50, 2)
+    # smaller alpha, larger regions
+    assert np.all(reg.region_volume(X[:3], alpha=0.05) > reg.region_volume(X[:3]))
+
+
+# ------------------------------------------------------- other variants
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"solver": "lbfgs", "inner_max_iter": 30},
+        {"solver": "entropic", "n_mc": 128, "epsilon": 1e-2},
+        {"reference": "uniform_ball"},
+        {"conformity_score": "hpd"},
+        {"residual_estimator": LinearRegression()},
+    ],
+)
+def test_variants_fit_and_cover(params):
+    rng = np.random.RandomState(0)
+    X, Y = banana(800, rng)
+    Xt, Yt = banana(1000, rng)
+    p = {**FAST, "max_iter": 12, "hidden_dim": 8, "batch_size": 200, **params}
+    reg = CVQRRegressor(random_state=0, **p).fit(X, Y)
+    cov = reg.contains(Xt, Yt).mean()
+    assert 0.84 < cov < 0.96
+    log_vol = reg.region_volume(Xt[:5], n_samples=256)
+    assert np.all(np.isfinite(log_vol))
+    if params.get("conformity_score") == "hpd":
+        with pytest.raises(ValueError, match="HPD"):
+            reg.predict_region(Xt[:2])
+
+
+# ------------------------------------------------------------ bad input
+def test_bad_input():
+    rng = np.random.RandomState(0)
+    X, Y = banana(100, rng)
+    reg = CVQRRegressor(max_iter=2, warmup_epochs=1, hidden_dim=4)
+    Y_nan = Y.copy()
+    Y_nan[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        reg.fit(X, Y_nan)
+    Y_inf = Y.copy()
+    Y_inf[0, 0] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        reg.fit(X, Y_inf)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        reg.fit(X, Y[:-1])
+    for alpha in (0.0, 1.0, -0.1, 1.5):
+        with pytest.raises(InvalidParameterError):
+            CVQRRegressor(alpha=alpha).fit(X, Y)
+    with pytest.raises(ValueError, match="too few for alpha"):
+        CVQRRegressor(alpha=0.01, max_iter=2).fit(X, Y)
+    with pytest.raises(ValueError, match="too few for alpha"):
+        CVQRRegressor(calibration_size=5, max_iter=2).fit(X, Y)
+    reg.fit(X, Y)
+    with pytest.raises(ValueError, match="open interval"):
+        reg.contains(X, Y, alpha=1.2)
+    with pytest.raises(ValueError, match="2 columns"):
+        reg.contains(X, Y[:, :1])
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        reg.contains(X[:5], Y[:4])
+    with pytest.raises(ValueError, match="NaN"):
+        reg.contains(X[:3], Y_nan[:3] * np.nan)
+    with pytest.raises(ValueError, match="features"):
+        reg.predict(np.c_[X, X])
+    # too small a calibration set for a method-level alpha: whole space
+    with pytest.warns(UserWarning, match="too few for alpha"):
+        assert reg.contains(X[:3], Y[:3] + 1e6, alpha=0.001).all()
+    with pytest.raises(ValueError, match="d <= 2"):
+        CVQRRegressor(max_iter=2, hidden_dim=4).fit(
+            X, np.c_[Y, Y[:, 0]]
+        ).predict_region(X[:2])
+
+
+# -------------------------------------------- ecosystem and determinism
+def test_determinism_pipeline_gridsearch_pickle():
+    rng = np.random.RandomState(0)
+    X, Y = banana(300, rng)
+    p = {**FAST, "max_iter": 6, "hidden_dim": 8}
+    a = CVQRRegressor(random_state=3, **p).fit(X, Y)
+    b = CVQRRegressor(random_state=3, **p).fit(X, Y)
+    np.testing.assert_array_equal(a.calibration_scores_, b.calibration_scores_)
+    np.testing.assert_array_equal(a.rank(X, Y), b.rank(X, Y))
+    state = torch.random.get_rng_state()
+    a.sample(X[:3], 5, random_state=0)
+    a.rank(X, Y)
+    assert torch.equal(state, torch.random.get_rng_state())
+    c = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(c.contains(X, Y), a.contains(X, Y))
+    np.testing.assert_array_equal(c.region_volume(X[:3]), a.region_volume(X[:3]))
+    pipe = make_pipeline(StandardScaler(), CVQRRegressor(random_state=0, **p))
+    pipe.fit(X, Y)
+    assert pipe.predict(X[:4]).shape == (4, 2)
+    search = GridSearchCV(
+        CVQRRegressor(random_state=0, **p), {"hidden_dim": [4, 8]}, cv=2
+    ).fit(X, Y)
+    assert search.best_params_["hidden_dim"] in (4, 8)
+
+
+def test_verbose_prints_progress(capsys):
+    rng = np.random.RandomState(0)
+    X, Y = banana(100, rng)
+    CVQRRegressor(max_iter=2, warmup_epochs=1, hidden_dim=4, verbose=1).fit(X, Y)
+    assert "train_loss" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------- baselines
+def test_baselines_cover_and_volumes():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(3000, 3))
+    A = np.array([[1.0, 0.8], [0.0, 0.6]])
+    Y = X[:, :2] + (rng.normal(size=(3000, 2)) * (0.5 + np.abs(X[:, 2:3]))) @ A
+    Xt, Yt = X[1500:], Y[1500:]
+    for est in (
+        BonferroniBoxRegressor(random_state=0),
+        EllipsoidRegressor(random_state=0),
+        EllipsoidRegressor(covariance="local", random_state=0),
+    ):
+        est.fit(X[:1500], Y[:1500])
+        cov = est.contains(Xt, Yt).mean()
+        assert cov > 0.87, type(est).__name__
+        # analytic volume against Monte Carlo in a bounding box
+        x = Xt[:1]
+        boundary = est.predict_region(x)[0]
+        lo, hi = boundary.min(0) - 0.1, boundary.max(0) + 0.1
+        Ys = np.random.RandomState(1).uniform(lo, hi, size=(20000, 2))
+        frac = est.contains(np.repeat(x, len(Ys), 0), Ys).mean()
+        mc = math.log(frac * np.prod(hi - lo))
+        assert abs(est.region_volume(x)[0] - mc) < 0.05
+    box = BonferroniBoxRegressor(random_state=0).fit(X[:1500], Y[:1500])
+    assert box.predict_region(Xt[:2]).shape == (2, 4, 2)
+    # the local ellipse adapts to |x_3|, the global one does not
+    loc = EllipsoidRegressor(covariance="local", random_state=0).fit(X, Y)
+    vol = loc.region_volume(np.array([[0, 0, 0.0], [0, 0, 2.0]]))
+    assert vol[1] > vol[0] + 1
+
+
+# --------------------------------------------------------------- metrics
+def test_region_metrics():
+    assert region_coverage_score(np.array([1, 0, 1, 1], dtype=bool)) == 0.75
+    assert log_volume_per_dimension([1.0, 3.0, 100.0], 2) == 1.5
+    np.testing.assert_allclose(
+        log_volume_per_dimension([2.0, 4.0], 2, aggregate="none"), [1.0, 2.0]
+    )
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(2000, 3))
+    # uniform miscoverage: the worst slab is close to the marginal coverage
+    covered = rng.uniform(size=2000) < 0.9
+    wsc = worst_slab_coverage_score(X, covered, n_directions=100, random_state=0)
+    assert 0.8 < wsc <= 1.0
+    # coverage collapses on x_0 > 1 (16% of the points): found and measured
+    covered = rng.uniform(size=2000) < np.where(X[:, 0] > 1, 0.3, 0.95)
+    wsc = worst_slab_coverage_score(X, covered, n_directions=200, random_state=0)
+    assert wsc < 0.6
+    with pytest.raises(ValueError, match="1-dimensional"):
+        region_coverage_score(np.ones((2, 2)))
+    with pytest.raises(ValueError, match="inconsistent"):
+        worst_slab_coverage_score(X, covered[:10])
