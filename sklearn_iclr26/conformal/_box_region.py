@@ -8,8 +8,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_iclr26.conformal._region_baselines import (
     BaseResidualRegion,
-    conformal_threshold,
 )
+from sklearn_iclr26.conformal._scores import conformal_quantile
 
 __all__ = ["BonferroniBoxRegressor"]
 
@@ -87,7 +87,7 @@ class BonferroniBoxRegressor(BaseResidualRegion):
     def _half_widths(self, alpha):
         a = alpha / self.n_outputs_
         return np.array(
-            [conformal_threshold(col, a) for col in self.calibration_scores_.T]
+            [conformal_quantile(col, a) for col in self.calibration_scores_.T]
         )
 
     def _contains(self, X, R, alpha):

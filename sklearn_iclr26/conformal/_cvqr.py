@@ -21,6 +21,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from sklearn_iclr26.conformal._scores import conformal_quantile
 from sklearn_iclr26.utils._torch import (
     seed_from_random_state,
     torch_dtype,
@@ -32,15 +33,6 @@ from sklearn_iclr26.utils._validation import check_alpha, check_calibration_size
 __all__ = ["CVQRRegressor"]
 
 _CHUNK = 2048
-
-
-def _conformal_threshold(sorted_scores, alpha):
-    """Exact split-conformal quantile: the ceil((n+1)(1-alpha))-th smallest."""
-    n = sorted_scores.shape[0]
-    k = math.ceil((n + 1) * (1.0 - alpha) - 1e-12)
-    if k > n:
-        return math.inf
-    return float(sorted_scores[k - 1])
 
 
 def _log_unit_ball_volume(d):
@@ -405,7 +397,7 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
         if not np.all(np.isfinite(scores)) and self.conformity_score == "pb":
             raise RuntimeError("Non-finite calibration ranks: the training diverged.")
         self.calibration_scores_ = np.sort(scores)
-        self.threshold_ = _conformal_threshold(self.calibration_scores_, self.alpha)
+        self.threshold_ = conformal_quantile(self.calibration_scores_, self.alpha)
 
     def calibrate(self, X, Y):
         """Re-calibrate the conformal threshold on new data, keeping the map.
@@ -515,7 +507,7 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
             len(self.calibration_scores_), alpha, error=False
         ):
             return math.inf
-        return _conformal_threshold(self.calibration_scores_, alpha)
+        return conformal_quantile(self.calibration_scores_, alpha)
 
     # ------------------------------------------------------------- predict
     def predict(self, X):

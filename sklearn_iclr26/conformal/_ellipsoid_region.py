@@ -13,8 +13,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_iclr26.conformal._region_baselines import (
     BaseResidualRegion,
-    conformal_threshold,
 )
+from sklearn_iclr26.conformal._scores import conformal_quantile
 
 __all__ = ["EllipsoidRegressor"]
 
@@ -157,7 +157,7 @@ class EllipsoidRegressor(BaseResidualRegion):
         return np.linalg.norm(z, axis=1)
 
     def _threshold(self, alpha):
-        return conformal_threshold(self.calibration_scores_, alpha)
+        return conformal_quantile(self.calibration_scores_, alpha)
 
     def _contains(self, X, R, alpha):
         return self._mahalanobis(X, R) <= self._threshold(alpha)

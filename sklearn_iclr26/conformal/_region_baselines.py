@@ -19,16 +19,7 @@ from sklearn.utils.validation import (
 
 from sklearn_iclr26.utils._validation import check_alpha, check_calibration_size
 
-__all__ = ["BaseResidualRegion", "conformal_threshold"]
-
-
-def conformal_threshold(sorted_scores, alpha):
-    """Exact split-conformal quantile: the ceil((n+1)(1-alpha))-th smallest."""
-    n = sorted_scores.shape[0]
-    k = math.ceil((n + 1) * (1.0 - alpha) - 1e-12)
-    if k > n:
-        return math.inf
-    return float(sorted_scores[k - 1])
+__all__ = ["BaseResidualRegion"]
 
 
 class BaseResidualRegion(RegressorMixin, BaseEstimator):
