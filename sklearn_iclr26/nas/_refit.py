@@ -11,7 +11,6 @@ the torch module differs (the search space's discrete network).
 # SPDX-License-Identifier: BSD-3-Clause
 
 from sklearn_iclr26.neural_network import TorchMLPClassifier, TorchMLPRegressor
-from sklearn_iclr26.utils._torch import train_module
 
 __all__ = ["_ArchitectureClassifier", "_ArchitectureRegressor"]
 
@@ -19,45 +18,10 @@ __all__ = ["_ArchitectureClassifier", "_ArchitectureRegressor"]
 class _ArchitectureMixin:
     """Overrides the module of the torch MLP estimators with an architecture's."""
 
-    def _fit_net(
-        self,
-        X,
-        y,
-        n_outputs,
-        *,
-        criterion,
-        criterion_params=None,
-        sample_weight=None,
-        aux=None,
-        callbacks=None,
-    ):
+    def _module_spec(self, n_features, n_outputs):
         space = self.search_space
-        space.check_input(X.shape[1])
-        module, module_params = space.network(
-            tuple(self.architecture), X.shape[1], n_outputs
-        )
-        self.net_ = train_module(
-            module,
-            X,
-            y,
-            criterion=criterion,
-            criterion_params=criterion_params,
-            module_params=module_params,
-            sample_weight=sample_weight,
-            aux=aux,
-            max_epochs=self.max_iter,
-            batch_size=self.batch_size,
-            learning_rate=self.learning_rate_init,
-            weight_decay=self.alpha,
-            dtype=self.dtype,
-            device=self.device,
-            random_state=self.random_state,
-            n_jobs=self.n_jobs,
-            verbose=self.verbose,
-            callbacks=callbacks,
-        )
-        self.n_iter_ = len(self.net_.history)
-        return self
+        space.check_input(n_features)
+        return space.network(tuple(self.architecture), n_features, n_outputs)
 
 
 def _init(

@@ -59,6 +59,22 @@ class BaseTorchMLP(BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
+    def _module_spec(self, n_features, n_outputs):
+        """The torch module class and its parameters (subclasses may swap it)."""
+        from sklearn_iclr26.neural_network._modules import MLPModule
+
+        hidden = tuple(int(h) for h in np.atleast_1d(self.hidden_layer_sizes))
+        if any(h < 1 for h in hidden):
+            raise ValueError(
+                f"hidden_layer_sizes must be positive, got {self.hidden_layer_sizes}."
+            )
+        return MLPModule, {
+            "n_features": n_features,
+            "n_outputs": n_outputs,
+            "hidden_layer_sizes": hidden,
+            "activation": self.activation,
+        }
+
     def _fit_net(
         self,
         X,
@@ -71,25 +87,14 @@ class BaseTorchMLP(BaseEstimator):
         aux=None,
         callbacks=None,
     ):
-        hidden = tuple(int(h) for h in np.atleast_1d(self.hidden_layer_sizes))
-        if any(h < 1 for h in hidden):
-            raise ValueError(
-                f"hidden_layer_sizes must be positive, got {self.hidden_layer_sizes}."
-            )
-        from sklearn_iclr26.neural_network._modules import MLPModule
-
+        module, module_params = self._module_spec(X.shape[1], n_outputs)
         self.net_ = train_module(
-            MLPModule,
+            module,
             X,
             y,
             criterion=criterion,
             criterion_params=criterion_params,
-            module_params={
-                "n_features": X.shape[1],
-                "n_outputs": n_outputs,
-                "hidden_layer_sizes": hidden,
-                "activation": self.activation,
-            },
+            module_params=module_params,
             sample_weight=sample_weight,
             aux=aux,
             max_epochs=self.max_iter,
