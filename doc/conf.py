@@ -56,5 +56,6 @@ sphinx_gallery_conf = {
     "download_all_examples": False,
     "plot_gallery": os.environ.get("SPHINX_GALLERY_PLOT", "True"),
     "doc_module": ("sklearn_iclr26",),
+    "backreferences_dir": "generated/backreferences",
     "reference_url": {"sklearn_iclr26": None},
 }

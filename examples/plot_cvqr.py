@@ -1,7 +1,7 @@
 """
-==================================================================
+===================================================================
 Multivariate conformal regions with neural optimal transport (CVQR)
-==================================================================
+===================================================================
 
 :class:`~sklearn_iclr26.conformal.CVQRRegressor` learns the conditional vector
 quantile map ``Q(u | x)`` of a two-dimensional response and conformalizes the
