@@ -33,6 +33,7 @@ from sklearn_iclr26.nas import (
     ConNASSearch,
     MLPSearchSpace,
     PenaltyNASSearch,
+    RandomNASSearch,
 )
 from sklearn_iclr26.nas._refit import _ArchitectureClassifier
 
@@ -79,6 +80,22 @@ for lam in (0.001, 0.1, 10.0):
         f"(feasible: {pen.budget_satisfied_}), "
         f"test accuracy {pen.score(X_test, y_test):.3f}"
     )
+
+# %%
+# Constrained random search draws architectures, rejects those over budget,
+# trains the survivors briefly and keeps the best on validation data.
+rand = RandomNASSearch(
+    space,
+    n_candidates=5,
+    candidate_epochs=30,
+    budget=budget,
+    final_estimator_params={"max_iter": 60},
+    random_state=0,
+).fit(X_train, y_train)
+print(
+    f"random search: cost {rand.best_cost_:.0f} (feasible: {rand.budget_satisfied_}), "
+    f"test accuracy {rand.score(X_test, y_test):.3f}"
+)
 
 # %%
 # Ground truth: train every architecture

@@ -105,3 +105,28 @@ disp.ax_.axhline(curve.score[0], color="grey", linewidth=0.8, label="Top-1 L2D")
 disp.ax_.legend(loc="lower right")
 disp.ax_.set_title("TopKDeferrer on digits with 5 simulated experts")
 plt.show()
+
+# %%
+# Regression: deferring to the top-k of simulated specialists
+# -----------------------------------------------------------
+# :class:`~sklearn_iclr26.deferral.TopKDeferralRegressor` does the same for a
+# continuous target: each specialist is accurate on a region of the input
+# space, answers are aggregated by their mean, and the curve reports RMSE
+# against the mean fee paid per query.
+from sklearn.datasets import load_diabetes
+from sklearn.linear_model import Ridge
+
+from sklearn_iclr26.deferral import TopKDeferralRegressor
+
+X_reg, y_reg = load_diabetes(return_X_y=True)
+experts_reg, fees_reg = make_experts(
+    X_reg, y_reg, n_experts=4, task="regression", random_state=0
+)
+X_reg_train, X_reg_test, y_reg_train, y_reg_test = train_test_split(
+    np.hstack([X_reg, experts_reg]), y_reg, test_size=0.5, random_state=0
+)
+reg = TopKDeferralRegressor(predictor=Ridge(), n_experts=4, costs=fees_reg)
+reg.fit(X_reg_train, y_reg_train)
+reg_curve = reg.deferral_curve(X_reg_test, y_reg_test)
+for k, rmse, budget in zip(reg_curve.k, reg_curve.score, reg_curve.budget):
+    print(f"regression Top-k k={k}: RMSE {rmse:.1f}, mean budget {budget:.2f}")
