@@ -449,7 +449,7 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
         outs = []
         module = self.net_.module_
         module.eval()
-        with torch_rng(0, self.n_jobs):
+        with torch_rng(0, self.n_jobs, self.device):
             for start in range(0, max(n, 1), _CHUNK):
                 chunk = [self._to_torch(a[start : start + _CHUNK]) for a in arrays]
                 out = fn(module, *chunk)

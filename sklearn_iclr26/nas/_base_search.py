@@ -553,7 +553,7 @@ class BaseGradientNASSearch(BaseNASSearch):
     def _fit(self, X, y):
         rng = check_random_state(self.random_state)
         seed = seed_from_random_state(rng)
-        with torch_rng(seed, self.n_jobs):
+        with torch_rng(seed, self.n_jobs, self.device):
             X, y, y_search = self._prepare(X, y)
             train, val = self._split(X, y_search, rng)
             y_tr, y_val = y_search[train], y_search[val]

@@ -188,7 +188,7 @@ class RandomNASSearch(BaseNASSearch):
 
         rng = check_random_state(self.random_state)
         seed = seed_from_random_state(rng)
-        with torch_rng(seed, self.n_jobs):
+        with torch_rng(seed, self.n_jobs, self.device):
             X, y, y_search = self._prepare(X, y)
             train, val = self._split(X, y_search, rng)
             cls = (

@@ -80,16 +80,25 @@ def seed_from_random_state(random_state):
 
 
 @contextlib.contextmanager
-def torch_rng(seed, n_jobs=None):
+def torch_rng(seed, n_jobs=None, device="cpu"):
     """Fork torch's global RNG, seed it, and scope the thread count.
 
     Inside the block torch draws from a generator seeded by ``seed``; after it
-    the caller's global torch RNG state is restored unchanged.
+    the caller's RNG state is restored unchanged: the CPU generator always,
+    the CUDA generators too when ``device`` is a CUDA device. On the CPU only
+    the CPU generator is seeded (``torch.manual_seed`` would also queue a seed
+    for CUDA generators that are not initialised yet, a side effect on the
+    caller's CUDA RNG when CUDA starts later).
     """
     import torch
 
-    with torch.random.fork_rng(devices=[]), torch_num_threads(n_jobs):
-        torch.manual_seed(seed)
+    cuda = str(device).startswith("cuda") and torch.cuda.is_available()
+    devices = list(range(torch.cuda.device_count())) if cuda else []
+    with torch.random.fork_rng(devices=devices), torch_num_threads(n_jobs):
+        if cuda:
+            torch.manual_seed(seed)
+        else:
+            torch.random.default_generator.manual_seed(seed)
         yield
 
 
@@ -214,7 +223,7 @@ def train_module(
         all_callbacks = "disable"
 
     seed = seed_from_random_state(random_state)
-    with torch_rng(seed, n_jobs):
+    with torch_rng(seed, n_jobs, device):
         if warm_start_net is None:
             params = {f"module__{k}": v for k, v in (module_params or {}).items()}
             params.update(
@@ -257,7 +266,7 @@ def forward_module(net, X, *, aux=None, dtype="float64", n_jobs=None):
     for key, value in (aux or {}).items():
         value = np.asarray(value)
         inputs[key] = _as_array(value, dtype) if value.dtype.kind == "f" else value
-    with torch.no_grad(), torch_rng(0, n_jobs):
+    with torch.no_grad(), torch_rng(0, n_jobs, net.device):
         out = net.forward(inputs, training=False)
     if isinstance(out, tuple):
         out = out[0]
