@@ -251,3 +251,16 @@ def test_socop_properties(weights, lam):
     # whose price is its own ratio lam / gamma_1
     ranked = scores[np.argsort(-p, kind="stable")][1:]
     assert all(a <= b * (1 + 1e-12) for a, b in itertools.pairwise(ranked))
+
+
+def test_socop_sets_on_a_matrix_at_exact_score_thresholds():
+    """The sort-free set rule equals the thresholded scores, boundaries included."""
+    rng = np.random.default_rng(7)
+    P = rng.dirichlet(np.full(12, 0.3), size=3000)
+    for lam in [0.0, 0.02, 0.5]:
+        S = socop_scores(P, lam=lam)
+        finite = S[np.isfinite(S)]
+        # thresholds equal to scores of some rows: the boundary case of
+        # calibration, where q is one of the scores
+        for q in [*rng.choice(finite, size=5), *np.quantile(finite, [0.1, 0.5, 0.9])]:
+            np.testing.assert_array_equal(socop_sets(P, lam=lam, quantile=q), S <= q)

@@ -365,9 +365,11 @@ def socop_sets(proba, lam, quantile, k0=1):
     """SOCOP prediction sets ``{y : socop_score(x, y) <= quantile}``, directly.
 
     Equal to ``socop_scores(proba, lam, k0) <= quantile`` but, for ``k0 = 1``,
-    without the score matrix: the top label is in the set when ``lam /
-    gamma_1 <= quantile``, and another label when ``tau* <= quantile`` and
-    ``lam / p(y | x) <= quantile``.
+    without the score matrix and without sorting: the top label is in the set
+    when ``lam / gamma_1 <= quantile``, and another label when ``tau* <=
+    quantile`` and ``lam / p(y | x) <= quantile``, where ``tau* <= q`` holds
+    exactly when the probabilities of the other labels above ``lam / q``
+    exceed it by at least ``1 / q`` in total.
 
     Parameters
     ----------
@@ -399,13 +401,36 @@ def socop_sets(proba, lam, quantile, k0=1):
         raise ValueError(f"lam must be >= 0, got {lam}.")
     if proba.shape[1] <= 1:
         return _inverse_proba_ratio(lam, proba) <= quantile
-    tau, top_proba = _socop_bridge_k1(proba, lam)
+    n_samples = proba.shape[0]
+    rows = np.arange(n_samples)
+    top = np.argmax(proba, axis=1)
+    top_proba = proba[rows, top]
+    if quantile <= 0 or not np.isfinite(quantile):
+        # tau* > 0 always; with q = inf every finite score passes
+        tau_ok = np.full(n_samples, quantile > 0)
+        if np.isinf(quantile):
+            tau, _ = _socop_bridge_k1(proba, lam)
+            tau_ok = tau <= quantile
+    else:
+        # tau* <= q  <=>  some k: Gamma_k - gamma_1 >= (1 + lam (k - 1)) / q
+        #            <=>  max_m (top-m sum of the other labels - m lam / q) >= 1 / q,
+        # and the maximum takes every other label with p > lam / q: a hinge sum,
+        # no sort. Rows within rounding of the boundary are settled by the
+        # exact tau* of the sorted path, so the sets equal the thresholded
+        # scores exactly.
+        cut = lam / quantile
+        hinge = np.maximum(proba - cut, 0.0) @ np.ones(proba.shape[1])
+        hinge -= np.maximum(top_proba - cut, 0.0)
+        margin = hinge - 1.0 / quantile
+        tau_ok = margin >= 0
+        close = np.abs(margin) <= 1e-9 * (1.0 + 1.0 / quantile)
+        if close.any():
+            tau, _ = _socop_bridge_k1(proba[close], lam)
+            tau_ok[close] = tau <= quantile
     # lam / p <= q, compared exactly as the scores are (not p >= lam / q,
     # which can differ by one rounding)
-    others = _inverse_proba_ratio(lam, proba) <= quantile
-    sets = others & (tau <= quantile)[:, None]
-    rows = np.arange(proba.shape[0])
-    top = np.argmax(proba, axis=1)
+    sets = _inverse_proba_ratio(lam, proba) <= quantile
+    sets &= tau_ok[:, None]
     sets[rows, top] = _inverse_proba_ratio(lam, top_proba) <= quantile
     return sets
 
