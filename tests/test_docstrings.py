@@ -49,3 +49,18 @@ def test_doctests(module_name):
 
 def test_displays_are_discovered():
     assert all(name.endswith("Display") for name, _ in all_displays())
+
+
+def test_api_reference_lists_every_public_object():
+    """doc/api.rst is checked against the package, so it cannot fall behind."""
+    from pathlib import Path
+
+    api = Path(__file__).resolve().parent.parent / "doc" / "api.rst"
+    listed = {
+        line.strip()
+        for line in api.read_text().splitlines()
+        if line.startswith("   ") and not line.strip().startswith(":")
+    }
+    public = {name for name, _ in [*PUBLIC, *all_displays()]}
+    missing = sorted(public - listed)
+    assert not missing, f"doc/api.rst does not list {missing}"
