@@ -15,12 +15,9 @@ from sklearn.base import (
     clone,
 )
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
-    _check_sample_weight,
     check_is_fitted,
     check_random_state,
     validate_data,
@@ -36,8 +33,8 @@ from sklearn_iclr26.label_noise._common import (
     torch_child,
 )
 from sklearn_iclr26.utils._validation import (
-    check_at_least_two_classes,
     input_validation_kwargs,
+    validate_classifier_fit_data,
 )
 
 __all__ = ["ClassConditionalNoiseCorrector"]
@@ -249,16 +246,9 @@ class ClassConditionalNoiseCorrector(
             Fitted estimator.
         """
         estimator = self._get_estimator()
-        X, y = validate_data(self, X, y, **input_validation_kwargs(estimator))
-        check_classification_targets(y)
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(
-                sample_weight, X, ensure_non_negative=True
-            )
-        encoder = LabelEncoder().fit(y)
-        self.classes_ = encoder.classes_
-        check_at_least_two_classes(self, y, sample_weight)
-        y_enc = encoder.transform(y).astype(np.int64)
+        X, y, y_enc, sample_weight = validate_classifier_fit_data(
+            self, X, y, sample_weight, **input_validation_kwargs(estimator)
+        )
         n_classes = len(self.classes_)
         kind = estimator_kind(estimator)
         if self.method == "forward":

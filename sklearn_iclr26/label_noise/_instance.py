@@ -13,12 +13,9 @@ from sklearn.base import (
     MetaEstimatorMixin,
     _fit_context,
 )
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, RealNotInt, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
-    _check_sample_weight,
     check_is_fitted,
     check_random_state,
     validate_data,
@@ -37,8 +34,8 @@ from sklearn_iclr26.label_noise._common import (
 from sklearn_iclr26.label_noise._loss import PHIS, flip_rate
 from sklearn_iclr26.label_noise._rho import difficulty_to_rho, offline_difficulty
 from sklearn_iclr26.utils._validation import (
-    check_at_least_two_classes,
     input_validation_kwargs,
+    validate_classifier_fit_data,
 )
 
 __all__ = ["InstanceNoiseCorrector"]
@@ -396,16 +393,9 @@ class InstanceNoiseCorrector(ClassifierMixin, MetaEstimatorMixin, BaseEstimator)
             Fitted estimator.
         """
         estimator = self._get_estimator()
-        X, y = validate_data(self, X, y, **input_validation_kwargs(estimator))
-        check_classification_targets(y)
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(
-                sample_weight, X, ensure_non_negative=True
-            )
-        encoder = LabelEncoder().fit(y)
-        self.classes_ = encoder.classes_
-        check_at_least_two_classes(self, y, sample_weight)
-        y_enc = encoder.transform(y)
+        X, y, y_enc, sample_weight = validate_classifier_fit_data(
+            self, X, y, sample_weight, **input_validation_kwargs(estimator)
+        )
         kind, self.mode_ = self._resolve_mode(estimator)
         rng = check_random_state(self.random_state)
         estimator = self._seeded(estimator, rng)

@@ -5,12 +5,9 @@
 
 import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
-from sklearn.preprocessing import LabelEncoder
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from sklearn_iclr26.neural_network._base import BaseTorchMLP
-from sklearn_iclr26.utils._validation import check_at_least_two_classes
+from sklearn_iclr26.utils._validation import validate_classifier_fit_data
 
 __all__ = ["TorchMLPClassifier"]
 
@@ -108,16 +105,9 @@ class TorchMLPClassifier(ClassifierMixin, BaseTorchMLP):
         self : object
             Fitted estimator.
         """
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
-        check_classification_targets(y)
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(
-                sample_weight, X, ensure_non_negative=True
-            )
-        encoder = LabelEncoder().fit(y)
-        self.classes_ = encoder.classes_
-        check_at_least_two_classes(self, y, sample_weight)
-        y_encoded = encoder.transform(y).astype(np.int64)
+        X, _, y_encoded, sample_weight = validate_classifier_fit_data(
+            self, X, y, sample_weight, dtype=[np.float64, np.float32]
+        )
         return self._fit_net(
             X,
             y_encoded,

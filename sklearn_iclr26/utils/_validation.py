@@ -8,7 +8,10 @@ import warnings
 from numbers import Real
 
 import numpy as np
+from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import get_tags
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, validate_data
 
 __all__ = [
     "check_alpha",
@@ -17,6 +20,7 @@ __all__ = [
     "check_has_methods",
     "check_probabilities",
     "input_validation_kwargs",
+    "validate_classifier_fit_data",
 ]
 
 
@@ -129,3 +133,33 @@ def input_validation_kwargs(estimator):
         "accept_sparse": ["csr", "csc"] if tags.sparse else False,
         "ensure_all_finite": "allow-nan" if tags.allow_nan else True,
     }
+
+
+def validate_classifier_fit_data(estimator, X, y, sample_weight=None, **check_params):
+    """Validate a classifier's ``fit`` inputs and set ``estimator.classes_``.
+
+    ``validate_data`` (which sets ``n_features_in_`` and ``feature_names_in_``),
+    ``check_classification_targets``, ``_check_sample_weight`` (non-negative,
+    not all zero), label encoding and the "at least two classes with positive
+    weight" error, in the order scikit-learn's checks expect.
+
+    Returns
+    -------
+    X : ndarray
+        Validated input.
+    y : ndarray
+        Validated labels.
+    y_encoded : ndarray of int64
+        Labels encoded as ``0, ..., n_classes - 1`` (indices into
+        ``estimator.classes_``).
+    sample_weight : ndarray or None
+        Validated weights.
+    """
+    X, y = validate_data(estimator, X, y, **check_params)
+    check_classification_targets(y)
+    if sample_weight is not None:
+        sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+    encoder = LabelEncoder().fit(y)
+    estimator.classes_ = encoder.classes_
+    check_at_least_two_classes(estimator, y, sample_weight)
+    return X, y, encoder.transform(y).astype(np.int64), sample_weight
