@@ -8,6 +8,7 @@ import pickle
 
 import numpy as np
 import pytest
+import torch
 from scipy import stats
 from sklearn.base import clone
 from sklearn.linear_model import LinearRegression
@@ -27,8 +28,6 @@ from sklearn_iclr26.metrics import (
     region_coverage_score,
     worst_slab_coverage_score,
 )
-
-torch = pytest.importorskip("torch")
 
 FAST = {"max_iter": 30, "learning_rate": 3e-2, "hidden_dim": 16, "warmup_epochs": 5}
 

@@ -468,7 +468,8 @@ def test_pipeline_grid_search_cross_val_predict_pickle():
 
 
 def test_regressor_with_prefit_predictor_and_pandas():
-    pd = pytest.importorskip("pandas")
+    import pandas as pd
+
     X, y, fees = _regression_data()
     model = Ridge().fit(X[:100, :-3], y[:100])
     df = pd.DataFrame(X, columns=[f"c{i}" for i in range(X.shape[1])])
@@ -486,7 +487,6 @@ def test_regressor_with_prefit_predictor_and_pandas():
 
 
 def test_display():
-    pytest.importorskip("matplotlib")
     import matplotlib
 
     matplotlib.use("Agg")
