@@ -1,4 +1,4 @@
-"""Metrics for conformal prediction sets and regions."""
+"""Metrics and scorers: conformal sets and regions, and the scorer registry."""
 
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
@@ -8,6 +8,7 @@ from sklearn_iclr26.metrics._region_metrics import (
     region_coverage_score,
     worst_slab_coverage_score,
 )
+from sklearn_iclr26.metrics._scorers import MethodScorer, get_scorer, get_scorer_names
 from sklearn_iclr26.metrics._set_metrics import (
     coverage_score,
     mean_set_size,
@@ -17,7 +18,10 @@ from sklearn_iclr26.metrics._set_metrics import (
 )
 
 __all__ = [
+    "MethodScorer",
     "coverage_score",
+    "get_scorer",
+    "get_scorer_names",
     "log_volume_per_dimension",
     "mean_set_size",
     "multiple_prediction_rate",

@@ -29,7 +29,8 @@ import contextlib
 import os
 
 import numpy as np
-from sklearn.utils.validation import check_random_state
+
+from sklearn_iclr26.utils._random import seed_from_random_state
 
 __all__ = [
     "forward_module",
@@ -72,11 +73,6 @@ def torch_num_threads(n_jobs):
         yield
     finally:
         torch.set_num_threads(previous)
-
-
-def seed_from_random_state(random_state):
-    """One int seed drawn from a ``random_state`` (int, RandomState or None)."""
-    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
 @contextlib.contextmanager
@@ -254,20 +250,87 @@ def train_module(
     return net
 
 
-def forward_module(net, X, *, aux=None, dtype="float64", n_jobs=None):
-    """Run a trained net in eval mode; return the output as float64 numpy.
+def forward_module(
+    net,
+    X,
+    *,
+    aux=None,
+    dtype="float64",
+    n_jobs=None,
+    func=None,
+    row_bytes=None,
+    enable_grad=False,
+):
+    """Run a trained net in eval mode over row batches; return float64 numpy.
 
-    Forks torch's RNG (iterating a DataLoader draws from it even without
-    shuffling) and scopes the thread count.
+    The one inference runner of the package. Rows are processed in batches
+    sized by scikit-learn's ``working_memory`` (:mod:`sklearn_iclr26.utils.
+    _batching`), so memory stays bounded at any number of rows. Forks torch's
+    RNG (iterating a DataLoader draws from it even without shuffling) and
+    scopes the thread count.
+
+    Parameters
+    ----------
+    net : skorch.NeuralNet
+        A net returned by :func:`train_module`.
+    X : ndarray of shape (n_samples, ...)
+        Input rows.
+    aux : dict of str to ndarray, default=None
+        Further row-aligned arrays, batched with ``X``.
+    dtype : {"float64", "float32"}, default="float64"
+        Precision of the inputs (the module's).
+    n_jobs : int or None, default=None
+        torch threads; ``None`` means 1.
+    func : callable, default=None
+        ``func(module, X_batch, **aux_batch) -> tensor`` (or a tuple whose first
+        item is used) called on torch tensors on the net's device, with the
+        module in eval mode; ``None`` runs ``module(X_batch, **aux_batch)``.
+        This is the hook for anything beyond a plain forward pass (ranks by
+        Newton steps, Hessian log-determinants, a head of the network).
+    row_bytes : int, default=None
+        Working bytes one row needs, for the batch size; ``None`` guesses
+        ``64 * 8 * (n_features + n_aux_columns)``.
+    enable_grad : bool, default=False
+        Run with autograd enabled (for ``func`` that differentiates with
+        ``torch.autograd.grad``); parameters are never updated here.
+
+    Returns
+    -------
+    out : ndarray of float64
+        The outputs of all batches, concatenated along the first axis.
     """
     import torch
 
-    inputs = {"X": _as_array(X, dtype)}
+    from sklearn_iclr26.utils._batching import batch_slices
+
+    X = _as_array(X, dtype)
+    arrays = {}
     for key, value in (aux or {}).items():
         value = np.asarray(value)
-        inputs[key] = _as_array(value, dtype) if value.dtype.kind == "f" else value
-    with torch.no_grad(), torch_rng(0, n_jobs, net.device):
-        out = net.forward(inputs, training=False)
-    if isinstance(out, tuple):
-        out = out[0]
-    return out.detach().cpu().numpy().astype(np.float64, copy=False)
+        arrays[key] = _as_array(value, dtype) if value.dtype.kind == "f" else value
+    n_samples = X.shape[0]
+    if row_bytes is None:
+        width = int(np.prod(X.shape[1:], dtype=np.int64)) + sum(
+            int(np.prod(a.shape[1:], dtype=np.int64)) for a in arrays.values()
+        )
+        row_bytes = 64 * 8 * max(width, 1)
+    module = net.module_
+    was_training = module.training
+    module.eval()
+    device = net.device
+    outs = []
+    grad_mode = torch.enable_grad() if enable_grad else torch.no_grad()
+    try:
+        with grad_mode, torch_rng(0, n_jobs, device):
+            for batch in batch_slices(max(n_samples, 1), row_bytes):
+                xb = torch.as_tensor(X[batch]).to(device)
+                auxb = {
+                    k: torch.as_tensor(v[batch]).to(device) for k, v in arrays.items()
+                }
+                out = module(xb, **auxb) if func is None else func(module, xb, **auxb)
+                if isinstance(out, tuple):
+                    out = out[0]
+                outs.append(out.detach().cpu().numpy().astype(np.float64, copy=False))
+    finally:
+        module.train(was_training)
+    return np.concatenate(outs, axis=0)

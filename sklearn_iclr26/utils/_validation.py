@@ -14,9 +14,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
 __all__ = [
+    "calibration_size_ok",
     "check_alpha",
     "check_at_least_two_classes",
     "check_calibration_size",
+    "check_confidence_level",
     "check_has_methods",
     "check_probabilities",
     "input_validation_kwargs",
@@ -163,3 +165,56 @@ def validate_classifier_fit_data(estimator, X, y, sample_weight=None, **check_pa
     estimator.classes_ = encoder.classes_
     check_at_least_two_classes(estimator, y, sample_weight)
     return X, y, encoder.transform(y).astype(np.int64), sample_weight
+
+
+def check_confidence_level(confidence_level, name="confidence_level"):
+    """Return ``confidence_level`` as a float in the open interval (0, 1)."""
+    if isinstance(confidence_level, bool) or not isinstance(confidence_level, Real):
+        raise TypeError(f"{name} must be a float in (0, 1), got {confidence_level!r}.")
+    level = float(confidence_level)
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"{name} must be in the open interval (0, 1), got {level}.")
+    return level
+
+
+def calibration_size_ok(n_calibration, confidence_level, *, what="calibration"):
+    """The package's one policy for a calibration set too small for a level.
+
+    Split conformal at level ``1 - alpha`` needs ``ceil((n + 1)(1 - alpha))
+    <= n``, i.e. ``n >= 1 / alpha - 1`` calibration points; below that the
+    conformal threshold is infinite. Every conformal estimator, at ``fit`` and
+    at a per-call ``confidence_level``, then **warns** (pointing at the
+    user's line, quoting the user's level) and returns trivial sets/regions:
+    the threshold is ``inf``, sets hold every class, regions are the whole
+    space. It never raises, so that ``check_estimator`` with default
+    parameters passes on scikit-learn's tiny data sets.
+
+    Parameters
+    ----------
+    n_calibration : int
+        Number of calibration points.
+    confidence_level : float
+        The level the user asked for (never an internal, e.g. Bonferroni-split,
+        level).
+    what : str, default="calibration"
+        Name of the set in the message.
+
+    Returns
+    -------
+    ok : bool
+        ``False`` (after a ``UserWarning``) when the threshold is infinite.
+    """
+    from sklearn_iclr26.utils._warnings import warn_user
+
+    alpha = 1.0 - float(confidence_level)
+    needed = max(math.ceil(1.0 / alpha - 1.0 - 1e-9), 1)
+    if n_calibration < needed:
+        warn_user(
+            f"The {what} set has {n_calibration} samples, too few for "
+            f"confidence_level={confidence_level}: split conformal needs at least "
+            f"{needed}. The threshold is infinite, so every prediction set is the "
+            "full label set (every region the whole space). Use more data, a "
+            "larger calibration_size, or a lower confidence_level."
+        )
+        return False
+    return True
