@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install "$(TORCH_SPEC)"
-	$(PY) -m pip install -e ".[tests]" ruff
+	$(PY) -m pip install -e ".[tests,scale]" ruff
 	touch $@
 
 install: $(VENV)/.installed

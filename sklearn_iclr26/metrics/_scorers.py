@@ -16,6 +16,8 @@ import pkgutil
 from importlib import import_module
 from pathlib import Path
 
+from sklearn.utils._param_validation import validate_params
+
 __all__ = ["MethodScorer", "get_scorer", "get_scorer_names"]
 
 
@@ -85,6 +87,7 @@ def _registry():
     return registry
 
 
+@validate_params({}, prefer_skip_nested_validation=True)
 def get_scorer_names():
     """Names of the package's scorers (scikit-learn's are also accepted).
 
@@ -102,6 +105,7 @@ def get_scorer_names():
     return sorted(_registry())
 
 
+@validate_params({"scoring": [str, callable]}, prefer_skip_nested_validation=True)
 def get_scorer(scoring):
     """A scorer by name: the package's first, then scikit-learn's.
 

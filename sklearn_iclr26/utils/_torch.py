@@ -27,6 +27,7 @@ fast.
 
 import contextlib
 import os
+import threading
 
 import numpy as np
 
@@ -42,6 +43,12 @@ __all__ = [
 ]
 
 _DTYPES = ("float64", "float32")
+
+# torch's global RNG and thread count are process-wide: two threads that fork,
+# seed and draw from them at once (joblib's threading backend, a dask worker
+# with several threads) would draw from each other's seeds. One re-entrant
+# lock serialises the seeded blocks, so results do not depend on the backend.
+_TORCH_GLOBAL_STATE_LOCK = threading.RLock()
 
 
 def torch_dtype(dtype):
@@ -81,7 +88,10 @@ def torch_rng(seed, n_jobs=None, device="cpu"):
 
     Inside the block torch draws from a generator seeded by ``seed``; after it
     the caller's RNG state is restored unchanged: the CPU generator always,
-    the CUDA generators too when ``device`` is a CUDA device. On the CPU only
+    the CUDA generators too when ``device`` is a CUDA device. Blocks in
+    different threads of one process run one at a time (torch's RNG and thread
+    count are process-wide), so threaded parallelism gives the sequential
+    results. On the CPU only
     the CPU generator is seeded (``torch.manual_seed`` would also queue a seed
     for CUDA generators that are not initialised yet, a side effect on the
     caller's CUDA RNG when CUDA starts later).
@@ -90,7 +100,11 @@ def torch_rng(seed, n_jobs=None, device="cpu"):
 
     cuda = str(device).startswith("cuda") and torch.cuda.is_available()
     devices = list(range(torch.cuda.device_count())) if cuda else []
-    with torch.random.fork_rng(devices=devices), torch_num_threads(n_jobs):
+    with (
+        _TORCH_GLOBAL_STATE_LOCK,
+        torch.random.fork_rng(devices=devices),
+        torch_num_threads(n_jobs),
+    ):
         if cuda:
             torch.manual_seed(seed)
         else:

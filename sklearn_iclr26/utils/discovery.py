@@ -19,7 +19,7 @@ from sklearn.base import (
 
 __all__ = ["all_displays", "all_estimators", "all_functions"]
 
-_MODULES_TO_IGNORE = {"tests", "utils", "datasets", "demo"}
+_MODULES_TO_IGNORE = {"tests", "utils", "demo"}
 
 
 def _walk_public_classes(predicate):
