@@ -89,9 +89,7 @@ def _resolve_subsets(subsets, n_sources, costs=None):
         else:
             return _all_subsets(n_sources)
     if isinstance(subsets, str):
-        raise TypeError(
-            f"subsets must be 'all' or a list of subsets, got {subsets!r}."
-        )
+        raise TypeError(f"subsets must be 'all' or a list of subsets, got {subsets!r}.")
     resolved = []
     for subset in subsets:
         subset = _check_subset(subset, n_sources)

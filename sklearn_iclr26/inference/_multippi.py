@@ -269,11 +269,18 @@ class MultiPPIMeanEstimator(BaseEstimator):
         rows = Z[used]
         nonempty = patterns.any(axis=1)
         patterns, rows = patterns[nonempty], rows[nonempty]
-        keys, inverse = np.unique(patterns, axis=0, return_inverse=True)
+        # one integer code per pattern (bit j set when source j is observed)
+        if k <= 62:
+            codes = patterns @ (1 << np.arange(k, dtype=np.int64))
+            _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+        else:
+            _, first, inverse = np.unique(
+                patterns, axis=0, return_index=True, return_inverse=True
+            )
         inverse = inverse.ravel()
         design, means = {}, {}
-        for p, key in enumerate(keys):
-            subset = tuple(int(j) for j in np.flatnonzero(key))
+        for p, row in enumerate(first):
+            subset = tuple(int(j) for j in np.flatnonzero(patterns[row]))
             members = rows[inverse == p][:, list(subset)]
             design[subset] = int(members.shape[0])
             means[subset] = members.mean(axis=0)

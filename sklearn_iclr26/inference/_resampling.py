@@ -289,9 +289,19 @@ class ResamplingUtilityEstimator(BaseEstimator):
         with np.errstate(invalid="ignore", divide="ignore"):
             self.precision_ = np.where(m > 0, tp / np.maximum(m, 1), 0.0)
         ks = np.arange(self.k_max + 1)
-        self.accuracy_curve_ = self.accuracy(ks)
-        self.false_positive_curve_ = self.false_positive_rate(ks)
-        self.utility_curve_ = self.utility(ks)
+        h, _, _ = self._acceptance(ks)  # (n_problems, k_max + 1), computed once
+        q = self.precision_
+        self.accuracy_curve_ = q @ h / q.size
+        self.false_positive_curve_ = (1.0 - q) @ h / q.size
+        self.utility_curve_ = (
+            self.tp_reward * self.accuracy_curve_
+            - self.fp_penalty * self.false_positive_curve_
+        )
+        if self.cost_per_sample > 0:
+            draws = _expected_draws(n, m, ks, self.sampling)
+            self.utility_curve_ = self.utility_curve_ - self.cost_per_sample * (
+                draws.mean(axis=0)
+            )
         self.k_opt_ = int(np.argmax(self.utility_curve_))
         self.max_utility_ = float(self.utility_curve_[self.k_opt_])
         self.accuracy_ceiling_ = float(np.mean(self.precision_ * (self.pass_rate_ > 0)))
