@@ -19,6 +19,10 @@ from sklearn_iclr26.deferral import (
     TopKDeferralRegressor,
     TopKDeferrer,
 )
+from sklearn_iclr26.inference import (
+    MultiPPIMeanEstimator,
+    ResamplingUtilityEstimator,
+)
 from sklearn_iclr26.label_noise import (
     ClassConditionalNoiseCorrector,
     InstanceNoiseCorrector,
@@ -42,8 +46,10 @@ __all__ = [
     "DeferralCurveDisplay",
     "EllipsoidRegressor",
     "InstanceNoiseCorrector",
+    "MultiPPIMeanEstimator",
     "PenaltyNASSearch",
     "RandomNASSearch",
+    "ResamplingUtilityEstimator",
     "SOCOPClassifier",
     "SplitConformalClassifier",
     "TopKDeferralRegressor",

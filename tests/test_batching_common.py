@@ -106,4 +106,5 @@ def test_batched_methods_equal_one_batch(estimator):
                 small = _call(method, X_test, y_test)
             _assert_same(full, small, f"{type(estimator).__name__}.{name}")
             checked.append(name)
-    assert checked
+    if not checked:  # an estimator of a quantity (e.g. MultiPPIMeanEstimator)
+        pytest.skip(f"{type(estimator).__name__} has no predict-like method")
