@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("plot_*.py"))
 
 
