@@ -10,13 +10,21 @@ import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.compose import ColumnTransformer
 from sklearn.datasets import load_diabetes, load_iris, make_classification
+from sklearn.dummy import DummyClassifier
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.exceptions import NotFittedError
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics import accuracy_score, log_loss
-from sklearn.model_selection import GridSearchCV, cross_val_predict, train_test_split
+from sklearn.model_selection import (
+    GridSearchCV,
+    StratifiedKFold,
+    cross_val_predict,
+    train_test_split,
+)
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import Pipeline, make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from sklearn_iclr26.datasets import make_experts
 from sklearn_iclr26.deferral import (
@@ -35,6 +43,7 @@ from sklearn_iclr26.deferral._surrogate import (
     surrogate_weights,
     top_k_mask,
 )
+from sklearn_iclr26.metrics import get_scorer
 
 # ----------------------------------------------------------------- helpers
 
@@ -469,10 +478,12 @@ def test_pipeline_grid_search_cross_val_predict_pickle():
     grid = GridSearchCV(pipe, {"defer__k": [1, 3]}, scoring="accuracy", cv=3)
     grid.fit(X, y)
     assert grid.best_params_["defer__k"] == 3
-    pred = cross_val_predict(
-        TopKDeferrer(expert_columns=EXPERTS, costs=fees, cv=3), X, y, cv=3
-    )
-    assert np.mean(pred == y) > 0.6
+    # cross_val_predict is a fit/predict per fold, nothing else
+    est = TopKDeferrer(expert_columns=EXPERTS, costs=fees, cv=3)
+    pred = cross_val_predict(est, X, y, cv=3)
+    for train, test in StratifiedKFold(3).split(X, y):
+        fold = clone(est).fit(X[train], y[train])
+        np.testing.assert_array_equal(pred[test], fold.predict(X[test]))
     # a Pipeline as allocator gets <last step>__sample_weight
     allocator = make_pipeline(StandardScaler(), LogisticRegression(max_iter=500))
     clf = TopKDeferrer(allocator, expert_columns=EXPERTS, costs=fees, k=2).fit(X, y)
@@ -510,16 +521,29 @@ def test_display():
     import matplotlib.pyplot as plt
 
     X, y, fees = _classification_data(seed=0, n_samples=300)
-    clf = TopKDeferrer(expert_columns=EXPERTS, costs=fees, adaptive=True, cv=3).fit(
-        X, y
-    )
+    clf = TopKDeferrer(expert_columns=EXPERTS, costs=fees, adaptive=True, cv=3)
+    with pytest.raises(NotFittedError):
+        DeferralCurveDisplay.from_estimator(clf, X, y)
+    clf.fit(X, y)
+    _, ax = plt.subplots()
     disp = DeferralCurveDisplay.from_estimator(
-        clf, X, y, budget_weights=[0.0, 0.1, 1.0], name="digits"
+        clf, X, y, budget_weights=[0.0, 0.1, 1.0], name="digits", ax=ax
     )
+    assert disp.ax_ is ax and disp.figure_ is ax.figure
     assert disp.line_.get_label() == "digits: Top-k"
     assert disp.adaptive_line_ is not None
     assert disp.ax_.get_ylabel() == "accuracy"
     assert len(disp.line_.get_xdata()) == clf.n_entities_
+    # from the Bunch of deferral_curve: the same line, name overridable
+    curve = clf.deferral_curve(X, y, budget_weights=[0.0, 0.1, 1.0])
+    other = DeferralCurveDisplay.from_curve(curve, name="first", color="red")
+    np.testing.assert_allclose(other.line_.get_xdata(), disp.line_.get_xdata())
+    np.testing.assert_allclose(other.line_.get_ydata(), disp.line_.get_ydata())
+    assert other.line_.get_color() == "red"
+    other.plot(name="second")
+    assert other.line_.get_label() == "second: Top-k"
+    with pytest.raises(ValueError, match="deferral_curve"):
+        DeferralCurveDisplay.from_curve({"k": [1]})
     plt.close("all")
 
 
@@ -639,3 +663,119 @@ def test_deferral_curve_matches_predict(aggregation):
         _, _, _, mask = fixed._consult(X)
         assert budget == pytest.approx(np.mean(mask @ fixed.costs_))
     assert curve.adaptive_score[0] == pytest.approx(accuracy_score(y, clf.predict(X)))
+
+
+# ----------------------------------------------------------------- scorers
+
+
+def _voting_experts(seed, n=3000):
+    """Binary labels, a constant model (50% right) and five voting experts.
+
+    Experts 0-2 are right with probability 0.85 (fee 0.03), experts 3-4 with
+    0.75 (fee 0.05), independently. Expected deferral cost (error + fees) of
+    fixed Top-k along the ranking 0, 1, 2, 3, 4, model: k=1 0.18; k=2 0.21
+    (a 1-1 tie goes to the best-ranked: the answer of k=1, one more fee);
+    k=3 0.061 + 0.09 = 0.151 (majority of three); k=4, 5, 6 above 0.2. So
+    the cost is minimal at k=3, while accuracy keeps growing to k=5.
+    """
+    rng = np.random.RandomState(seed)
+    y = rng.randint(0, 2, n)
+    X = rng.normal(size=(n, 3))
+    right = rng.uniform(size=(n, 5)) < np.array([0.85, 0.85, 0.85, 0.75, 0.75])
+    E = np.where(right, y[:, None], 1 - y[:, None]).astype(float)
+    predictor = FrozenEstimator(DummyClassifier(strategy="constant", constant=0))
+    predictor.estimator.fit(X, y)
+    fees = [0.03, 0.03, 0.03, 0.05, 0.05]
+    return np.hstack([X, E]), y, predictor, fees
+
+
+def test_deferral_cost_scorer_picks_the_cheapest_k_in_grid_search():
+    X, y, predictor, fees = _voting_experts(seed=0)
+    est = TopKDeferrer(predictor=predictor, expert_columns=[3, 4, 5, 6, 7], costs=fees)
+    grid = {"k": [1, 2, 3, 4, 5, 6]}
+    cost = GridSearchCV(est, grid, scoring=get_scorer("neg_deferral_cost"), cv=3)
+    assert cost.fit(X, y).best_params_ == {"k": 3}  # not the first, not the last
+    # the default score (accuracy minus fees) measures the same thing
+    default = GridSearchCV(est, grid, cv=3).fit(X, y)
+    assert default.best_params_ == {"k": 3}
+    np.testing.assert_allclose(
+        default.cv_results_["mean_test_score"],
+        1.0 + cost.cv_results_["mean_test_score"],
+    )
+    # accuracy ignores the fees and prefers more voters
+    accuracy = GridSearchCV(est, grid, scoring="accuracy", cv=3).fit(X, y)
+    assert accuracy.best_params_["k"] > 3
+
+
+def test_deferral_cost_is_error_plus_fees_of_the_curve():
+    X, y, fees = _classification_data(seed=7, n_samples=300, unavailable=0.2)
+    scorer = get_scorer("neg_deferral_cost")
+    for k in (1, 2, 4):
+        clf = TopKDeferrer(expert_columns=EXPERTS, costs=fees, k=k).fit(X, y)
+        curve = clf.deferral_curve(X, y, ks=[k])
+        expected = (1.0 - curve.score[0]) + curve.budget[0]
+        assert scorer(clf, X, y) == pytest.approx(-expected)
+        assert clf.score(X, y) == pytest.approx(1.0 - expected)
+    # through an outer Pipeline too
+    pipe = make_pipeline(FunctionTransformer(), clf).fit(X, y)
+    assert np.isfinite(scorer(pipe, X, y))
+    Xr, yr, fees_r = _regression_data()
+    reg = TopKDeferralRegressor(expert_columns=EXPERTS_REG, costs=fees_r, k=2)
+    reg.fit(Xr, yr)
+    pred = reg.predict(Xr)
+    paid = np.mean(reg.predict_allocation(Xr) @ reg.costs_)  # no NaN experts
+    expected = np.mean(np.abs(pred - yr)) + paid
+    assert scorer(reg, Xr, yr) == pytest.approx(-expected)
+    with pytest.raises(TypeError, match="TopKDeferrer"):
+        X_clean = np.nan_to_num(X)
+        scorer(LogisticRegression().fit(X_clean, y), X_clean, y)
+
+
+# ---------------------------------------------------------------- batching
+
+
+@pytest.mark.filterwarnings("ignore:Could not adhere to working_memory")
+@pytest.mark.parametrize("Est", [TopKDeferrer, TopKDeferralRegressor])
+def test_batched_methods_with_experts_equal_one_batch(Est):
+    import sklearn
+
+    if Est is TopKDeferrer:
+        X, y, fees = _classification_data(seed=8, n_samples=300, unavailable=0.2)
+        columns = EXPERTS
+    else:
+        X, y, fees = _regression_data()
+        columns = EXPERTS_REG
+    est = Est(expert_columns=columns, costs=fees, k=2, adaptive=True, cv=3)
+    est.fit(X, y)
+    X, y = X[:60], y[:60]  # a few rows per batch: 60 calls of the predictor
+    methods = ["predict", "predict_allocation", "entity_scores", "predict_k"]
+    if Est is TopKDeferrer:
+        methods.append("predict_proba")
+    for name in methods:
+        with sklearn.config_context(working_memory=1024):
+            full = getattr(est, name)(X)
+        with sklearn.config_context(working_memory=1e-4):
+            small = getattr(est, name)(X)
+        if full.dtype.kind == "f":  # BLAS paths: rounding of the last bit
+            np.testing.assert_allclose(full, small, rtol=1e-12, err_msg=name)
+        else:
+            np.testing.assert_array_equal(full, small, err_msg=name)
+    with sklearn.config_context(working_memory=1024):
+        full = est.deferral_curve(X, y, budget_weights=[0.0, 1.0])
+    with sklearn.config_context(working_memory=1e-4):
+        small = est.deferral_curve(X, y, budget_weights=[0.0, 1.0])
+    for key in ("score", "budget", "adaptive_score", "adaptive_budget", "adaptive_k"):
+        np.testing.assert_allclose(full[key], small[key], rtol=1e-12, err_msg=key)
+
+
+def test_random_state_seeds_folds_and_children():
+    X, y, fees = _classification_data(seed=9, n_samples=300)
+    allocator = RandomForestClassifier(n_estimators=10)
+    params = {"expert_columns": EXPERTS, "costs": fees, "adaptive": True, "cv": 3}
+    a = TopKDeferrer(allocator, random_state=0, **params).fit(X, y)
+    b = TopKDeferrer(allocator, random_state=0, **params).fit(X, y)
+    np.testing.assert_array_equal(a.entity_scores(X), b.entity_scores(X))
+    np.testing.assert_array_equal(a.predict_k(X), b.predict_k(X))
+    assert allocator.random_state is None  # the user's object is untouched
+    c = TopKDeferrer(allocator, random_state=1, **params).fit(X, y)
+    assert not np.array_equal(a.entity_scores(X), c.entity_scores(X))
