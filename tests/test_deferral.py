@@ -779,3 +779,16 @@ def test_random_state_seeds_folds_and_children():
     assert allocator.random_state is None  # the user's object is untouched
     c = TopKDeferrer(allocator, random_state=1, **params).fit(X, y)
     assert not np.array_equal(a.entity_scores(X), c.entity_scores(X))
+
+
+def test_family_hooks_are_abstract():
+    from sklearn_iclr26.deferral._base import _BaseTopKDeferral
+
+    class _Incomplete(_BaseTopKDeferral):
+        def _default_predictor(self):
+            return None
+
+    with pytest.raises(TypeError, match="abstract"):
+        _Incomplete()
+    assert not TopKDeferrer.__abstractmethods__
+    assert not TopKDeferralRegressor.__abstractmethods__

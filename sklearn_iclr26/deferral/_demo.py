@@ -32,7 +32,7 @@ def run_demo():
     )
     clf = TopKDeferrer(
         predictor=DecisionTreeClassifier(max_depth=3, random_state=0),
-        n_experts=5,
+        expert_columns=list(range(X.shape[1], X.shape[1] + 5)),
         costs=fees,
         adaptive=True,
         budget_weight=0.5,
@@ -65,7 +65,7 @@ def run_demo():
     )
     reg = TopKDeferralRegressor(
         predictor=DecisionTreeRegressor(max_depth=3, random_state=0),
-        n_experts=5,
+        expert_columns=list(range(X.shape[1], X.shape[1] + 5)),
         costs=fees,
     ).fit(X_tr, y_tr)
     curve = reg.deferral_curve(X_te, y_te, ks=[1, 3])
