@@ -45,15 +45,16 @@ def main():
     n_experts = 5
     experts, fees = make_experts(X, y, n_experts=n_experts, random_state=0)
     X_all = np.hstack([X, experts])
+    expert_columns = list(range(X.shape[1], X_all.shape[1]))
     base = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
 
     t_base = best_time(lambda: base.fit(X, y))
-    soft = TopKDeferrer(base, n_experts=n_experts, costs=fees)
+    soft = TopKDeferrer(base, expert_columns=expert_columns, costs=fees)
     t_soft = best_time(lambda: soft.fit(X_all, y))
     replicated = TopKDeferrer(
         make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)),
         base,
-        n_experts=n_experts,
+        expert_columns=expert_columns,
         costs=fees,
     )
     t_rep = best_time(lambda: replicated.fit(X_all, y))
@@ -82,7 +83,7 @@ def main():
     )
     refit = best_time(
         lambda: [
-            TopKDeferrer(base, n_experts=n_experts, costs=fees, k=k)
+            TopKDeferrer(base, expert_columns=expert_columns, costs=fees, k=k)
             .fit(X_all, y)
             .predict(X_all)
             for k in range(1, n_k + 1)

@@ -85,6 +85,7 @@ def run_one(name, X, y, task, seed):
         random_state=seed,
     )
     X_all = np.hstack([X, E])
+    expert_columns = list(range(X.shape[1], X_all.shape[1]))
     stratify = y if task == "classification" else None
     X_tr, X_te, y_tr, y_te = train_test_split(
         X_all, y, test_size=0.5, random_state=seed, stratify=stratify
@@ -92,22 +93,20 @@ def run_one(name, X, y, task, seed):
     if task == "classification":
         est = TopKDeferrer(
             predictor=DecisionTreeClassifier(max_depth=3, random_state=seed),
-            n_experts=N_EXPERTS,
+            expert_columns=expert_columns,
             costs=fees,
             adaptive=True,
         )
     else:
         est = TopKDeferralRegressor(
             predictor=DecisionTreeRegressor(max_depth=3, random_state=seed),
-            n_experts=N_EXPERTS,
+            expert_columns=expert_columns,
             costs=fees,
             adaptive=True,
         )
     est.fit(X_tr, y_tr)
     curve = est.deferral_curve(X_te, y_te, budget_weights=BUDGET_WEIGHTS)
-    X_feat, E_te, _ = est._validate_X(X_te)
-    answers, available = est._entity_answers(X_feat, E_te, None)
-    scores = est._scores(X_feat)
+    scores, answers, available = est._entity_table(X_te)
     if task == "classification":
         y_cost = est._prepare_y_predict(y_te)
 

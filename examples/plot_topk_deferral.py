@@ -23,24 +23,28 @@ k entities.
 # %%
 # Data and simulated experts
 # --------------------------
-# The expert answers are appended as the last ``n_experts`` columns of ``X``
-# (label-encoded classes); the allocator and the predictor never see them.
+# The expert answers are named columns of the DataFrame (labels of ``y``; NaN
+# would mean "unavailable"), given to the estimator by ``expert_columns``.
+# The predictor and the allocator never see them.
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 from sklearn.datasets import load_digits
-from sklearn.model_selection import train_test_split
+from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.tree import DecisionTreeClassifier
 
 from sklearn_iclr26.datasets import make_experts
 from sklearn_iclr26.deferral import DeferralCurveDisplay, TopKDeferrer
+from sklearn_iclr26.metrics import get_scorer
 
-X, y = load_digits(return_X_y=True)
+X, y = load_digits(return_X_y=True, as_frame=True)
 experts, fees = make_experts(X, y, n_experts=5, coverage=0.3, random_state=0)
-X_all = np.hstack([X, experts])
+expert_names = [f"expert_{j}" for j in range(5)]
+X_all = X.join(pd.DataFrame(experts, columns=expert_names, index=X.index))
 X_train, X_test, y_train, y_test = train_test_split(
     X_all, y, test_size=0.5, random_state=0, stratify=y
 )
-print("expert accuracy:", np.round((experts == y[:, None]).mean(axis=0), 2))
+print("expert accuracy:", np.round((experts == y.to_numpy()[:, None]).mean(axis=0), 2))
 print("expert fees:    ", np.round(fees, 3))
 
 # %%
@@ -48,9 +52,10 @@ print("expert fees:    ", np.round(fees, 3))
 # ----------------
 clf = TopKDeferrer(
     predictor=DecisionTreeClassifier(max_depth=3, random_state=0),
-    n_experts=5,
+    expert_columns=expert_names,
     costs=fees,
     adaptive=True,
+    random_state=0,
 )
 clf.fit(X_train, y_train)
 budget_weights = [0.0, 0.25, 0.5, 1.0, 2.0, 4.0]
@@ -66,13 +71,35 @@ for lam, acc, budget, k_bar in zip(
     )
 
 # %%
+# Tuning k for cost, not accuracy
+# -------------------------------
+# Accuracy ignores the fees, so a search over ``k`` scored by accuracy keeps
+# adding experts. ``neg_deferral_cost`` (minus the 0-1 error plus the fees
+# paid; greater is better) and the estimator's own ``score`` (accuracy minus
+# fees) pick the k that is worth its fees.
+search = GridSearchCV(
+    TopKDeferrer(
+        predictor=DecisionTreeClassifier(max_depth=3, random_state=0),
+        expert_columns=expert_names,
+        costs=fees,
+    ),
+    {"k": [1, 2, 3, 4, 5, 6]},
+    scoring={"cost": get_scorer("neg_deferral_cost"), "accuracy": "accuracy"},
+    refit="cost",
+    cv=3,
+).fit(X_train, y_train)
+print("k chosen by deferral cost:", search.best_params_["k"])
+best_by_accuracy = np.argmax(search.cv_results_["mean_test_accuracy"])
+print("k chosen by accuracy:     ", search.cv_results_["param_k"][best_by_accuracy])
+
+# %%
 # Random-k baseline
 # -----------------
 # Consult k entities drawn at random (20 repeats) and take a majority vote
 # (ties to the smallest class index).
 rng = np.random.RandomState(0)
 answers = np.column_stack(
-    [clf.predictor_.predict(X_test[:, :-5]), X_test[:, -5:]]
+    [clf.predictor_.predict(X_test.drop(columns=expert_names)), X_test[expert_names]]
 ).astype(int)
 random_acc, random_budget = [], []
 for k in curve.k:
@@ -84,7 +111,7 @@ for k in curve.k:
             votes[
                 np.arange(len(answers)), answers[np.arange(len(answers)), column]
             ] += 1
-        accs.append(np.mean(votes.argmax(axis=1) == y_test))
+        accs.append(np.mean(votes.argmax(axis=1) == y_test.to_numpy()))
         budgets.append(np.mean(clf.costs_[picked].sum(axis=1)))
     random_acc.append(np.mean(accs))
     random_budget.append(np.mean(budgets))
@@ -92,14 +119,7 @@ for k in curve.k:
 # %%
 # Accuracy against budget
 # -----------------------
-disp = DeferralCurveDisplay(
-    budget=curve.budget,
-    score=curve.score,
-    ks=curve.k,
-    adaptive_budget=curve.adaptive_budget,
-    adaptive_score=curve.adaptive_score,
-    name="digits",
-).plot()
+disp = DeferralCurveDisplay.from_curve(curve, name="digits")
 disp.ax_.plot(random_budget, random_acc, marker="x", linestyle=":", label="random-k")
 disp.ax_.axhline(curve.score[0], color="grey", linewidth=0.8, label="Top-1 L2D")
 disp.ax_.legend(loc="lower right")
@@ -122,10 +142,13 @@ X_reg, y_reg = load_diabetes(return_X_y=True)
 experts_reg, fees_reg = make_experts(
     X_reg, y_reg, n_experts=4, task="regression", random_state=0
 )
+X_reg_all = np.hstack([X_reg, experts_reg])  # arrays: experts by position
 X_reg_train, X_reg_test, y_reg_train, y_reg_test = train_test_split(
-    np.hstack([X_reg, experts_reg]), y_reg, test_size=0.5, random_state=0
+    X_reg_all, y_reg, test_size=0.5, random_state=0
 )
-reg = TopKDeferralRegressor(predictor=Ridge(), n_experts=4, costs=fees_reg)
+reg = TopKDeferralRegressor(
+    predictor=Ridge(), expert_columns=[10, 11, 12, 13], costs=fees_reg
+)
 reg.fit(X_reg_train, y_reg_train)
 reg_curve = reg.deferral_curve(X_reg_test, y_reg_test)
 for k, rmse, budget in zip(reg_curve.k, reg_curve.score, reg_curve.budget):

@@ -10,13 +10,21 @@ import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.compose import ColumnTransformer
 from sklearn.datasets import load_diabetes, load_iris, make_classification
+from sklearn.dummy import DummyClassifier
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.exceptions import NotFittedError
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression, Ridge
-from sklearn.metrics import log_loss
-from sklearn.model_selection import GridSearchCV, cross_val_predict, train_test_split
+from sklearn.metrics import accuracy_score, log_loss
+from sklearn.model_selection import (
+    GridSearchCV,
+    StratifiedKFold,
+    cross_val_predict,
+    train_test_split,
+)
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import Pipeline, make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from sklearn_iclr26.datasets import make_experts
 from sklearn_iclr26.deferral import (
@@ -35,8 +43,12 @@ from sklearn_iclr26.deferral._surrogate import (
     surrogate_weights,
     top_k_mask,
 )
+from sklearn_iclr26.metrics import get_scorer
 
 # ----------------------------------------------------------------- helpers
+
+EXPERTS = [10, 11, 12, 13]  # _classification_data: 10 features, then 4 experts
+EXPERTS_REG = [10, 11, 12]  # _regression_data: diabetes' 10 features, 3 experts
 
 
 def _classification_data(seed=0, n_samples=600, n_experts=4, unavailable=0.0):
@@ -169,7 +181,9 @@ def _region_problem(seed, n_per_region=800):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_exact_costs_allocation_is_k_smallest_expected_costs(seed):
     X, y, predictor, fees, expected, empirical = _region_problem(seed)
-    clf = TopKDeferrer(predictor=predictor, n_experts=4, costs=fees[1:]).fit(X, y)
+    clf = TopKDeferrer(
+        predictor=predictor, expert_columns=[4, 5, 6, 7], costs=fees[1:]
+    ).fit(X, y)
     X_regions = np.hstack([np.eye(4), np.full((4, 4), np.nan)])
     scores = clf.entity_scores(X_regions)
     for k in range(1, 6):
@@ -185,7 +199,7 @@ def test_exact_costs_allocation_is_k_smallest_expected_costs(seed):
 
 
 def test_chow_rule_with_an_abstain_entity():
-    # entity 1 abstains: alpha = 0, fee = lambda; k=1 abstains iff
+    # entity 1 abstains: error weight 0, fee = lambda; k=1 abstains iff
     # P(model wrong | x) > lambda (Chow's rule)
     rng = np.random.RandomState(0)
     q = np.array([0.1, 0.5, 0.2, 0.6])  # model error per region
@@ -196,7 +210,7 @@ def test_chow_rule_with_an_abstain_entity():
     X = np.hstack([np.eye(4)[region], abstain_answer])
     predictor = FrozenEstimator(_ConstantClassifier().fit(X, y))
     clf = TopKDeferrer(
-        predictor=predictor, n_experts=1, alpha=[1.0, 0.0], costs=[0.35]
+        predictor=predictor, expert_columns=[4], error_weight=[1.0, 0.0], costs=[0.35]
     ).fit(X, y)
     allocation = clf.predict_allocation(np.hstack([np.eye(4), np.zeros((4, 1))]))
     np.testing.assert_array_equal(allocation[:, 1], q > 0.35)
@@ -207,7 +221,9 @@ def test_k1_reduces_to_classic_two_stage_l2d():
     X_feat, E = X[:, :-2], X[:, -2:]
     predictor = FrozenEstimator(LogisticRegression().fit(X_feat[:200], y[:200]))
     lr = LogisticRegression(C=1.0, max_iter=2000)
-    clf = TopKDeferrer(lr, predictor, n_experts=2, costs=fees, k=1).fit(X, y)
+    clf = TopKDeferrer(lr, predictor, expert_columns=[10, 11], costs=fees, k=1).fit(
+        X, y
+    )
     # classic two-stage L2D (Mao et al., 2023): label j ("ask entity j") has
     # weight sum_{i != j} c_i with c_i = 1{entity i wrong} + fee_i
     answers = np.column_stack([predictor.predict(X_feat), E])
@@ -231,15 +247,15 @@ def test_k1_reduces_to_classic_two_stage_l2d():
 
 def test_one_fit_serves_every_k():
     X, y, fees = _classification_data(seed=1)
-    one = TopKDeferrer(n_experts=4, costs=fees, k=1).fit(X, y)
+    one = TopKDeferrer(expert_columns=EXPERTS, costs=fees, k=1).fit(X, y)
     for k in (2, 4):
-        refit = TopKDeferrer(n_experts=4, costs=fees, k=k).fit(X, y)
+        refit = TopKDeferrer(expert_columns=EXPERTS, costs=fees, k=k).fit(X, y)
         np.testing.assert_array_equal(
             one.predict_allocation(X, k=k), refit.predict_allocation(X)
         )
         np.testing.assert_array_equal(
             one.deferral_curve(X, y, ks=[k]).score,
-            [refit.score(X, y)],
+            [accuracy_score(y, refit.predict(X))],
         )
 
 
@@ -294,8 +310,7 @@ def test_aggregate_values():
 
 
 def _random_k_accuracy(clf, X, y, k, rng, n_repeats=20):
-    X_feat, E, _ = clf._validate_X(X)
-    answers, available = clf._entity_answers(X_feat, E, None)
+    _, answers, available = clf._entity_table(X)
     accs = []
     for _ in range(n_repeats):
         scores = rng.uniform(size=answers.shape)
@@ -311,7 +326,7 @@ def test_topk_dominates_top1_and_random_k_and_topkx_matches_fixed_k():
         X_tr, X_te, y_tr, y_te = train_test_split(
             X, y, test_size=0.5, random_state=seed, stratify=y
         )
-        clf = TopKDeferrer(n_experts=4, costs=fees, adaptive=True, cv=3)
+        clf = TopKDeferrer(expert_columns=EXPERTS, costs=fees, adaptive=True, cv=3)
         clf.fit(X_tr, y_tr)
         curve = clf.deferral_curve(X_te, y_te, budget_weights=[0, 0.05, 0.1, 0.2])
         rng = np.random.RandomState(seed)
@@ -328,7 +343,9 @@ def test_topk_dominates_top1_and_random_k_and_topkx_matches_fixed_k():
 
 def test_topkx_budget_weight_traces_the_budget_axis():
     X, y, fees = _classification_data(seed=0)
-    clf = TopKDeferrer(n_experts=4, costs=fees, adaptive=True, cv=3).fit(X, y)
+    clf = TopKDeferrer(expert_columns=EXPERTS, costs=fees, adaptive=True, cv=3).fit(
+        X, y
+    )
     curve = clf.deferral_curve(X, y, ks=[1], budget_weights=[0.0, 0.1, 0.5, 5.0])
     assert np.all(np.diff(curve.adaptive_budget) <= 1e-12)
     assert curve.adaptive_k[0] > curve.adaptive_k[-1]
@@ -340,7 +357,7 @@ def test_topkx_budget_weight_traces_the_budget_axis():
 
 def test_unavailable_experts_fall_back_and_get_no_mass():
     X, y, fees = _classification_data(seed=2, unavailable=0.3)
-    clf = TopKDeferrer(n_experts=4, costs=fees, k=3).fit(X, y)
+    clf = TopKDeferrer(expert_columns=EXPERTS, costs=fees, k=3).fit(X, y)
     X_none = X.copy()
     X_none[:, -4:] = np.nan  # every expert unavailable: the model answers
     np.testing.assert_array_equal(
@@ -355,13 +372,15 @@ def test_unavailable_experts_fall_back_and_get_no_mass():
 
 def test_one_stage_regime():
     X, y, fees = _classification_data(seed=0)
-    clf = TopKDeferrer(regime="one-stage", n_experts=4, costs=fees, k=1).fit(X, y)
+    clf = TopKDeferrer(regime="one-stage", expert_columns=EXPERTS, costs=fees, k=1).fit(
+        X, y
+    )
     assert clf.n_entities_ == 5 + 4
     assert not hasattr(clf, "predictor_")
     assert clf.entity_names_[0] == "class_0"
     # the experts help: better than the same linear model without them
     alone = TopKDeferrer().fit(X[:, :-4], y).score(X[:, :-4], y)
-    assert clf.score(X, y) > alone + 0.03
+    assert accuracy_score(y, clf.predict(X)) > alone + 0.03
     proba = clf.predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
 
@@ -371,7 +390,7 @@ def test_regressor_topk_and_aggregations():
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, random_state=0)
     for aggregation in ("mean", "weighted_mean", "median"):
         reg = TopKDeferralRegressor(
-            n_experts=3, costs=fees, k=2, aggregation=aggregation
+            expert_columns=EXPERTS_REG, costs=fees, k=2, aggregation=aggregation
         ).fit(X_tr, y_tr)
         curve = reg.deferral_curve(X_te, y_te)
         assert curve.metric == "rmse"
@@ -381,7 +400,7 @@ def test_regressor_topk_and_aggregations():
     model_rmse = np.sqrt(np.mean((reg.predictor_.predict(X_te[:, :-3]) - y_te) ** 2))
     assert curve.score.min() < model_rmse
     reg = TopKDeferralRegressor(
-        n_experts=3, costs=fees, adaptive=True, error="squared", cv=3
+        expert_columns=EXPERTS_REG, costs=fees, adaptive=True, error="squared", cv=3
     ).fit(X_tr, y_tr)
     curve = reg.deferral_curve(X_te, y_te, budget_weights=[0.0, 1.0, 100.0])
     assert curve.adaptive_score.shape == (3,)
@@ -393,31 +412,31 @@ def test_regressor_topk_and_aggregations():
 
 def test_bad_input_errors():
     X, y, fees = _classification_data(seed=0, n_samples=150)
-    with pytest.raises(ValueError, match="n_experts"):
-        TopKDeferrer(n_experts=X.shape[1]).fit(X, y)
+    with pytest.raises(ValueError, match="at least one feature column"):
+        TopKDeferrer(expert_columns=list(range(X.shape[1]))).fit(X, y)
     with pytest.raises(ValueError, match="costs must be"):
-        TopKDeferrer(n_experts=4, costs=[0.1, 0.2]).fit(X, y)
+        TopKDeferrer(expert_columns=EXPERTS, costs=[0.1, 0.2]).fit(X, y)
     with pytest.raises(ValueError, match="non-negative"):
-        TopKDeferrer(n_experts=4, costs=[0.1, -0.2, 0.1, 0.1]).fit(X, y)
-    with pytest.raises(ValueError, match="alpha must be"):
-        TopKDeferrer(n_experts=4, alpha=[1.0, 1.0]).fit(X, y)
+        TopKDeferrer(expert_columns=EXPERTS, costs=[0.1, -0.2, 0.1, 0.1]).fit(X, y)
+    with pytest.raises(ValueError, match="error_weight must be"):
+        TopKDeferrer(expert_columns=EXPERTS, error_weight=[1.0, 1.0]).fit(X, y)
     X_bad = X.copy()
     X_bad[0, -1] = 7  # not a class index
-    with pytest.raises(ValueError, match="label-encoded"):
-        TopKDeferrer(n_experts=4).fit(X_bad, y)
+    with pytest.raises(ValueError, match="must be labels of y"):
+        TopKDeferrer(expert_columns=EXPERTS).fit(X_bad, y)
     X_bad[0, -1] = 0.5
-    with pytest.raises(ValueError, match="label-encoded"):
-        TopKDeferrer(n_experts=4).fit(X_bad, y)
+    with pytest.raises(ValueError, match="must be labels of y"):
+        TopKDeferrer(expert_columns=EXPERTS).fit(X_bad, y)
     X_bad[0, -1] = np.inf
-    with pytest.raises(ValueError, match="infinite"):
-        TopKDeferrer(n_experts=4).fit(X_bad, y)
+    with pytest.raises(ValueError, match="must be labels of y"):
+        TopKDeferrer(expert_columns=EXPERTS).fit(X_bad, y)
     X_bad = X.copy()
     X_bad[0, 0] = np.nan  # NaN is allowed in expert columns only
     with pytest.raises(ValueError, match="NaN"):
-        TopKDeferrer(n_experts=4).fit(X_bad, y)
+        TopKDeferrer(expert_columns=EXPERTS).fit(X_bad, y)
     with pytest.raises(ValueError, match="larger than the number of entities"):
-        TopKDeferrer(n_experts=4, k=6).fit(X, y)
-    clf = TopKDeferrer(n_experts=4, costs=fees).fit(X, y)
+        TopKDeferrer(expert_columns=EXPERTS, k=6).fit(X, y)
+    clf = TopKDeferrer(expert_columns=EXPERTS, costs=fees).fit(X, y)
     for k in (0, 6):
         with pytest.raises(ValueError, match="k must be in"):
             clf.predict_allocation(X, k=k)
@@ -428,10 +447,14 @@ def test_bad_input_errors():
     with pytest.raises(ValueError, match="features"):
         clf.predict(X[:, :-1])
     with pytest.raises(TypeError, match="sample_weight"):
-        TopKDeferrer(KNeighborsClassifier(), n_experts=4).fit(X, y)
+        TopKDeferrer(KNeighborsClassifier(), expert_columns=EXPERTS).fit(X, y)
     Xr, yr, _ = _regression_data()
     with pytest.raises(ValueError, match="costs must be"):
-        TopKDeferralRegressor(n_experts=3, costs=[1.0, 2.0]).fit(Xr, yr)
+        TopKDeferralRegressor(expert_columns=EXPERTS_REG, costs=[1.0, 2.0]).fit(Xr, yr)
+    Xr_bad = Xr.copy()
+    Xr_bad[0, -1] = np.inf
+    with pytest.raises(ValueError, match="infinite"):
+        TopKDeferralRegressor(expert_columns=EXPERTS_REG).fit(Xr_bad, yr)
 
 
 # --------------------------------------------------------- scikit-learn API
@@ -449,17 +472,21 @@ def test_pipeline_grid_search_cross_val_predict_pickle():
                     remainder="passthrough",
                 ),
             ),
-            ("defer", TopKDeferrer(n_experts=4, costs=fees, cv=3)),
+            ("defer", TopKDeferrer(expert_columns=EXPERTS, costs=fees, cv=3)),
         ]
     )
     grid = GridSearchCV(pipe, {"defer__k": [1, 3]}, scoring="accuracy", cv=3)
     grid.fit(X, y)
     assert grid.best_params_["defer__k"] == 3
-    pred = cross_val_predict(TopKDeferrer(n_experts=4, costs=fees, cv=3), X, y, cv=3)
-    assert np.mean(pred == y) > 0.6
+    # cross_val_predict is a fit/predict per fold, nothing else
+    est = TopKDeferrer(expert_columns=EXPERTS, costs=fees, cv=3)
+    pred = cross_val_predict(est, X, y, cv=3)
+    for train, test in StratifiedKFold(3).split(X, y):
+        fold = clone(est).fit(X[train], y[train])
+        np.testing.assert_array_equal(pred[test], fold.predict(X[test]))
     # a Pipeline as allocator gets <last step>__sample_weight
     allocator = make_pipeline(StandardScaler(), LogisticRegression(max_iter=500))
-    clf = TopKDeferrer(allocator, n_experts=4, costs=fees, k=2).fit(X, y)
+    clf = TopKDeferrer(allocator, expert_columns=EXPERTS, costs=fees, k=2).fit(X, y)
     restored = pickle.loads(pickle.dumps(clf))
     np.testing.assert_array_equal(restored.predict(X), clf.predict(X))
     np.testing.assert_array_equal(
@@ -471,19 +498,20 @@ def test_regressor_with_prefit_predictor_and_pandas():
     import pandas as pd
 
     X, y, fees = _regression_data()
-    model = Ridge().fit(X[:100, :-3], y[:100])
     df = pd.DataFrame(X, columns=[f"c{i}" for i in range(X.shape[1])])
+    experts = ["c10", "c11", "c12"]
+    features = df.drop(columns=experts)
+    model = Ridge().fit(features[:100], y[:100])
     reg = TopKDeferralRegressor(
-        predictor=FrozenEstimator(model), n_experts=3, costs=fees, k=2
+        predictor=FrozenEstimator(model), expert_columns=experts, costs=fees, k=2
     ).fit(df, y)
-    assert reg.predictor_ is not None
+    assert reg.predictor_.estimator is model  # kept as is, not refitted
     np.testing.assert_array_equal(reg.feature_names_in_, df.columns)
-    all_nan = X.copy()
-    all_nan[:, -3:] = np.nan
-    np.testing.assert_allclose(
-        reg.predict(pd.DataFrame(all_nan, columns=df.columns)),
-        model.predict(X[:, :-3]),
-    )
+    np.testing.assert_array_equal(reg.entity_names_, ["model", *experts])
+    all_nan = df.copy()
+    all_nan[experts] = np.nan
+    # no expert available: the frozen model answers, on its own columns
+    np.testing.assert_allclose(reg.predict(all_nan), model.predict(features))
 
 
 def test_display():
@@ -493,14 +521,29 @@ def test_display():
     import matplotlib.pyplot as plt
 
     X, y, fees = _classification_data(seed=0, n_samples=300)
-    clf = TopKDeferrer(n_experts=4, costs=fees, adaptive=True, cv=3).fit(X, y)
+    clf = TopKDeferrer(expert_columns=EXPERTS, costs=fees, adaptive=True, cv=3)
+    with pytest.raises(NotFittedError):
+        DeferralCurveDisplay.from_estimator(clf, X, y)
+    clf.fit(X, y)
+    _, ax = plt.subplots()
     disp = DeferralCurveDisplay.from_estimator(
-        clf, X, y, budget_weights=[0.0, 0.1, 1.0], name="digits"
+        clf, X, y, budget_weights=[0.0, 0.1, 1.0], name="digits", ax=ax
     )
+    assert disp.ax_ is ax and disp.figure_ is ax.figure
     assert disp.line_.get_label() == "digits: Top-k"
     assert disp.adaptive_line_ is not None
     assert disp.ax_.get_ylabel() == "accuracy"
     assert len(disp.line_.get_xdata()) == clf.n_entities_
+    # from the Bunch of deferral_curve: the same line, name overridable
+    curve = clf.deferral_curve(X, y, budget_weights=[0.0, 0.1, 1.0])
+    other = DeferralCurveDisplay.from_curve(curve, name="first", color="red")
+    np.testing.assert_allclose(other.line_.get_xdata(), disp.line_.get_xdata())
+    np.testing.assert_allclose(other.line_.get_ydata(), disp.line_.get_ydata())
+    assert other.line_.get_color() == "red"
+    other.plot(name="second")
+    assert other.line_.get_label() == "second: Top-k"
+    with pytest.raises(ValueError, match="deferral_curve"):
+        DeferralCurveDisplay.from_curve({"k": [1]})
     plt.close("all")
 
 
@@ -548,7 +591,7 @@ def test_options_smoke(regime, aggregation, capsys):
     clf = TopKDeferrer(
         regime=regime,
         aggregation=aggregation,
-        n_experts=4,
+        expert_columns=EXPERTS,
         costs=fees,
         k=2,
         adaptive=True,
@@ -571,7 +614,8 @@ def test_no_information_gives_uniform_scores():
     X, y = load_iris(return_X_y=True)
     experts = np.column_stack([y, y]).astype(float)
     predictor = FrozenEstimator(KNeighborsClassifier(1).fit(X, y))
-    clf = TopKDeferrer(predictor=predictor, n_experts=2).fit(np.hstack([X, experts]), y)
+    clf = TopKDeferrer(predictor=predictor, expert_columns=[4, 5])
+    clf.fit(np.hstack([X, experts]), y)
     scores = clf.entity_scores(np.hstack([X, experts]))
     np.testing.assert_allclose(scores, np.log(1 / 3))
     assert clf.score(np.hstack([X, experts]), y) == 1.0
@@ -585,10 +629,11 @@ def test_regressor_topk_beats_random_k_and_top1_over_seeds():
         X_tr, X_te, y_tr, y_te = train_test_split(
             np.hstack([X, E]), y, test_size=0.5, random_state=seed
         )
-        reg = TopKDeferralRegressor(n_experts=4, costs=fees, cv=3).fit(X_tr, y_tr)
+        reg = TopKDeferralRegressor(expert_columns=EXPERTS, costs=fees, cv=3).fit(
+            X_tr, y_tr
+        )
         curve = reg.deferral_curve(X_te, y_te)
-        X_feat, E_te, _ = reg._validate_X(X_te)
-        answers, available = reg._entity_answers(X_feat, E_te, None)
+        _, answers, available = reg._entity_table(X_te)
         rng = np.random.RandomState(seed)
         for k, rmse in zip(curve.k[:-1], curve.score[:-1]):  # k = |A| is the same
             random_rmse = np.mean(
@@ -608,13 +653,142 @@ def test_regressor_topk_beats_random_k_and_top1_over_seeds():
 def test_deferral_curve_matches_predict(aggregation):
     X, y, fees = _classification_data(seed=6, n_samples=300, unavailable=0.3)
     clf = TopKDeferrer(
-        n_experts=4, costs=fees, aggregation=aggregation, adaptive=True, cv=3
+        expert_columns=EXPERTS, costs=fees, aggregation=aggregation, adaptive=True, cv=3
     ).fit(X, y)
     curve = clf.deferral_curve(X, y, budget_weights=[clf.budget_weight, 0.0])
     for k, score, budget in zip(curve.k, curve.score, curve.budget):
         fixed = clone(clf).set_params(adaptive=False, k=int(k)).fit(X, y)
-        assert score == pytest.approx(fixed.score(X, y))
+        assert score == pytest.approx(accuracy_score(y, fixed.predict(X)))
         # the budget counts the fees of the entities actually consulted
         _, _, _, mask = fixed._consult(X)
         assert budget == pytest.approx(np.mean(mask @ fixed.costs_))
-    assert curve.adaptive_score[0] == pytest.approx(clf.score(X, y))
+    assert curve.adaptive_score[0] == pytest.approx(accuracy_score(y, clf.predict(X)))
+
+
+# ----------------------------------------------------------------- scorers
+
+
+def _voting_experts(seed, n=3000):
+    """Binary labels, a constant model (50% right) and five voting experts.
+
+    Experts 0-2 are right with probability 0.85 (fee 0.03), experts 3-4 with
+    0.75 (fee 0.05), independently. Expected deferral cost (error + fees) of
+    fixed Top-k along the ranking 0, 1, 2, 3, 4, model: k=1 0.18; k=2 0.21
+    (a 1-1 tie goes to the best-ranked: the answer of k=1, one more fee);
+    k=3 0.061 + 0.09 = 0.151 (majority of three); k=4, 5, 6 above 0.2. So
+    the cost is minimal at k=3, while accuracy keeps growing to k=5.
+    """
+    rng = np.random.RandomState(seed)
+    y = rng.randint(0, 2, n)
+    X = rng.normal(size=(n, 3))
+    right = rng.uniform(size=(n, 5)) < np.array([0.85, 0.85, 0.85, 0.75, 0.75])
+    E = np.where(right, y[:, None], 1 - y[:, None]).astype(float)
+    predictor = FrozenEstimator(DummyClassifier(strategy="constant", constant=0))
+    predictor.estimator.fit(X, y)
+    fees = [0.03, 0.03, 0.03, 0.05, 0.05]
+    return np.hstack([X, E]), y, predictor, fees
+
+
+def test_deferral_cost_scorer_picks_the_cheapest_k_in_grid_search():
+    X, y, predictor, fees = _voting_experts(seed=0)
+    est = TopKDeferrer(predictor=predictor, expert_columns=[3, 4, 5, 6, 7], costs=fees)
+    grid = {"k": [1, 2, 3, 4, 5, 6]}
+    cost = GridSearchCV(est, grid, scoring=get_scorer("neg_deferral_cost"), cv=3)
+    assert cost.fit(X, y).best_params_ == {"k": 3}  # not the first, not the last
+    # the default score (accuracy minus fees) measures the same thing
+    default = GridSearchCV(est, grid, cv=3).fit(X, y)
+    assert default.best_params_ == {"k": 3}
+    np.testing.assert_allclose(
+        default.cv_results_["mean_test_score"],
+        1.0 + cost.cv_results_["mean_test_score"],
+    )
+    # accuracy ignores the fees and prefers more voters
+    accuracy = GridSearchCV(est, grid, scoring="accuracy", cv=3).fit(X, y)
+    assert accuracy.best_params_["k"] > 3
+
+
+def test_deferral_cost_is_error_plus_fees_of_the_curve():
+    X, y, fees = _classification_data(seed=7, n_samples=300, unavailable=0.2)
+    scorer = get_scorer("neg_deferral_cost")
+    for k in (1, 2, 4):
+        clf = TopKDeferrer(expert_columns=EXPERTS, costs=fees, k=k).fit(X, y)
+        curve = clf.deferral_curve(X, y, ks=[k])
+        expected = (1.0 - curve.score[0]) + curve.budget[0]
+        assert scorer(clf, X, y) == pytest.approx(-expected)
+        assert clf.score(X, y) == pytest.approx(1.0 - expected)
+    # through an outer Pipeline too
+    pipe = make_pipeline(FunctionTransformer(), clf).fit(X, y)
+    assert np.isfinite(scorer(pipe, X, y))
+    Xr, yr, fees_r = _regression_data()
+    reg = TopKDeferralRegressor(expert_columns=EXPERTS_REG, costs=fees_r, k=2)
+    reg.fit(Xr, yr)
+    pred = reg.predict(Xr)
+    paid = np.mean(reg.predict_allocation(Xr) @ reg.costs_)  # no NaN experts
+    expected = np.mean(np.abs(pred - yr)) + paid
+    assert scorer(reg, Xr, yr) == pytest.approx(-expected)
+    with pytest.raises(TypeError, match="TopKDeferrer"):
+        X_clean = np.nan_to_num(X)
+        scorer(LogisticRegression().fit(X_clean, y), X_clean, y)
+
+
+# ---------------------------------------------------------------- batching
+
+
+@pytest.mark.filterwarnings("ignore:Could not adhere to working_memory")
+@pytest.mark.parametrize("Est", [TopKDeferrer, TopKDeferralRegressor])
+def test_batched_methods_with_experts_equal_one_batch(Est):
+    import sklearn
+
+    if Est is TopKDeferrer:
+        X, y, fees = _classification_data(seed=8, n_samples=300, unavailable=0.2)
+        columns = EXPERTS
+    else:
+        X, y, fees = _regression_data()
+        columns = EXPERTS_REG
+    est = Est(expert_columns=columns, costs=fees, k=2, adaptive=True, cv=3)
+    est.fit(X, y)
+    X, y = X[:60], y[:60]  # a few rows per batch: 60 calls of the predictor
+    methods = ["predict", "predict_allocation", "entity_scores", "predict_k"]
+    if Est is TopKDeferrer:
+        methods.append("predict_proba")
+    for name in methods:
+        with sklearn.config_context(working_memory=1024):
+            full = getattr(est, name)(X)
+        with sklearn.config_context(working_memory=1e-4):
+            small = getattr(est, name)(X)
+        if full.dtype.kind == "f":  # BLAS paths: rounding of the last bit
+            np.testing.assert_allclose(full, small, rtol=1e-12, err_msg=name)
+        else:
+            np.testing.assert_array_equal(full, small, err_msg=name)
+    with sklearn.config_context(working_memory=1024):
+        full = est.deferral_curve(X, y, budget_weights=[0.0, 1.0])
+    with sklearn.config_context(working_memory=1e-4):
+        small = est.deferral_curve(X, y, budget_weights=[0.0, 1.0])
+    for key in ("score", "budget", "adaptive_score", "adaptive_budget", "adaptive_k"):
+        np.testing.assert_allclose(full[key], small[key], rtol=1e-12, err_msg=key)
+
+
+def test_random_state_seeds_folds_and_children():
+    X, y, fees = _classification_data(seed=9, n_samples=300)
+    allocator = RandomForestClassifier(n_estimators=10)
+    params = {"expert_columns": EXPERTS, "costs": fees, "adaptive": True, "cv": 3}
+    a = TopKDeferrer(allocator, random_state=0, **params).fit(X, y)
+    b = TopKDeferrer(allocator, random_state=0, **params).fit(X, y)
+    np.testing.assert_array_equal(a.entity_scores(X), b.entity_scores(X))
+    np.testing.assert_array_equal(a.predict_k(X), b.predict_k(X))
+    assert allocator.random_state is None  # the user's object is untouched
+    c = TopKDeferrer(allocator, random_state=1, **params).fit(X, y)
+    assert not np.array_equal(a.entity_scores(X), c.entity_scores(X))
+
+
+def test_family_hooks_are_abstract():
+    from sklearn_iclr26.deferral._base import _BaseTopKDeferral
+
+    class _Incomplete(_BaseTopKDeferral):
+        def _default_predictor(self):
+            return None
+
+    with pytest.raises(TypeError, match="abstract"):
+        _Incomplete()
+    assert not TopKDeferrer.__abstractmethods__
+    assert not TopKDeferralRegressor.__abstractmethods__

@@ -10,7 +10,11 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_array, check_consistent_length
+from sklearn.utils.validation import (
+    _num_samples,
+    check_array,
+    check_consistent_length,
+)
 
 __all__ = ["make_experts"]
 
@@ -66,8 +70,9 @@ def make_experts(
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_features)
-        Features (used for ``expertise="region"``).
+    X : {array-like, DataFrame} of shape (n_samples, n_features)
+        Features; read only for ``expertise="region"`` (then numeric), so a
+        raw DataFrame with string columns is fine otherwise.
     y : array-like of shape (n_samples,)
         True targets.
     n_experts : int, default=4
@@ -101,8 +106,9 @@ def make_experts(
     Returns
     -------
     answers : ndarray of shape (n_samples, n_experts)
-        Expert answers: label-encoded classes (indices into ``np.unique(y)``)
-        for classification, values for regression; ``NaN`` = unavailable.
+        Expert answers: labels of ``y`` for classification (float with ``NaN``
+        for a numeric ``y``, object with ``None`` otherwise), values for
+        regression; ``NaN`` (``None``) = unavailable.
     fees : ndarray of shape (n_experts,)
         Consultation fee of each expert.
 
@@ -115,11 +121,12 @@ def make_experts(
     >>> answers.shape, fees.shape
     ((150, 3), (3,))
     """
-    X = check_array(X, dtype=np.float64)
     y = np.asarray(y)
     if y.ndim != 1:
         raise ValueError(f"y must be 1-dimensional, got shape {y.shape}.")
     check_consistent_length(X, y)
+    if expertise == "region":
+        X = check_array(X, dtype=np.float64)
     rng = check_random_state(random_state)
     if task == "auto":
         if y.dtype.kind == "f":
@@ -131,7 +138,7 @@ def make_experts(
                 "Could not infer the task from y; pass task='classification' or "
                 "task='regression'."
             )
-    n = X.shape[0]
+    n = _num_samples(X)
     if task == "regression":
         y = y.astype(np.float64)
         scale = float(np.std(y)) or 1.0
@@ -173,12 +180,16 @@ def make_experts(
         p_right = accuracy + (1.0 - accuracy) * quality  # per expert
         right = rng.random_sample((n, n_experts)) < p_right[None, :]
         random_labels = rng.randint(n_classes, size=(n, n_experts))
-        answers = np.where(inside & right, y_enc[:, None], random_labels)
-        answers = answers.astype(np.float64)
+        index = np.where(inside & right, y_enc[:, None], random_labels)
+        if classes.dtype.kind in "biuf":
+            answers = classes[index].astype(np.float64)
+        else:
+            answers = classes[index].astype(object)
     else:
         sd_in = noise * scale * (1.0 - quality)
         sd = np.where(inside, sd_in[None, :], scale)
         answers = y[:, None] + rng.standard_normal((n, n_experts)) * sd
     if unavailable > 0:
-        answers[rng.random_sample((n, n_experts)) < unavailable] = np.nan
+        missing = rng.random_sample((n, n_experts)) < unavailable
+        answers[missing] = np.nan if answers.dtype.kind == "f" else None
     return answers, fees

@@ -1,19 +1,36 @@
-"""Shared base of the Top-k deferral estimators (private)."""
+"""Shared base of the Top-k deferral estimators (private).
+
+The family's hooks are the abstract methods of :class:`_BaseTopKDeferral`; a
+subclass that misses one fails at construction.
+"""
 
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from abc import ABCMeta, abstractmethod
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.frozen import FrozenEstimator
-from sklearn.model_selection import check_cv, cross_val_predict
-from sklearn.utils import Bunch
-from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.model_selection import (
+    KFold,
+    StratifiedKFold,
+    check_cv,
+    cross_val_predict,
+)
+from sklearn.pipeline import Pipeline
+from sklearn.utils import Bunch, get_tags
+from sklearn.utils._indexing import _safe_indexing
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import (
-    _assert_all_finite,
+    _num_samples,
+    check_array,
+    check_consistent_length,
     check_is_fitted,
+    column_or_1d,
     validate_data,
 )
 
@@ -26,12 +43,46 @@ from sklearn_iclr26.deferral._surrogate import (
     surrogate_weights,
     top_k_mask,
 )
+from sklearn_iclr26.utils._batching import batched
+from sklearn_iclr26.utils._random import (
+    seed_from_random_state,
+    set_child_random_state,
+)
+from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = []
 
 
-class _BaseTopKDeferral(BaseEstimator):
-    """Common machinery: entities, costs, surrogate fit, Top-k and Top-k(x)."""
+def _missing_mask(values):
+    """``True`` where an expert answer is missing (NaN, None or pandas NA)."""
+    values = np.asarray(values)
+    if values.dtype.kind in "fc":
+        return np.isnan(values)
+    if values.dtype.kind != "O":
+        return np.zeros(values.shape, dtype=bool)
+
+    def missing(v):
+        return (
+            v is None
+            or type(v).__name__ in ("NAType", "NaTType")
+            or (isinstance(v, (float, np.floating)) and np.isnan(v))
+        )
+
+    return np.frompyfunc(missing, 1, 1)(values).astype(bool)
+
+
+def _is_dataframe(X):
+    return hasattr(X, "iloc") and hasattr(X, "columns")
+
+
+class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
+    """Common machinery: entities, costs, surrogate fit, Top-k and Top-k(x).
+
+    ``X`` is handed untouched to the predictor and to a user-given allocator
+    or cardinality model (minus the expert columns, rows indexed with safe
+    indexing); the built-in allocator and cardinality model (``None``) compute
+    on ``transformer_.transform(X_features)``.
+    """
 
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict_proba"]), None],
@@ -40,83 +91,290 @@ class _BaseTopKDeferral(BaseEstimator):
         "adaptive": ["boolean"],
         "cardinality_estimator": [HasMethods(["fit", "predict_proba"]), None],
         "budget_weight": [Interval(Real, 0, None, closed="left")],
-        "alpha": ["array-like", Interval(Real, 0, None, closed="left")],
+        "error_weight": ["array-like", Interval(Real, 0, None, closed="left")],
         "costs": ["array-like", Interval(Real, 0, None, closed="left"), None],
-        "n_experts": [Interval(Integral, 0, None, closed="left")],
+        "expert_columns": [
+            "array-like",
+            str,
+            Interval(Integral, 0, None, closed="left"),
+            None,
+        ],
+        "transformer": [
+            HasMethods(["fit", "transform"]),
+            StrOptions({"passthrough"}),
+            None,
+        ],
         "cv": ["cv_object"],
+        "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
 
-    # ----------------------------------------------------------------- hooks
-    # subclasses define: _default_predictor, _prepare_y, _model_answers,
-    # _entity_answers, _answer_errors, _aggregate, _curve_metric, _n_fixed_entities
+    # ------------------------------------------------------------------ hooks
+    @abstractmethod
+    def _default_predictor(self):
+        """The predictor used when ``predictor=None``."""
 
-    def _log(self, message):
-        if self.verbose:
-            print(f"[{type(self).__name__}] {message}")
+    @abstractmethod
+    def _uses_predictor(self):
+        """Whether the model entity is a fitted predictor (two-stage)."""
 
+    @abstractmethod
+    def _encode_experts(self, E):
+        """Raw expert columns -> float ``(n, n_experts)`` (NaN = unavailable)."""
+
+    @abstractmethod
+    def _entity_answers(self, X_feat, E, model_answers):
+        """``(answers, available)`` of every entity, ``(n, n_entities)``."""
+
+    @abstractmethod
+    def _answer_errors(self, answers, y):
+        """Per-entity error ``psi(answer, y)`` (0 where unavailable)."""
+
+    @abstractmethod
+    def _aggregate(self, answers, mask, scores, ranked=False):
+        """Aggregate answer of the consulted entities (encoded for classes)."""
+
+    @abstractmethod
+    def _aggregate_error(self, answers, mask, scores, y, ranked=False):
+        """Per-row error of the aggregate answer."""
+
+    @abstractmethod
+    def _curve_values(self, answers, mask, scores, y, ranked=False):
+        """Per-row terms of the curve metric (summed, then ``_curve_finish``)."""
+
+    @abstractmethod
+    def _curve_finish(self, mean_value):
+        """Curve metric from the mean of ``_curve_values``."""
+
+    @abstractmethod
+    def _prepare_y_predict(self, y):
+        """``y`` as compared with the entity answers (encoded for classes)."""
+
+    @abstractmethod
+    def _decode(self, aggregate):
+        """Aggregate answers -> predictions in the label space of ``y``."""
+
+    # ------------------------------------------------------------- validation
     def _get_predictor(self):
         if self.predictor is None:
             return self._default_predictor()
         return self.predictor
 
-    # ------------------------------------------------------------- validation
-    def _validate_X(self, X, y=None, reset=False):
-        kwargs = {"dtype": np.float64, "ensure_all_finite": False}
-        if reset:
-            y_numeric = not is_classifier(self)
-            X, y = validate_data(self, X, y, reset=True, y_numeric=y_numeric, **kwargs)
-            if self.n_experts >= X.shape[1]:
+    def _validate_input(self, X, reset):
+        """Record ``n_features_in_``/``feature_names_in_``; ``X`` kept as is.
+
+        A DataFrame passes untouched (its string columns are for the inner
+        pipeline); anything else becomes a 2-D array of any dtype.
+        """
+        if _is_dataframe(X):
+            return validate_data(self, X, reset=reset, skip_check_array=True)
+        return validate_data(
+            self,
+            X,
+            reset=reset,
+            dtype=None,
+            ensure_all_finite=False,
+            accept_sparse=False,
+        )
+
+    def _validate_y(self, X, y):
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y "
+                "is None."
+            )
+        y = check_array(y, ensure_2d=False, dtype=None, ensure_all_finite=False)
+        y = column_or_1d(y, warn=True)
+        check_consistent_length(X, y)
+        return y
+
+    def _resolve_expert_columns(self, X):
+        """Positions of the expert columns in ``X`` (checked), at fit."""
+        columns = self.expert_columns
+        n_columns = self.n_features_in_
+        if columns is None:
+            return np.array([], dtype=int)
+        if isinstance(columns, (str, Integral)):
+            columns = [columns]
+        columns = list(np.asarray(columns, dtype=object).ravel())
+        if not columns:
+            return np.array([], dtype=int)
+        names = getattr(self, "feature_names_in_", None)
+        if all(isinstance(c, str) for c in columns):
+            if names is None:
                 raise ValueError(
-                    f"X has {X.shape[1]} columns but n_experts={self.n_experts}: "
-                    "the expert answers are the last n_experts columns of X and "
-                    "at least one feature column must remain."
+                    f"expert_columns={columns!r} are column names, but X has no "
+                    "column names: pass a pandas DataFrame with these columns, or "
+                    "give the expert columns as integer positions."
+                )
+            known = list(names)
+            missing = [c for c in columns if c not in known]
+            if missing:
+                hints = [n for n in known if any(n.endswith(m) for m in missing)]
+                hint = f" Did you mean {hints}?" if hints else ""
+                raise ValueError(
+                    f"expert_columns {missing} are not columns of X (X has "
+                    f"{len(known)} columns: {known[:10]}"
+                    f"{' ...' if len(known) > 10 else ''}).{hint}"
+                )
+            positions = np.array([known.index(c) for c in columns], dtype=int)
+        elif all(
+            isinstance(c, Integral) and not isinstance(c, (bool, np.bool_))
+            for c in columns
+        ):
+            if names is not None:
+                raise ValueError(
+                    "X is a DataFrame with column names, so expert_columns must "
+                    f"name the expert columns (e.g. {list(names[-1:])!r}), not give "
+                    f"positions ({columns!r}): positions silently turn features into "
+                    "expert answers when the columns move."
+                )
+            positions = np.array(columns, dtype=int)
+            bad = positions[(positions < 0) | (positions >= n_columns)]
+            if bad.size:
+                raise ValueError(
+                    f"expert_columns {bad.tolist()} are out of range: X has "
+                    f"{n_columns} columns (positions 0 to {n_columns - 1})."
                 )
         else:
-            X = validate_data(self, X, reset=False, **kwargs)
-        n_features = X.shape[1] - self.n_experts
-        X_feat, E = X[:, :n_features], X[:, n_features:]
-        _assert_all_finite(X_feat, allow_nan=False, input_name="X")
-        if np.isinf(E).any():
-            raise ValueError(
-                "The expert columns of X contain infinite values; use NaN for an "
-                "expert that is unavailable for a row."
+            raise TypeError(
+                "expert_columns must be column names (str) or column positions "
+                f"(non-negative int), not a mix; got {columns!r}."
             )
-        return X_feat, E, y
+        if len(np.unique(positions)) != len(positions):
+            raise ValueError(f"expert_columns has duplicates: {columns!r}.")
+        if len(positions) >= n_columns:
+            raise ValueError(
+                f"X has {n_columns} columns and expert_columns names "
+                f"{len(positions)} of them: at least one feature column must remain "
+                "for the predictor and the allocator."
+            )
+        return positions
+
+    def _split(self, X):
+        """Feature part of ``X`` (same type, untouched) and the raw expert part."""
+        if self.n_experts_ == 0:
+            return X, None
+        X_feat = _safe_indexing(X, self._feature_positions, axis=1)
+        E = _safe_indexing(X, self._expert_positions, axis=1)
+        E = E.to_numpy() if hasattr(E, "to_numpy") else np.asarray(E)
+        return X_feat, self._encode_experts(E)
+
+    def _expert_names(self):
+        names = getattr(self, "feature_names_in_", None)
+        if names is not None:
+            return [str(names[p]) for p in self._expert_positions]
+        return [f"expert_{j}" for j in range(self.n_experts_)]
 
     def _resolve_costs(self, n_entities):
-        n_fixed = n_entities - self.n_experts
-        alpha = np.asarray(self.alpha, dtype=np.float64)
-        if alpha.ndim == 0:
-            alpha = np.full(n_entities, float(alpha))
-        elif alpha.shape != (n_entities,):
+        n_experts = self.n_experts_
+        n_fixed = n_entities - n_experts
+        weight = np.asarray(self.error_weight, dtype=np.float64)
+        if weight.ndim == 0:
+            weight = np.full(n_entities, float(weight))
+        elif weight.shape != (n_entities,):
             raise ValueError(
-                f"alpha must be a scalar or have one value per entity "
-                f"({n_entities}), got shape {alpha.shape}."
+                f"error_weight must be a scalar or have one value per entity "
+                f"({n_entities}), got shape {weight.shape}."
             )
         if self.costs is None:
             fees = np.zeros(n_entities)
         else:
             fees = np.asarray(self.costs, dtype=np.float64)
             if fees.ndim == 0:
-                fees = np.r_[np.zeros(n_fixed), np.full(self.n_experts, float(fees))]
-            elif fees.shape == (self.n_experts,):
+                fees = np.r_[np.zeros(n_fixed), np.full(n_experts, float(fees))]
+            elif fees.shape == (n_experts,):
                 fees = np.r_[np.zeros(n_fixed), fees]
             elif fees.shape != (n_entities,):
                 raise ValueError(
-                    f"costs must be a scalar, one fee per expert ({self.n_experts}) "
+                    f"costs must be a scalar, one fee per expert ({n_experts}) "
                     f"or one fee per entity ({n_entities}), got shape {fees.shape}."
                 )
-        for name, value in (("alpha", alpha), ("costs", fees)):
+        for name, value in (("error_weight", weight), ("costs", fees)):
             if not np.all(np.isfinite(value)) or np.any(value < 0):
                 raise ValueError(f"{name} must be finite and non-negative.")
-        return alpha, fees
+        return weight, fees
+
+    # ------------------------------------------------- inputs of the scorers
+    def _default_transformer(self):
+        """The fitted steps before the predictor's final estimator, if any."""
+        if not self._uses_predictor():
+            return None
+        inner = self.predictor_
+        if isinstance(inner, FrozenEstimator):
+            inner = inner.estimator
+        if isinstance(inner, Pipeline) and len(inner.steps) > 1:
+            return inner[:-1]
+        return None
+
+    def _fit_transformer(self, X_feat, y, seed):
+        if self.transformer == "passthrough":
+            return None
+        if self.transformer is None:
+            return self._default_transformer()
+        transformer = clone(self.transformer)
+        set_child_random_state(transformer, seed)
+        log_progress(self, "fitting the transformer")
+        return transformer.fit(X_feat, y)
+
+    def _builtin_input(self, X_feat):
+        """Numeric input of the built-in allocator / cardinality model."""
+        Xt = (
+            X_feat if self.transformer_ is None else self.transformer_.transform(X_feat)
+        )
+        if sp.issparse(Xt):
+            Xt = Xt.toarray()
+        try:
+            Xt = check_array(Xt, dtype=np.float64, ensure_all_finite=False)
+        except (TypeError, ValueError) as exc:
+            # keep the exception type (TypeError for unconvertible objects)
+            raise type(exc)(
+                f"{type(self).__name__}'s built-in allocator (estimator=None or "
+                "cardinality_estimator=None) computes on the feature columns of X, "
+                f"which are not numeric ({exc}). Pass transformer= (e.g. the "
+                "ColumnTransformer that encodes X), use a predictor Pipeline whose "
+                "steps before its final estimator encode X (the default "
+                "transformer), or give an allocator estimator that preprocesses X "
+                "itself."
+            ) from None
+        if not np.all(np.isfinite(Xt)):
+            raise ValueError(
+                f"{type(self).__name__}'s built-in allocator (estimator=None or "
+                "cardinality_estimator=None) cannot use the feature columns of X: "
+                "they contain NaN or infinity after the transformer. Pass a "
+                "transformer= that imputes, or an allocator estimator that accepts "
+                "NaN (e.g. HistGradientBoostingClassifier)."
+            )
+        return Xt
+
+    def _inputs(self, X_feat):
+        """``get(user_estimator)``: what the allocator or k(x) model sees."""
+        cache = {}
+
+        def get(user):
+            if user is not None:
+                return X_feat
+            if "builtin" not in cache:
+                cache["builtin"] = self._builtin_input(X_feat)
+            return cache["builtin"]
+
+        return get
+
+    def _cv(self, y, seed):
+        if isinstance(self.cv, Integral) and seed is not None:
+            stratify = is_classifier(self) and type_of_target(y) in (
+                "binary",
+                "multiclass",
+            )
+            splitter = StratifiedKFold if stratify else KFold
+            return splitter(self.cv, shuffle=True, random_state=seed)
+        return check_cv(self.cv, y, classifier=is_classifier(self))
 
     # -------------------------------------------------------------------- fit
     def _card(self):
         return self.cardinality_estimator_ if self.adaptive else None
 
-    def _fit_deferral(self, X_feat, E, y, y_cost):
+    def _fit_deferral(self, X, y, y_cost):
         """Fit predictor, allocator (rejector) and cardinality model.
 
         ``y`` is what the predictor is fitted on; ``y_cost`` what the entity
@@ -124,19 +382,29 @@ class _BaseTopKDeferral(BaseEstimator):
         """
         check_scorer(self.estimator, "estimator")
         check_scorer(self.cardinality_estimator, "cardinality_estimator")
-        cv = check_cv(self.cv, y, classifier=is_classifier(self))
+        if self.random_state is None:
+            seeds = [None] * 5
+        else:
+            rng = np.random.RandomState(seed_from_random_state(self.random_state))
+            seeds = [int(s) for s in rng.randint(np.iinfo(np.int32).max, size=5)]
+        cv = self._cv(y, seeds[0])
+        X_feat, E = self._split(X)
         model_answers = None
         if self._uses_predictor():
             predictor = self._get_predictor()
-            self._log("fitting the predictor")
-            self.predictor_ = clone(predictor).fit(X_feat, y)
-            if self.n_experts > 0:
+            log_progress(self, "fitting the predictor")
+            self.predictor_ = set_child_random_state(clone(predictor), seeds[1])
+            self.predictor_.fit(X_feat, y)
+            if self.n_experts_ > 0:
                 if isinstance(predictor, FrozenEstimator):
                     model_answers = self.predictor_.predict(X_feat)
                 else:
-                    self._log("cross-fitting the predictor's answers")
+                    log_progress(self, "cross-fitting the predictor's answers")
                     model_answers = cross_val_predict(
-                        clone(predictor), X_feat, y, cv=cv
+                        set_child_random_state(clone(predictor), seeds[1]),
+                        X_feat,
+                        y,
+                        cv=cv,
                     )
         answers, available = self._entity_answers(X_feat, E, model_answers)
         n_entities = answers.shape[1]
@@ -145,31 +413,48 @@ class _BaseTopKDeferral(BaseEstimator):
             raise ValueError(
                 f"k={self.k} is larger than the number of entities ({n_entities})."
             )
-        self.alpha_, self.costs_ = self._resolve_costs(n_entities)
+        self.error_weight_, self.costs_ = self._resolve_costs(n_entities)
         errors = self._answer_errors(answers, y_cost)
-        mu = entity_costs(errors, self.alpha_, self.costs_, available)
+        mu = entity_costs(errors, self.error_weight_, self.costs_, available)
         weights = surrogate_weights(mu, available)
-        if n_entities == 1:
-            self.rejector_ = None
-        else:
-            self._log(f"fitting the allocator on {n_entities} entities")
-            self.rejector_ = fit_scorer(self.estimator, X_feat, weights)
+        self.transformer_ = None
+        self.rejector_ = None
         self.cardinality_estimator_ = None
-        if self.adaptive and n_entities > 1:
+        self._cardinality_training = None
+        if n_entities == 1:
+            return self
+        uses_builtin = self.estimator is None or (
+            self.adaptive and self.cardinality_estimator is None
+        )
+        if uses_builtin:
+            self.transformer_ = self._fit_transformer(X_feat, y, seeds[2])
+        inputs = self._inputs(X_feat)
+        log_progress(self, f"fitting the allocator on {n_entities} entities")
+        self.rejector_ = fit_scorer(
+            self.estimator, inputs(self.estimator), weights, seeds[3]
+        )
+        if self.adaptive:
             self._fit_cardinality_data(
-                X_feat, y, y_cost, answers, available, weights, cv
+                inputs, y, y_cost, answers, available, weights, cv, seeds[3]
             )
-            self.cardinality_estimator_ = self._fit_cardinality(self.budget_weight)
+            self.cardinality_estimator_ = self._fit_cardinality(
+                self.budget_weight, seeds[4]
+            )
         return self
 
-    def _fit_cardinality_data(self, X_feat, y, y_cost, answers, available, weights, cv):
+    def _fit_cardinality_data(
+        self, inputs, y, y_cost, answers, available, weights, cv, seed
+    ):
         """Out-of-fold allocator scores -> per-k aggregate errors and fees."""
         n, n_entities = answers.shape
+        X_alloc = inputs(self.estimator)
         oof = np.empty((n, n_entities))
-        for i, (train, test) in enumerate(cv.split(X_feat, y)):
-            self._log(f"cross-fitting the allocator, fold {i + 1}")
-            scorer = fit_scorer(self.estimator, X_feat[train], weights[train])
-            oof[test] = scorer_scores(scorer, X_feat[test], n_entities)
+        for i, (train, test) in enumerate(cv.split(X_alloc, y)):
+            log_progress(self, f"cross-fitting the allocator, fold {i + 1}")
+            scorer = fit_scorer(
+                self.estimator, _safe_indexing(X_alloc, train), weights[train], seed
+            )
+            oof[test] = scorer_scores(scorer, _safe_indexing(X_alloc, test), n_entities)
         agg_errors = np.empty((n, n_entities))
         fees = np.empty((n, n_entities))
         costs = np.broadcast_to(self.costs_, (n, n_entities))
@@ -183,25 +468,37 @@ class _BaseTopKDeferral(BaseEstimator):
                 answers_r, mask_r, scores_r, y_cost, ranked=True
             )
             fees[:, k - 1] = np.sum(mask_r * costs_r, axis=1)
-        self._cardinality_data_ = (X_feat, agg_errors, fees)
+        # kept (private) so that deferral_curve(budget_weights=...) can refit the
+        # small cardinality model per budget weight: the cardinality model's
+        # training input (n rows), and the per-row cross-fitted costs of each k
+        self._cardinality_training = Bunch(
+            X=inputs(self.cardinality_estimator), errors=agg_errors, fees=fees
+        )
 
-    def _fit_cardinality(self, budget_weight):
-        X_feat, agg_errors, fees = self._cardinality_data_
-        cost = agg_errors + budget_weight * fees
+    def _fit_cardinality(self, budget_weight, seed=None):
+        data = self._cardinality_training
+        cost = data.errors + budget_weight * data.fees
         weights = cost.sum(axis=1, keepdims=True) - cost
-        self._log(f"fitting the cardinality model (budget_weight={budget_weight})")
-        return fit_scorer(self.cardinality_estimator, X_feat, weights)
+        log_progress(
+            self, f"fitting the cardinality model (budget_weight={budget_weight})"
+        )
+        return fit_scorer(self.cardinality_estimator, data.X, weights, seed)
 
     # ---------------------------------------------------------------- predict
-    def _scores(self, X_feat):
-        if self.rejector_ is None:
-            return np.zeros((X_feat.shape[0], self.n_entities_))
-        return scorer_scores(self.rejector_, X_feat, self.n_entities_)
+    def _row_bytes(self):
+        return 8 * (4 * self.n_features_in_ + 16 * self.n_entities_)
 
-    def _k_from_cardinality(self, cardinality, X_feat):
+    def _scores(self, inputs, n):
+        if self.rejector_ is None:
+            return np.zeros((n, self.n_entities_))
+        return scorer_scores(self.rejector_, inputs(self.estimator), self.n_entities_)
+
+    def _k_from_cardinality(self, cardinality, inputs, n):
         if cardinality is None:
-            return np.full(X_feat.shape[0], min(self.k, self.n_entities_))
-        scores = scorer_scores(cardinality, X_feat, self.n_entities_)
+            return np.full(n, min(self.k, self.n_entities_))
+        scores = scorer_scores(
+            cardinality, inputs(self.cardinality_estimator), self.n_entities_
+        )
         return np.argmax(scores, axis=1) + 1
 
     def _check_k(self, k):
@@ -214,16 +511,35 @@ class _BaseTopKDeferral(BaseEstimator):
             )
         return int(k)
 
+    def _allocation_batch(self, X, what, k=None):
+        X_feat, _ = self._split_features_only(X)
+        n = _num_samples(X)
+        inputs = self._inputs(X_feat)
+        if what == "scores":
+            return self._scores(inputs, n)
+        if what == "k" or k is None:
+            k_rows = self._k_from_cardinality(self._card(), inputs, n)
+            if what == "k":
+                return k_rows
+            k = k_rows
+        return top_k_mask(self._scores(inputs, n), k)
+
+    def _split_features_only(self, X):
+        if self.n_experts_ == 0:
+            return X, None
+        return _safe_indexing(X, self._feature_positions, axis=1), None
+
     def entity_scores(self, X):
         """Allocator scores of the entities (log-probabilities).
 
         Entities are ordered as in ``entity_names_``. The ``k`` entities with
         the highest scores are consulted; an entity never seen with training
-        mass scores ``-inf``.
+        mass scores ``-inf``. Rows are processed in batches sized by
+        scikit-learn's ``working_memory``.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
             Input data; the expert columns are ignored (they may be NaN).
 
         Returns
@@ -232,8 +548,12 @@ class _BaseTopKDeferral(BaseEstimator):
             Entity scores.
         """
         check_is_fitted(self)
-        X_feat, _, _ = self._validate_X(X)
-        return self._scores(X_feat)
+        X = self._validate_input(X, reset=False)
+        return batched(
+            lambda Xb: self._allocation_batch(Xb, "scores"),
+            X,
+            row_bytes=self._row_bytes(),
+        )
 
     def predict_k(self, X):
         """Number of entities consulted per query.
@@ -243,7 +563,7 @@ class _BaseTopKDeferral(BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
             Input data; the expert columns are ignored.
 
         Returns
@@ -252,15 +572,17 @@ class _BaseTopKDeferral(BaseEstimator):
             Integers in ``[1, n_entities_]``.
         """
         check_is_fitted(self)
-        X_feat, _, _ = self._validate_X(X)
-        return self._k_from_cardinality(self.cardinality_estimator_, X_feat)
+        X = self._validate_input(X, reset=False)
+        return batched(
+            lambda Xb: self._allocation_batch(Xb, "k"), X, row_bytes=self._row_bytes()
+        )
 
     def predict_allocation(self, X, k=None):
         """Entities chosen for each query, before asking any of them.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
             Input data; the expert columns are ignored (they may be NaN: whom
             to ask is chosen before asking).
         k : int, default=None
@@ -273,32 +595,97 @@ class _BaseTopKDeferral(BaseEstimator):
             ``True`` for the entities consulted, ordered as ``entity_names_``.
         """
         check_is_fitted(self)
-        X_feat, _, _ = self._validate_X(X)
-        scores = self._scores(X_feat)
-        if k is None:
-            k = self._k_from_cardinality(self.cardinality_estimator_, X_feat)
-        else:
+        X = self._validate_input(X, reset=False)
+        if k is not None:
             k = self._check_k(k)
-        return top_k_mask(scores, k)
+        return batched(
+            lambda Xb: self._allocation_batch(Xb, "allocation", k),
+            X,
+            row_bytes=self._row_bytes(),
+        )
 
     def _consult(self, X, k=None, cardinality=None):
-        """Scores, entity answers, availability and the consulted mask."""
-        X_feat, E, _ = self._validate_X(X)
-        scores = self._scores(X_feat)
+        """Scores, entity answers, availability and the consulted mask (a batch)."""
+        X_feat, E = self._split(X)
+        n = _num_samples(X)
+        inputs = self._inputs(X_feat)
+        scores = self._scores(inputs, n)
         answers, available = self._entity_answers(X_feat, E, None)
         if k is None:
-            k = self._k_from_cardinality(cardinality, X_feat)
+            k = self._k_from_cardinality(cardinality, inputs, n)
         mask = top_k_mask(scores, k, available)
-        return X_feat, scores, answers, mask
+        return scores, answers, available, mask
 
-    def _fixed_k_metrics(self, answers_r, avail_r, scores_r, position, ks, y):
-        """Curve metric for each fixed k, on rank-ordered columns."""
-        return [
-            self._curve_metric(
-                answers_r, avail_r & (position <= k), scores_r, y, ranked=True
-            )
-            for k in ks
-        ]
+    def _entity_table(self, X):
+        """``(scores, answers, available)`` of all rows (tests, benchmarks)."""
+        X = self._validate_input(X, reset=False)
+        scores, answers, available, _ = self._consult(X, k=1)
+        return scores, answers, available
+
+    def _predict_batch(self, X):
+        scores, answers, _, mask = self._consult(X, cardinality=self._card())
+        aggregate = self._aggregate(answers, mask, scores)
+        return self._decode(aggregate), mask @ self.costs_
+
+    def _predict_with_fees(self, X):
+        """Predictions and the consultation fees paid for each of them.
+
+        Used by the deferral-cost scorer (``deferral/_scorers.py``).
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Input data with the expert columns.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The predictions of :meth:`predict`.
+        fees : ndarray of shape (n_samples,)
+            Sum of the fees (``costs_``) of the entities consulted for each
+            row (unavailable experts are skipped and not paid).
+        """
+        check_is_fitted(self)
+        X = self._validate_input(X, reset=False)
+        return batched(self._predict_batch, X, row_bytes=self._row_bytes())
+
+    def _fixed_k_sums(self, answers_r, avail_r, scores_r, position, ks, y):
+        """Sum of the curve terms for each fixed k, on rank-ordered columns."""
+        return np.array(
+            [
+                np.sum(
+                    self._curve_values(
+                        answers_r, avail_r & (position <= k), scores_r, y, ranked=True
+                    )
+                )
+                for k in ks
+            ]
+        )
+
+    def _curve_batch(self, X, y, ks, cardinalities):
+        X_feat, E = self._split(X)
+        n = _num_samples(X)
+        inputs = self._inputs(X_feat)
+        scores = self._scores(inputs, n)
+        answers, available = self._entity_answers(X_feat, E, None)
+        costs = np.broadcast_to(self.costs_, scores.shape)
+        # one sort serves every k: work on rank-ordered columns
+        scores_r, answers_r, avail_r, costs_r = rank_columns(
+            scores, answers, available, costs
+        )
+        position = np.cumsum(avail_r, axis=1)
+        fixed = self._fixed_k_sums(answers_r, avail_r, scores_r, position, ks, y)
+        budget = [np.sum((avail_r & (position <= k)) * costs_r) for k in ks]
+        adaptive, adaptive_budget, adaptive_k = [], [], []
+        for cardinality in cardinalities:
+            k_x = self._k_from_cardinality(cardinality, inputs, n)
+            mask_r = avail_r & (position <= k_x[:, None])
+            values = self._curve_values(answers_r, mask_r, scores_r, y, ranked=True)
+            adaptive.append(np.sum(values))
+            adaptive_budget.append(np.sum(mask_r * costs_r))
+            adaptive_k.append(np.sum(k_x))
+        out = [fixed, budget, adaptive, adaptive_budget, adaptive_k]
+        return tuple(np.asarray(v, dtype=np.float64)[None, :] for v in out)
 
     def deferral_curve(self, X, y, ks=None, budget_weights=None):
         """Score against mean budget for every ``k``, from this one fit.
@@ -306,13 +693,13 @@ class _BaseTopKDeferral(BaseEstimator):
         The allocator's surrogate does not depend on ``k``, so every fixed
         ``k`` is evaluated without refitting. With ``adaptive=True``, each
         value of ``budget_weights`` refits only the (small) cardinality model
-        on the cross-fitted data stored at fit time.
+        on the cross-fitted data stored at fit time. Rows are processed in
+        batches sized by scikit-learn's ``working_memory``.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Input data with the expert answers in the last ``n_experts``
-            columns.
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Input data with the expert columns.
         y : array-like of shape (n_samples,)
             True targets.
         ks : array-like of int, default=None
@@ -330,7 +717,6 @@ class _BaseTopKDeferral(BaseEstimator):
             ``adaptive_k`` (mean ``k(x)``) for Top-k(x).
         """
         check_is_fitted(self)
-        y = self._prepare_y_predict(y)
         ks = np.arange(1, self.n_entities_ + 1) if ks is None else np.asarray(ks)
         ks = np.array([self._check_k(int(k)) for k in ks.ravel()], dtype=int)
         if budget_weights is not None and not self.adaptive:
@@ -338,46 +724,48 @@ class _BaseTopKDeferral(BaseEstimator):
                 "budget_weights needs adaptive=True: the Top-k(x) cardinality "
                 "model is trained on cross-fitted data stored at fit time."
             )
-        X_feat, E, _ = self._validate_X(X)
-        if X_feat.shape[0] != y.shape[0]:
-            raise ValueError("X and y have inconsistent numbers of samples.")
-        scores = self._scores(X_feat)
-        answers, available = self._entity_answers(X_feat, E, None)
-        # one sort serves every k: work on rank-ordered columns
-        n = scores.shape[0]
-        costs = np.broadcast_to(self.costs_, scores.shape)
-        scores_r, answers_r, avail_r, costs_r = rank_columns(
-            scores, answers, available, costs
-        )
-        position = np.cumsum(avail_r, axis=1)
-        score = self._fixed_k_metrics(answers_r, avail_r, scores_r, position, ks, y)
-        budget = [float(np.sum((avail_r & (position <= k)) * costs_r) / n) for k in ks]
-        curve = Bunch(
-            metric=self._curve_metric_name,
-            k=ks,
-            score=np.array(score),
-            budget=np.array(budget),
-            budget_weight=np.array([]),
-            adaptive_score=np.array([]),
-            adaptive_budget=np.array([]),
-            adaptive_k=np.array([]),
-        )
+        X = self._validate_input(X, reset=False)
+        y = self._prepare_y_predict(self._validate_y(X, y))
+        lambdas = np.array([])
+        cardinalities = []
         if budget_weights is not None and self.n_entities_ > 1:
             lambdas = np.asarray(budget_weights, dtype=np.float64).ravel()
             if np.any(lambdas < 0) or not np.all(np.isfinite(lambdas)):
                 raise ValueError("budget_weights must be finite and non-negative.")
-            a_score, a_budget, a_k = [], [], []
-            for lam in lambdas:
-                cardinality = self._fit_cardinality(float(lam))
-                k_x = self._k_from_cardinality(cardinality, X_feat)
-                mask_r = avail_r & (position <= k_x[:, None])
-                a_score.append(
-                    self._curve_metric(answers_r, mask_r, scores_r, y, ranked=True)
-                )
-                a_budget.append(float(np.sum(mask_r * costs_r) / n))
-                a_k.append(float(np.mean(k_x)))
-            curve.budget_weight = lambdas
-            curve.adaptive_score = np.array(a_score)
-            curve.adaptive_budget = np.array(a_budget)
-            curve.adaptive_k = np.array(a_k)
-        return curve
+            cardinalities = [self._fit_cardinality(float(lam)) for lam in lambdas]
+        n = _num_samples(X)
+        parts = batched(
+            lambda Xb, yb: self._curve_batch(Xb, yb, ks, cardinalities),
+            X,
+            y,
+            row_bytes=self._row_bytes(),
+            combine=False,
+        )
+        sums = None
+        for part in parts:
+            part = [p[0] for p in part]
+            sums = part if sums is None else [s + p for s, p in zip(sums, part)]
+        fixed, budget, adaptive, adaptive_budget, adaptive_k = sums
+        return Bunch(
+            metric=self._curve_metric_name,
+            k=ks,
+            score=np.array([self._curve_finish(v / n) for v in fixed]),
+            budget=budget / n,
+            budget_weight=lambdas,
+            adaptive_score=np.array([self._curve_finish(v / n) for v in adaptive]),
+            adaptive_budget=adaptive_budget / n,
+            adaptive_k=adaptive_k / n,
+        )
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        allow_nan = True
+        if self._uses_predictor():
+            allow_nan = get_tags(self._get_predictor()).input_tags.allow_nan
+        elif self.estimator is None:
+            allow_nan = False
+        if self.estimator is not None:
+            allow_nan = allow_nan and get_tags(self.estimator).input_tags.allow_nan
+        tags.input_tags.allow_nan = allow_nan
+        tags.input_tags.sparse = False
+        return tags

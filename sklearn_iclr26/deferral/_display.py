@@ -5,6 +5,8 @@
 
 import numpy as np
 from sklearn.utils._optional_dependencies import check_matplotlib_support
+from sklearn.utils._plotting import _validate_style_kwargs
+from sklearn.utils.validation import check_is_fitted
 
 __all__ = ["DeferralCurveDisplay"]
 
@@ -13,8 +15,9 @@ class DeferralCurveDisplay:
     """Accuracy (or RMSE) against mean consultation budget.
 
     Fixed Top-k gives one point per ``k``; Top-k(x) one point per budget
-    weight. Build it with :meth:`from_estimator`; the values come from
-    :meth:`TopKDeferrer.deferral_curve`, computed from one fit.
+    weight. Build it with :meth:`from_estimator` (a fitted estimator and test
+    data) or :meth:`from_curve` (the Bunch returned by
+    :meth:`TopKDeferrer.deferral_curve`, computed from one fit).
 
     Read more in the :ref:`User Guide <deferral>`.
 
@@ -106,8 +109,9 @@ class DeferralCurveDisplay:
             _, ax = plt.subplots()
         name = self.name if name is None else name
         prefix = f"{name}: " if name else ""
-        line_kwargs = {"marker": "o", "label": f"{prefix}Top-k"}
-        line_kwargs.update(kwargs)
+        line_kwargs = _validate_style_kwargs(
+            {"marker": "o", "label": f"{prefix}Top-k"}, kwargs
+        )
         (self.line_,) = ax.plot(self.budget, self.score, **line_kwargs)
         if annotate and self.ks is not None:
             for k, b, s in zip(self.ks, self.budget, self.score):
@@ -171,14 +175,67 @@ class DeferralCurveDisplay:
             The display.
         """
         check_matplotlib_support(f"{cls.__name__}.from_estimator")
+        check_is_fitted(estimator)
         curve = estimator.deferral_curve(X, y, ks=ks, budget_weights=budget_weights)
+        name = type(estimator).__name__ if name is None else name
+        return cls.from_curve(curve, name=name, ax=ax, **kwargs)
+
+    @classmethod
+    def from_curve(cls, curve, *, name=None, ax=None, **kwargs):
+        """Plot a curve already computed by ``deferral_curve``.
+
+        The ``from_predictions`` of this display: no estimator is needed,
+        only the Bunch that :meth:`TopKDeferrer.deferral_curve` (or
+        :meth:`TopKDeferralRegressor.deferral_curve`) returned.
+
+        Parameters
+        ----------
+        curve : :class:`~sklearn.utils.Bunch`
+            With ``k``, ``score``, ``budget`` and ``metric``; optionally
+            ``adaptive_budget`` and ``adaptive_score`` (Top-k(x)).
+        name : str, default=None
+            Legend prefix.
+        ax : matplotlib Axes, default=None
+            Axes to draw on.
+        **kwargs : dict
+            Passed to :meth:`plot`.
+
+        Returns
+        -------
+        display : DeferralCurveDisplay
+            The display.
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import numpy as np
+        >>> from sklearn.datasets import load_iris
+        >>> from sklearn_iclr26.datasets import make_experts
+        >>> from sklearn_iclr26.deferral import DeferralCurveDisplay, TopKDeferrer
+        >>> X, y = load_iris(return_X_y=True)
+        >>> experts, fees = make_experts(X, y, n_experts=2, random_state=0)
+        >>> X_all = np.hstack([X, experts])
+        >>> clf = TopKDeferrer(expert_columns=[4, 5], costs=fees).fit(X_all, y)
+        >>> curve = clf.deferral_curve(X_all, y)
+        >>> disp = DeferralCurveDisplay.from_curve(curve, name="iris")
+        >>> disp.line_.get_label()
+        'iris: Top-k'
+        """
+        check_matplotlib_support(f"{cls.__name__}.from_curve")
+        missing = [key for key in ("k", "score", "budget") if key not in curve]
+        if missing:
+            raise ValueError(
+                f"curve must be the Bunch returned by deferral_curve; it lacks "
+                f"{missing}."
+            )
         disp = cls(
-            budget=curve.budget,
-            score=curve.score,
-            ks=curve.k,
-            adaptive_budget=curve.adaptive_budget,
-            adaptive_score=curve.adaptive_score,
-            metric=curve.metric,
-            name=type(estimator).__name__ if name is None else name,
+            budget=np.asarray(curve["budget"]),
+            score=np.asarray(curve["score"]),
+            ks=np.asarray(curve["k"]),
+            adaptive_budget=curve.get("adaptive_budget"),
+            adaptive_score=curve.get("adaptive_score"),
+            metric=curve.get("metric", "accuracy"),
+            name=name,
         )
         return disp.plot(ax=ax, **kwargs)

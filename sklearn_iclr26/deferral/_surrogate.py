@@ -3,7 +3,8 @@
 Private helpers shared by :class:`TopKDeferrer` and :class:`TopKDeferralRegressor`.
 
 Notation (Montreuil et al., ICLR 2026): an *entity* ``j`` (the model, a class,
-an expert) answering a query costs ``mu_j = alpha_j * error_j + beta_j``. The
+an expert) answering a query costs ``mu_j = w_j * error_j + beta_j`` (``w`` the
+``error_weight``). The
 k-independent surrogate of the Top-k deferral loss is
 
     Phi(pi, x, z) = sum_j w_j * (-log softmax_j(pi(x))),  w_j = S - mu_j,
@@ -21,14 +22,17 @@ from scipy.optimize import minimize
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, clone
 from sklearn.pipeline import Pipeline
-from sklearn.utils.validation import has_fit_parameter
+from sklearn.utils._indexing import _safe_indexing
+from sklearn.utils.validation import _num_samples, has_fit_parameter
+
+from sklearn_iclr26.utils._random import set_child_random_state
 
 __all__ = []
 
 
-def entity_costs(errors, alpha, fees, available):
-    """Per-entity costs ``mu = alpha * error + beta``; 0 where unavailable."""
-    mu = alpha[None, :] * errors + fees[None, :]
+def entity_costs(errors, error_weight, fees, available):
+    """Per-entity costs ``mu = error_weight * error + beta``; 0 where unavailable."""
+    mu = error_weight[None, :] * errors + fees[None, :]
     return np.where(available, mu, 0.0)
 
 
@@ -68,7 +72,7 @@ def replicate_rows(X, weights):
     classifier on these rows equals the surrogate (exactly, see the tests).
     """
     rows, entity = np.nonzero(weights > 0)
-    return X[rows], entity, weights[rows, entity]
+    return _safe_indexing(X, rows), entity, weights[rows, entity]
 
 
 class _SoftLabelLogisticRegression(BaseEstimator):
@@ -146,15 +150,18 @@ class _ConstantScorer(BaseEstimator):
         return self
 
     def decision_function(self, X):
-        return np.tile(self.log_share_, (X.shape[0], 1))
+        return np.tile(self.log_share_, (_num_samples(X), 1))
 
 
-def fit_scorer(estimator, X, weights):
+def fit_scorer(estimator, X, weights, random_state=None):
     """Fit a scorer over entities on the (globally scaled) surrogate weights.
 
     ``estimator`` is None (built-in soft-label multinomial logistic regression,
     n rows) or a scikit-learn classifier with ``predict_proba`` that accepts
-    ``sample_weight`` (replicated rows). Returns the fitted scorer.
+    ``sample_weight`` (replicated rows; ``X`` indexed with safe indexing, so a
+    DataFrame reaches a preprocessing pipeline untouched), whose unset
+    ``random_state`` parameters are seeded from ``random_state``. Returns the
+    fitted scorer.
     """
     weights = weights / global_scale(weights)
     if np.count_nonzero(weights.sum(axis=0) > 0) < 2:
@@ -162,7 +169,7 @@ def fit_scorer(estimator, X, weights):
     if estimator is None:
         return _SoftLabelLogisticRegression().fit(X, weights)
     X_rep, entity, sample_weight = replicate_rows(X, weights)
-    scorer = clone(estimator)
+    scorer = set_child_random_state(clone(estimator), random_state)
     if isinstance(scorer, Pipeline):
         params = {f"{scorer.steps[-1][0]}__sample_weight": sample_weight}
     else:
@@ -194,7 +201,7 @@ def scorer_scores(scorer, X, n_labels):
         logits = scorer.decision_function(X)
         return logits - logsumexp(logits, axis=1, keepdims=True)
     proba = scorer.predict_proba(X)
-    out = np.full((X.shape[0], n_labels), -np.inf)
+    out = np.full((_num_samples(X), n_labels), -np.inf)
     with np.errstate(divide="ignore"):
         out[:, np.asarray(scorer.classes_, dtype=int)] = np.log(proba)
     return out

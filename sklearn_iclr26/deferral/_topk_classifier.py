@@ -11,10 +11,11 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
-from sklearn_iclr26.deferral._base import _BaseTopKDeferral
+from sklearn_iclr26.deferral._base import _BaseTopKDeferral, _missing_mask
 from sklearn_iclr26.deferral._surrogate import majority_vote
+from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._validation import check_at_least_two_classes
 
 __all__ = ["TopKDeferrer"]
@@ -26,18 +27,21 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
     For each query, an allocator scores every *entity* (the model and the
     experts, or the classes and the experts) and consults the ``k`` entities
     with the highest scores; the answer is the aggregate (majority vote) of
-    their answers. Entity ``j`` costs ``mu_j = alpha_j * error_j + beta_j``
-    (0-1 error, fee ``beta_j`` given by ``costs``). The allocator is trained
-    once on the k-independent cost-weighted surrogate of Montreuil et al.
-    (2026), ``sum_j (S - mu_j) * (-log softmax_j)`` with ``S = sum_i mu_i``,
-    whose minimiser ranks the entities by increasing expected cost: the same
-    fit serves every ``k``. With ``adaptive=True`` a cardinality model chooses
+    their answers. Entity ``j`` costs ``mu_j = w_j * error_j + beta_j`` (0-1
+    error, error weight ``w_j`` given by ``error_weight``, fee ``beta_j`` by
+    ``costs``). The allocator is trained once on the k-independent
+    cost-weighted surrogate of Montreuil et al. (2026),
+    ``sum_j (S - mu_j) * (-log softmax_j)`` with ``S = sum_i mu_i``, whose
+    minimiser ranks the entities by increasing expected cost: the same fit
+    serves every ``k``. With ``adaptive=True`` a cardinality model chooses
     ``k(x)`` per query (Top-k(x)).
 
-    The expert answers are the **last** ``n_experts`` columns of ``X``, as
-    label-encoded classes (integers indexing ``classes_``; ``NaN`` means the
-    expert is unavailable for that row). The allocator and the predictor only
-    see the other columns.
+    The expert answers are the columns of ``X`` named by ``expert_columns``,
+    holding **labels of y** (as in ``classes_``; ``NaN``/``None`` means the
+    expert is unavailable for that row). Everything else is a feature: the
+    predictor receives the feature columns of ``X`` untouched (a
+    ``Pipeline`` with a name-based ``ColumnTransformer`` on a raw DataFrame
+    works), and so does a user-given allocator.
 
     Read more in the :ref:`User Guide <deferral>`.
 
@@ -46,15 +50,17 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
     estimator : classifier or None, default=None
         Allocator fitted on the surrogate. ``None`` uses a built-in soft-label
         multinomial logistic regression (standardised features, ``C=1``, L-BFGS
-        on ``n`` rows). A classifier with ``predict_proba`` whose ``fit``
-        accepts ``sample_weight`` (a :class:`~sklearn.pipeline.Pipeline` gets
-        ``<last step>__sample_weight``) is fitted on the rows replicated once
-        per entity with weights ``S - mu_j`` (one global normalisation); for
+        on ``n`` rows), computed on ``transformer`` 's output. A classifier
+        with ``predict_proba`` whose ``fit`` accepts ``sample_weight`` (a
+        :class:`~sklearn.pipeline.Pipeline` gets ``<last step>__sample_weight``)
+        is fitted on the raw feature rows replicated once per entity with
+        weights ``S - mu_j`` (one global normalisation); for
         ``LogisticRegression`` this is the same objective as the default.
     predictor : classifier or None, default=None
         Two-stage base model. ``None`` means ``StandardScaler`` +
-        ``LogisticRegression``. It is fitted on ``(X, y)`` and its answers used
-        to train the allocator are cross-fitted (``cv``). Wrap a trained model
+        ``LogisticRegression``. It is fitted on the feature columns of ``X``
+        (untouched) and ``y``; its answers used to train the allocator are
+        cross-fitted (``cv``). Wrap a trained model (e.g. a deployed pipeline)
         in :class:`~sklearn.frozen.FrozenEstimator` to keep it as is. Unused
         when ``regime="one-stage"``.
     regime : {"two-stage", "one-stage"}, default="two-stage"
@@ -70,8 +76,8 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         Cardinality model, fitted like ``estimator`` on the labels ``1..|A|``.
     budget_weight : float, default=1.0
         Weight of the fees in the Top-k(x) cost (``lambda`` in the paper).
-    alpha : float or array-like of shape (n_entities,), default=1.0
-        Error weight ``alpha_j`` of each entity.
+    error_weight : float or array-like of shape (n_entities,), default=1.0
+        Weight ``w_j`` of the error of each entity in its cost.
     costs : float or array-like, default=None
         Consultation fees ``beta``: a scalar or one value per expert (the model
         or the classes pay 0), or one value per entity. ``None`` means 0.
@@ -79,11 +85,27 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         ``"majority"``: one vote per consulted entity, ties going to the class
         of the best-ranked tied entity. ``"weighted"``: votes weighted by the
         softmax of the allocator scores of the consulted entities.
-    n_experts : int, default=0
-        Number of expert columns at the end of ``X``. ``0`` degenerates to the
-        predictor alone (two-stage).
+    expert_columns : list of str or list of int, default=None
+        The columns of ``X`` holding the experts' answers, by name (a
+        DataFrame's column names; required when ``X`` is a DataFrame with
+        string column names) or by position (arrays). ``None``: no experts,
+        the predictor alone (two-stage) or the classes alone (one-stage).
+    transformer : transformer, "passthrough" or None, default=None
+        Maps the feature columns of ``X`` to the numeric input of the built-in
+        allocator and cardinality model (``estimator=None``,
+        ``cardinality_estimator=None``); a user-given allocator receives the
+        raw feature columns. ``None``: the fitted steps of the predictor
+        before its final estimator when the predictor is a ``Pipeline`` (or a
+        frozen one), else the features as they are; ``"passthrough"``: the
+        features as they are. Non-numeric features without a transformer
+        raise an error naming this option.
     cv : int, cross-validation generator or iterable, default=5
         Folds of the cross-fitting (predictor answers, Top-k(x) labels).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the cross-fitting folds (shuffled, stratified when ``cv`` is an
+        int) and the unset ``random_state`` of the predictor, allocator,
+        cardinality model and transformer, so that results are bit-identical.
+        ``None``: unshuffled folds, children as given.
     verbose : int, default=0
         Print progress messages when positive.
 
@@ -97,11 +119,17 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         Fitted allocator; ``None`` when there is a single entity.
     cardinality_estimator_ : object or None
         Fitted cardinality model (``adaptive=True``).
+    transformer_ : transformer or None
+        Fitted transformer feeding the built-in allocator and cardinality
+        model (``None``: the feature columns as they are).
     n_entities_ : int
         Number of entities.
+    n_experts_ : int
+        Number of experts (``len(expert_columns)``).
     entity_names_ : ndarray of str of shape (`n_entities_`,)
-        Names of the entities, in the order of :meth:`entity_scores`.
-    alpha_ : ndarray of shape (`n_entities_`,)
+        Names of the entities, in the order of :meth:`entity_scores`: the
+        model (or the classes), then the expert columns.
+    error_weight_ : ndarray of shape (`n_entities_`,)
         Error weights per entity.
     costs_ : ndarray of shape (`n_entities_`,)
         Fees per entity.
@@ -120,10 +148,11 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
     Notes
     -----
     Expert answers are columns of ``X`` rather than metadata so that every
-    scorer, ``cross_val_predict`` and search object works. In a
-    :class:`~sklearn.pipeline.Pipeline`, preprocess with
-    ``ColumnTransformer(..., remainder="passthrough")`` (the expert columns
-    stay last) or put the preprocessing inside ``estimator``/``predictor``.
+    scorer, ``cross_val_predict`` and search object works. Put the
+    preprocessing **inside** ``predictor`` (a ``Pipeline`` with a
+    ``ColumnTransformer`` by column name) and pass the raw DataFrame with
+    the expert columns named in ``expert_columns``; the built-in allocator
+    then computes on the output of the predictor's preprocessing steps.
 
     An expert that is unavailable (``NaN``) is excluded from the training mass
     of that row and skipped at prediction, the next-ranked available entity
@@ -133,7 +162,14 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
 
     ``predict_proba`` returns vote shares; with ``k`` even, majority ties are
     frequent and decided by rank in :meth:`predict`, so ``argmax`` of the
-    shares may differ from :meth:`predict` on tied rows.
+    shares may differ from :meth:`predict` on tied rows. :meth:`score` is the
+    accuracy minus the mean fee paid (``1 -`` the deferral cost).
+
+    With ``adaptive=True`` the fitted estimator keeps (privately) the
+    cardinality model's training input and cross-fitted costs, ``n`` rows,
+    so that :meth:`deferral_curve` can refit the cardinality model for other
+    budget weights; a pickled adaptive model therefore holds its training
+    features.
 
     References
     ----------
@@ -144,13 +180,15 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
     Examples
     --------
     >>> import numpy as np
+    >>> import pandas as pd
     >>> from sklearn.datasets import load_iris
     >>> from sklearn_iclr26.datasets import make_experts
     >>> from sklearn_iclr26.deferral import TopKDeferrer
-    >>> X, y = load_iris(return_X_y=True)
+    >>> X, y = load_iris(return_X_y=True, as_frame=True)
     >>> experts, fees = make_experts(X, y, n_experts=3, random_state=0)
-    >>> X_all = np.hstack([X, experts])  # expert answers go last
-    >>> clf = TopKDeferrer(k=2, n_experts=3, costs=fees).fit(X_all, y)
+    >>> names = ["expert_a", "expert_b", "expert_c"]
+    >>> X_all = X.join(pd.DataFrame(experts, columns=names))
+    >>> clf = TopKDeferrer(k=2, expert_columns=names, costs=fees).fit(X_all, y)
     >>> clf.predict_allocation(X_all[:2]).shape
     (2, 4)
     >>> curve = clf.deferral_curve(X_all, y)  # every k from this one fit
@@ -176,11 +214,13 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         adaptive=False,
         cardinality_estimator=None,
         budget_weight=1.0,
-        alpha=1.0,
+        error_weight=1.0,
         costs=None,
         aggregation="majority",
-        n_experts=0,
+        expert_columns=None,
+        transformer=None,
         cv=5,
+        random_state=None,
         verbose=0,
     ):
         self.estimator = estimator
@@ -190,11 +230,13 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         self.adaptive = adaptive
         self.cardinality_estimator = cardinality_estimator
         self.budget_weight = budget_weight
-        self.alpha = alpha
+        self.error_weight = error_weight
         self.costs = costs
         self.aggregation = aggregation
-        self.n_experts = n_experts
+        self.expert_columns = expert_columns
+        self.transformer = transformer
         self.cv = cv
+        self.random_state = random_state
         self.verbose = verbose
 
     def _default_predictor(self):
@@ -204,29 +246,49 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         return self.regime == "two-stage"
 
     def _encode(self, labels, what):
+        """Indices of ``labels`` in ``classes_``; a clear error for others."""
         labels = np.asarray(labels)
-        index = np.searchsorted(self.classes_, labels)
-        index = np.clip(index, 0, len(self.classes_) - 1)
-        bad = self.classes_[index] != labels
+        classes = self.classes_
+        if labels.dtype.kind in "biuf" and classes.dtype.kind in "biuf":
+            index = np.clip(np.searchsorted(classes, labels), 0, len(classes) - 1)
+            bad = classes[index] != labels
+        else:
+            lookup = {c: i for i, c in enumerate(classes.tolist())}
+            index = np.array(
+                [lookup.get(v, -1) for v in labels.tolist()], dtype=int
+            ).reshape(labels.shape)
+            bad = index < 0
+            index = np.where(bad, 0, index)
         if np.any(bad):
+            unknown = list(dict.fromkeys(labels[bad].tolist()))[:5]
             raise ValueError(
-                f"{what} contains labels not in classes_: "
-                f"{np.unique(labels[bad])[:5].tolist()}."
+                f"{what} contains labels not in classes_ "
+                f"{classes[:10].tolist()}: {unknown}."
             )
         return index
 
+    def _encode_experts(self, E):
+        missing = _missing_mask(E)
+        encoded = np.full(E.shape, np.nan)
+        values = E[~missing]
+        try:
+            index = self._encode(values, "The expert answers")
+        except ValueError:
+            bad = [v for v in values.tolist() if v not in set(self.classes_.tolist())]
+            raise ValueError(
+                f"The expert answers (columns {self._expert_names()}) must be labels "
+                f"of y, i.e. values in classes_ = {self.classes_[:10].tolist()}, or "
+                "NaN/None for an expert unavailable on a row; not label-encoded "
+                "indices, nor strings other than the labels. Found "
+                f"{list(dict.fromkeys(bad))[:5]}."
+            ) from None
+        encoded[~missing] = index
+        return encoded
+
     def _entity_answers(self, X_feat, E, model_answers):
-        n, n_classes = X_feat.shape[0], len(self.classes_)
-        if E.shape[1]:
-            observed = E[~np.isnan(E)]
-            if np.any(observed != np.round(observed)) or np.any(
-                (observed < 0) | (observed >= n_classes)
-            ):
-                raise ValueError(
-                    "The expert answers (the last n_experts columns of X) must be "
-                    f"label-encoded classes, integers in [0, {n_classes}) indexing "
-                    "classes_, or NaN for an unavailable expert."
-                )
+        n, n_classes = _num_samples(X_feat), len(self.classes_)
+        if E is None:
+            E = np.empty((n, 0))
         if self.regime == "two-stage":
             if model_answers is None:
                 model_answers = self.predictor_.predict(X_feat)
@@ -249,15 +311,21 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
             ranked=ranked,
         )
 
+    def _decode(self, aggregate):
+        labels, _ = aggregate
+        return self.classes_[labels]
+
     def _aggregate_error(self, answers, mask, scores, y, ranked=False):
         labels, _ = self._aggregate(answers, mask, scores, ranked)
         return (labels != y).astype(np.float64)
 
-    def _curve_metric(self, answers, mask, scores, y, ranked=False):
-        error = self._aggregate_error(answers, mask, scores, y, ranked)
-        return 1.0 - float(np.mean(error))
+    def _curve_values(self, answers, mask, scores, y, ranked=False):
+        return 1.0 - self._aggregate_error(answers, mask, scores, y, ranked)
 
-    def _fixed_k_metrics(self, answers_r, avail_r, scores_r, position, ks, y):
+    def _curve_finish(self, mean_value):
+        return float(mean_value)
+
+    def _fixed_k_sums(self, answers_r, avail_r, scores_r, position, ks, y):
         # Votes do not depend on k (the weighted votes are the softmax
         # numerators, normalised by the top consulted score), so the shares of
         # k are those of k - 1 plus the k-th available entity's vote: one
@@ -271,7 +339,7 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         else:
             vote = avail_r.astype(np.float64)
         shares = np.zeros((n, len(self.classes_)))
-        accuracy = {}
+        correct = {}
         wanted = {int(k) for k in ks}
         # the column of the k-th available entity of each row (n_entities if none)
         n_entities = answers_r.shape[1]
@@ -289,11 +357,10 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
                 ranked_tied &= position <= k
                 ranked_tied &= avail_r
                 labels = cols[rows, np.argmax(ranked_tied, axis=1)]
-                accuracy[k] = float(np.mean(labels == y))
-        return [accuracy[int(k)] for k in ks]
+                correct[k] = float(np.sum(labels == y))
+        return np.array([correct[int(k)] for k in ks])
 
     def _prepare_y_predict(self, y):
-        y = column_or_1d(y, warn=True)
         return self._encode(y, "y")
 
     @_fit_context(prefer_skip_nested_validation=False)
@@ -302,8 +369,9 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Features followed by the ``n_experts`` expert columns.
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Features and the expert columns (``expert_columns``). Handed
+            untouched (rows and columns selected) to the predictor.
         y : array-like of shape (n_samples,)
             Target labels.
 
@@ -312,7 +380,8 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         self : object
             Fitted estimator.
         """
-        X_feat, E, y = self._validate_X(X, y, reset=True)
+        X = self._validate_input(X, reset=True)
+        y = self._validate_y(X, y)
         check_classification_targets(y)
         classes = np.unique(y)
         predictor = self.predictor
@@ -325,40 +394,47 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         self.classes_ = classes
         check_at_least_two_classes(self, y)
         y_encoded = self._encode(y, "y")
+        self._expert_positions = self._resolve_expert_columns(X)
+        self._feature_positions = np.setdiff1d(
+            np.arange(self.n_features_in_), self._expert_positions
+        )
+        self.n_experts_ = len(self._expert_positions)
         if self.regime == "two-stage":
             names = ["model"]
         else:
             names = [f"class_{c}" for c in self.classes_]
-        self.entity_names_ = np.array(
-            names + [f"expert_{j}" for j in range(self.n_experts)], dtype=object
-        )
-        return self._fit_deferral(X_feat, E, y, y_encoded)
+        self.entity_names_ = np.array(names + self._expert_names(), dtype=object)
+        return self._fit_deferral(X, y, y_encoded)
 
     def predict(self, X):
         """Aggregate answer of the consulted entities.
 
+        Rows are processed in batches sized by scikit-learn's
+        ``working_memory``.
+
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Features followed by the expert columns.
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Features and the expert columns.
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
             Predicted labels.
         """
-        check_is_fitted(self)
-        _, scores, answers, mask = self._consult(X, cardinality=self._card())
-        labels, _ = self._aggregate(answers, mask, scores)
-        return self.classes_[labels]
+        return self._predict_with_fees(X)[0]
+
+    def _proba_batch(self, X):
+        scores, answers, _, mask = self._consult(X, cardinality=self._card())
+        return self._aggregate(answers, mask, scores)[1]
 
     def predict_proba(self, X):
         """Vote shares of the classes among the consulted entities.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Features followed by the expert columns.
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Features and the expert columns.
 
         Returns
         -------
@@ -366,11 +442,32 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
             Vote shares (weighted shares with ``aggregation="weighted"``).
         """
         check_is_fitted(self)
-        _, scores, answers, mask = self._consult(X, cardinality=self._card())
-        _, shares = self._aggregate(answers, mask, scores)
-        return shares
+        X = self._validate_input(X, reset=False)
+        return batched(self._proba_batch, X, row_bytes=self._row_bytes())
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
-        return tags
+    def score(self, X, y, sample_weight=None):
+        """Fee-adjusted accuracy: accuracy minus the mean fee paid per query.
+
+        This is ``1 - deferral cost`` (0-1 error plus the fees of the entities
+        consulted, see ``deferral/_scorers.py``), so ``GridSearchCV`` over
+        ``k`` trades accuracy against fees instead of always picking the
+        largest ``k``. Without fees (``costs=None``) it is the accuracy.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Features and the expert columns.
+        y : array-like of shape (n_samples,)
+            True labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights.
+
+        Returns
+        -------
+        score : float
+            Accuracy minus the mean fee per query; greater is better.
+        """
+        y_pred, fees = self._predict_with_fees(X)
+        y = column_or_1d(y, warn=True)
+        correct = (y_pred == y).astype(np.float64)
+        return float(np.average(correct - fees, weights=sample_weight))

@@ -9,9 +9,8 @@ from sklearn.linear_model import RidgeCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from sklearn_iclr26.deferral._base import _BaseTopKDeferral
+from sklearn_iclr26.deferral._base import _BaseTopKDeferral, _missing_mask
 from sklearn_iclr26.deferral._surrogate import aggregate_values
 
 __all__ = ["TopKDeferralRegressor"]
@@ -21,17 +20,20 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
     """Regression with deferral to the top-k experts, with an optional k(x).
 
     Two-stage Top-k learning to defer for regression: a fixed predictor and
-    ``n_experts`` experts are the entities; an allocator, trained once on the
+    the experts are the entities; an allocator, trained once on the
     k-independent cost-weighted surrogate of Montreuil et al. (2026), scores
     them and the ``k`` best are consulted. The prediction aggregates their
     answers (mean, softmax-weighted mean or median). Entity ``j`` costs
-    ``mu_j = alpha_j * error_j + beta_j`` with the absolute or squared error
-    and the fee ``beta_j`` (``costs``). With ``adaptive=True`` a cardinality
+    ``mu_j = w_j * error_j + beta_j`` with the absolute or squared error,
+    the error weight ``w_j`` (``error_weight``) and the fee ``beta_j``
+    (``costs``). With ``adaptive=True`` a cardinality
     model chooses ``k(x)`` per query (Top-k(x)).
 
-    The expert answers are the **last** ``n_experts`` columns of ``X``
-    (``NaN`` = expert unavailable for that row); the allocator and the
-    predictor only see the other columns.
+    The expert answers are the columns of ``X`` named by ``expert_columns``
+    (numbers; ``NaN`` = expert unavailable for that row). The predictor (and
+    a user-given allocator) receives the other columns untouched, so a
+    ``Pipeline`` with a name-based ``ColumnTransformer`` on a raw DataFrame
+    works.
 
     Read more in the :ref:`User Guide <deferral>`.
 
@@ -39,14 +41,16 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
     ----------
     estimator : classifier or None, default=None
         Allocator fitted on the surrogate. ``None`` uses a built-in soft-label
-        multinomial logistic regression (standardised features, ``C=1``); a
-        classifier with ``predict_proba`` whose ``fit`` accepts
-        ``sample_weight`` is fitted on rows replicated once per entity.
+        multinomial logistic regression (standardised features, ``C=1``) on
+        ``transformer`` 's output; a classifier with ``predict_proba`` whose
+        ``fit`` accepts ``sample_weight`` is fitted on the raw feature rows
+        replicated once per entity.
     predictor : regressor or None, default=None
         Base model. ``None`` means ``StandardScaler`` + ``RidgeCV``. Fitted on
-        ``(X, y)``; its answers used to train the allocator are cross-fitted
-        (``cv``). Wrap a trained model in
-        :class:`~sklearn.frozen.FrozenEstimator` to keep it as is.
+        the feature columns of ``X`` (untouched) and ``y``; its answers used
+        to train the allocator are cross-fitted (``cv``). Wrap a trained model
+        (e.g. a deployed pipeline) in :class:`~sklearn.frozen.FrozenEstimator`
+        to keep it as is.
     k : int, default=1
         Number of entities consulted (``k=1`` is regression with deferral).
     adaptive : bool, default=False
@@ -56,8 +60,8 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
         Cardinality model, fitted like ``estimator`` on the labels ``1..|A|``.
     budget_weight : float, default=1.0
         Weight of the fees in the Top-k(x) cost (``lambda``).
-    alpha : float or array-like of shape (n_entities,), default=1.0
-        Error weight ``alpha_j`` of each entity.
+    error_weight : float or array-like of shape (n_entities,), default=1.0
+        Weight ``w_j`` of the error of each entity in its cost.
     costs : float or array-like, default=None
         Consultation fees: a scalar or one value per expert (the model pays 0),
         or one value per entity; in the units of the error. ``None`` means 0.
@@ -67,11 +71,20 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
     aggregation : {"mean", "weighted_mean", "median"}, default="mean"
         How the answers of the consulted entities are combined;
         ``"weighted_mean"`` weights them by the softmax of their scores.
-    n_experts : int, default=0
-        Number of expert columns at the end of ``X``; ``0`` is the predictor
-        alone.
+    expert_columns : list of str or list of int, default=None
+        The columns of ``X`` holding the experts' answers, by name (required
+        when ``X`` is a DataFrame with string column names) or by position
+        (arrays). ``None``: no experts, the predictor alone.
+    transformer : transformer, "passthrough" or None, default=None
+        Maps the feature columns of ``X`` to the numeric input of the built-in
+        allocator and cardinality model; ``None``: the fitted steps of the
+        predictor before its final estimator when it is a ``Pipeline``, else
+        the features as they are. See :class:`TopKDeferrer`.
     cv : int, cross-validation generator or iterable, default=5
         Folds of the cross-fitting (predictor answers, Top-k(x) labels).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the cross-fitting folds (shuffled when ``cv`` is an int) and the
+        unset ``random_state`` of the children; ``None``: unshuffled folds.
     verbose : int, default=0
         Print progress messages when positive.
 
@@ -83,11 +96,16 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
         Fitted allocator; ``None`` when there is a single entity.
     cardinality_estimator_ : object or None
         Fitted cardinality model (``adaptive=True``).
+    transformer_ : transformer or None
+        Fitted transformer feeding the built-in allocator and cardinality
+        model (``None``: the feature columns as they are).
     n_entities_ : int
-        Number of entities (``1 + n_experts``).
+        Number of entities (``1 + n_experts_``).
+    n_experts_ : int
+        Number of experts (``len(expert_columns)``).
     entity_names_ : ndarray of str of shape (`n_entities_`,)
         Names of the entities.
-    alpha_ : ndarray of shape (`n_entities_`,)
+    error_weight_ : ndarray of shape (`n_entities_`,)
         Error weights per entity.
     costs_ : ndarray of shape (`n_entities_`,)
         Fees per entity.
@@ -106,7 +124,9 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
     -----
     Only the two-stage regime exists for regression: the one-stage entities
     of the paper are the class labels. Unavailable experts are skipped as in
-    :class:`TopKDeferrer`; the model is always available.
+    :class:`TopKDeferrer`; the model is always available. :meth:`score` is
+    the R^2 of the predictions; tune ``k`` with
+    ``scoring="neg_deferral_cost"`` (error plus fees), not with it.
 
     References
     ----------
@@ -122,8 +142,9 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
     >>> from sklearn_iclr26.deferral import TopKDeferralRegressor
     >>> X, y = load_diabetes(return_X_y=True)
     >>> experts, fees = make_experts(X, y, n_experts=3, random_state=0)
-    >>> X_all = np.hstack([X, experts])
-    >>> reg = TopKDeferralRegressor(k=2, n_experts=3, costs=fees).fit(X_all, y)
+    >>> X_all = np.hstack([X, experts])  # columns 10, 11, 12 are the experts
+    >>> reg = TopKDeferralRegressor(k=2, expert_columns=[10, 11, 12], costs=fees)
+    >>> reg = reg.fit(X_all, y)
     >>> reg.predict(X_all[:3]).shape
     (3,)
     """
@@ -145,12 +166,14 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
         adaptive=False,
         cardinality_estimator=None,
         budget_weight=1.0,
-        alpha=1.0,
+        error_weight=1.0,
         costs=None,
         error="absolute",
         aggregation="mean",
-        n_experts=0,
+        expert_columns=None,
+        transformer=None,
         cv=5,
+        random_state=None,
         verbose=0,
     ):
         self.estimator = estimator
@@ -159,12 +182,14 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
         self.adaptive = adaptive
         self.cardinality_estimator = cardinality_estimator
         self.budget_weight = budget_weight
-        self.alpha = alpha
+        self.error_weight = error_weight
         self.costs = costs
         self.error = error
         self.aggregation = aggregation
-        self.n_experts = n_experts
+        self.expert_columns = expert_columns
+        self.transformer = transformer
         self.cv = cv
+        self.random_state = random_state
         self.verbose = verbose
 
     def _default_predictor(self):
@@ -173,10 +198,30 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
     def _uses_predictor(self):
         return True
 
+    def _encode_experts(self, E):
+        missing = _missing_mask(E)
+        values = np.where(missing, np.nan, E)
+        try:
+            values = values.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"The expert answers (columns {self._expert_names()}) must be "
+                "numbers (predictions of y), or NaN for an expert unavailable on a "
+                "row."
+            ) from None
+        if np.isinf(values).any():
+            raise ValueError(
+                "The expert columns of X contain infinite values; use NaN for an "
+                "expert that is unavailable for a row."
+            )
+        return values
+
     def _entity_answers(self, X_feat, E, model_answers):
         if model_answers is None:
             model_answers = self.predictor_.predict(X_feat)
         model_answers = np.asarray(model_answers, dtype=np.float64).reshape(-1, 1)
+        if E is None:
+            E = np.empty((model_answers.shape[0], 0))
         answers = np.hstack([model_answers, E])
         return answers, ~np.isnan(answers)
 
@@ -190,15 +235,20 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
         # permutation invariant: ``ranked`` columns need no special care
         return aggregate_values(answers, mask, scores, self.aggregation)
 
+    def _decode(self, aggregate):
+        return aggregate
+
     def _aggregate_error(self, answers, mask, scores, y, ranked=False):
         return self._psi(self._aggregate(answers, mask, scores) - y)
 
-    def _curve_metric(self, answers, mask, scores, y, ranked=False):
-        residual = self._aggregate(answers, mask, scores) - y
-        return float(np.sqrt(np.mean(residual**2)))
+    def _curve_values(self, answers, mask, scores, y, ranked=False):
+        return (self._aggregate(answers, mask, scores) - y) ** 2
+
+    def _curve_finish(self, mean_value):
+        return float(np.sqrt(mean_value))
 
     def _prepare_y_predict(self, y):
-        return column_or_1d(y, warn=True).astype(np.float64)
+        return np.asarray(y, dtype=np.float64)
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
@@ -206,8 +256,9 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Features followed by the ``n_experts`` expert columns.
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Features and the expert columns (``expert_columns``). Handed
+            untouched (rows and columns selected) to the predictor.
         y : array-like of shape (n_samples,)
             Target values.
 
@@ -216,33 +267,38 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
         self : object
             Fitted estimator.
         """
-        X_feat, E, y = self._validate_X(X, y, reset=True)
-        y = np.asarray(y, dtype=np.float64)
+        X = self._validate_input(X, reset=True)
+        y = self._validate_y(X, y)
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"{type(self).__name__} needs a numeric target y."
+            ) from None
         if not np.all(np.isfinite(y)):
             raise ValueError("Input y contains NaN or infinity.")
-        self.entity_names_ = np.array(
-            ["model"] + [f"expert_{j}" for j in range(self.n_experts)], dtype=object
+        self._expert_positions = self._resolve_expert_columns(X)
+        self._feature_positions = np.setdiff1d(
+            np.arange(self.n_features_in_), self._expert_positions
         )
-        return self._fit_deferral(X_feat, E, y, y)
+        self.n_experts_ = len(self._expert_positions)
+        self.entity_names_ = np.array(["model", *self._expert_names()], dtype=object)
+        return self._fit_deferral(X, y, y)
 
     def predict(self, X):
         """Aggregate answer of the consulted entities.
 
+        Rows are processed in batches sized by scikit-learn's
+        ``working_memory``.
+
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Features followed by the expert columns.
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Features and the expert columns.
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
             Predicted values.
         """
-        check_is_fitted(self)
-        _, scores, answers, mask = self._consult(X, cardinality=self._card())
-        return self._aggregate(answers, mask, scores)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
-        return tags
+        return self._predict_with_fees(X)[0]
