@@ -40,7 +40,9 @@ def _normalize_rows(X):
     return X / np.where(totals > 0, totals, 1.0)
 
 
-class TreeSlicedEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class TreeSlicedEmbedding(
+    ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
     """Embed distributions so that L1 distances are tree-sliced Wasserstein.
 
     Each row of ``X`` is a distribution: non-negative masses over the
@@ -275,7 +277,7 @@ class TreeSlicedEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Bas
 
     def _overlaps(self, order, length, t):
         """(lines, m segments, n_bins + 1 cells) overlap lengths, and the bound."""
-        C, m = t.shape
+        C, _m = t.shape
         G = self.n_bins
         padded = np.concatenate([t, np.zeros((C, 1))], axis=1)
         ts = np.take_along_axis(padded, order, axis=1)

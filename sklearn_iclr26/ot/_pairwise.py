@@ -6,7 +6,8 @@
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
+from sklearn.utils import gen_even_slices
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from sklearn_iclr26.ot._trees import (
@@ -115,8 +116,8 @@ def pairwise_tree_sliced_wasserstein(
     return_trees : bool, default=False
         Also return the tree system used.
     n_jobs : int, default=None
-        Parallel jobs over chunks of trees (joblib); ``None`` means 1, ``-1``
-        all cores.
+        Parallel jobs (joblib threads) over chunks of trees; ``None`` means 1,
+        ``-1`` all cores.
     random_state : int, RandomState instance or None, default=None
         Seed of the tree system.
 
@@ -175,7 +176,11 @@ def pairwise_tree_sliced_wasserstein(
     biggest = sorted(c.shape[0] for c in clouds)[-2:]
     per_tree = 8 * k * (2 * Z.shape[0] + 6 * (sum(biggest) + 1)) + 8 * Z.shape[0] * d
     chunks = tree_chunks(L, per_tree)
-    parts = Parallel(n_jobs=n_jobs)(
+    n_workers = min(effective_n_jobs(n_jobs), L)
+    if len(chunks) < n_workers:  # at least one chunk of trees per worker
+        chunks = [sl for sl in gen_even_slices(L, n_workers)]
+    # threads: the work is numpy sorting and cumulative sums, which release the GIL
+    parts = Parallel(n_jobs=n_jobs, prefer="threads")(
         delayed(_chunk_costs)(clouds, masses, roots[sl], theta[sl], splitting, delta, p)
         for sl in chunks
     )

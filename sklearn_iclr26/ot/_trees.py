@@ -165,15 +165,18 @@ def draw_trees(
                 theta[tiny] = rng.standard_normal((int(tiny.sum()), d))
         return TreeSystem(roots, _unit(theta, "directions"))
     theta = check_array(
-        directions, ensure_2d=False, allow_nd=True, dtype=np.float64,
+        directions,
+        ensure_2d=False,
+        allow_nd=True,
+        dtype=np.float64,
         input_name="directions",
     )
     if theta.ndim == 2:
         theta = np.broadcast_to(theta, (n_trees, *theta.shape))
-    if theta.ndim != 3 or theta.shape[0] != n_trees or theta.shape[2] != d:
+    if theta.ndim != 3 or theta.shape != (n_trees, n_lines, d):
         raise ValueError(
             "directions must have shape (n_lines, n_features) or (n_trees, "
-            f"n_lines, n_features) = (*, *, {d}) with n_trees={n_trees}; got "
+            f"n_lines, n_features) = ({n_trees}, {n_lines}, {d}); got "
             f"{theta.shape}."
         )
     return TreeSystem(roots, _unit(np.array(theta), "directions"))
@@ -228,7 +231,7 @@ def sort_lines(t, s):
     (index N is the root), sorted split shares, segment ``length`` (lines, N)
     and the mask ``left`` of segments on the negative side of the root.
     """
-    C, N = t.shape
+    C, _N = t.shape
     t = np.concatenate([t, np.zeros((C, 1))], axis=1)
     s = np.concatenate([s, np.zeros((C, 1))], axis=1)
     order = np.argsort(t, axis=1, kind="stable")
