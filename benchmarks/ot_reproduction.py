@@ -5,7 +5,10 @@ A. Gradient flow (the paper's experiment, scaled to a shared CPU). A source
    gradient descent on a sliced loss, ``X <- X - lr * n * grad``; every
    ``eval_every`` steps the exact W2 to the target is computed with
    ``ot.emd2``. Losses at equal numbers of lines (``n_trees * n_lines`` =
-   ``n_projections``), fresh random directions every step, p = 2 for all:
+   ``n_projections``), fresh random directions every step, the same ``p`` for
+   all (default 1: with
+   p = 2 the tree losses are the reference code's surrogate, whose gradients
+   are much smaller, so equal step sizes would not compare like with like):
 
    * SW: ``ot.sliced_wasserstein_distance`` (POT, torch backend);
    * max-SW: ``ot.max_sliced_wasserstein_distance`` (POT: the maximum over the
@@ -75,7 +78,7 @@ def target(name, n, seed):
     return Y
 
 
-def loss_fn(method, lines, seed):
+def loss_fn(method, lines, seed, args_p=1):
     import ot
     import torch
 
@@ -91,14 +94,20 @@ def loss_fn(method, lines, seed):
         s = seed * 100_003 + step
         if method == "SW":
             return ot.sliced_wasserstein_distance(
-                X, Y, n_projections=lines, p=2, seed=s
+                X, Y, n_projections=lines, p=args_p, seed=s
             )
         if method == "max-SW":
             return ot.max_sliced_wasserstein_distance(
-                X, Y, n_projections=lines, p=2, seed=s
+                X, Y, n_projections=lines, p=args_p, seed=s
             )
         return tree_sliced_wasserstein(
-            X, Y, n_trees=n_trees, n_lines=n_lines, p=2, random_state=s, **tsw[method]
+            X,
+            Y,
+            n_trees=n_trees,
+            n_lines=n_lines,
+            p=args_p,
+            random_state=s,
+            **tsw[method],
         )
 
     del torch
@@ -123,7 +132,7 @@ def run_flow(args, done):
                 X = torch.tensor(
                     np.random.RandomState(1000 + seed).normal(size=Y.shape)
                 )
-                loss = loss_fn(method, args.lines, seed)
+                loss = loss_fn(method, args.lines, seed, args.p)
                 w2 = {}
                 for step in range(args.steps + 1):
                     if step % args.eval_every == 0:
@@ -296,6 +305,7 @@ def main():
     parser.add_argument("--eval-every", type=int, default=20)
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--lines", type=int, default=100)
+    parser.add_argument("--p", type=float, default=1.0)
     parser.add_argument(
         "--flow-sets",
         nargs="+",
