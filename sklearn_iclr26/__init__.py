@@ -34,6 +34,7 @@ from sklearn_iclr26.nas import (
     RandomNASSearch,
 )
 from sklearn_iclr26.neural_network import TorchMLPClassifier, TorchMLPRegressor
+from sklearn_iclr26.ot import TreeSlicedEmbedding
 
 __version__ = "0.1.0.dev0"
 
@@ -56,5 +57,6 @@ __all__ = [
     "TopKDeferrer",
     "TorchMLPClassifier",
     "TorchMLPRegressor",
+    "TreeSlicedEmbedding",
     "__version__",
 ]

@@ -1,0 +1,154 @@
+"""Speed of ``tree_sliced_wasserstein`` against POT, and its scaling in n and d.
+
+1. Equal numbers of projections: ``tree_sliced_wasserstein`` with ``n_trees *
+   n_lines`` lines against ``ot.sliced_wasserstein_distance`` with the same
+   number of projections (and ``ot.emd2``, the exact distance, where it fits),
+   on the same Gaussian data, timed in interleaved rounds (each round runs
+   every method once, so load on the shared machine hits all alike); the
+   median time per method and the ratio TSW / SW.
+2. Scaling in ``n`` (``n = m``, d = 10) and in ``d`` (n = m = 10^4): the
+   complexity is O(L k (n + m)(d + log(n + m))); the table reports the time
+   per line per point.
+3. ``--large``: n = m = 10^6 at d = 10 with a few trees, peak memory bounded by
+   chunking over trees (``working_memory``), reported as the peak RSS.
+
+Target (issue 18): within 2x of POT's sliced Wasserstein at equal numbers of
+projections; 10^6 x 10^6 at d = 10 in bounded memory. Nothing here is
+asserted. Run: ``python benchmarks/bench_tsw.py [--rounds 3] [--large]``;
+results go to ``benchmarks/results/bench_tsw.txt``.
+"""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from sklearn_iclr26.ot import tree_sliced_wasserstein
+
+RESULTS = Path(__file__).parent / "results" / "bench_tsw.txt"
+
+
+def timed(fn):
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def interleaved(methods, rounds):
+    times = {name: [] for name in methods}
+    for _ in range(rounds):
+        for name, fn in methods.items():
+            times[name].append(timed(fn))
+    return {name: float(np.median(t)) for name, t in times.items()}
+
+
+def main():
+    import ot
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--large", action="store_true")
+    args = parser.parse_args()
+    lines = []
+
+    def say(text=""):
+        print(text, flush=True)
+        lines.append(text)
+
+    rng = np.random.RandomState(0)
+    say("1. equal numbers of projections (L*k = n_projections), d = 10, p = 1")
+    say(f"{'n=m':>7} {'proj':>5} {'TSW s':>8} {'SW s':>8} {'ratio':>6} {'emd2 s':>8}")
+    for n in (1000, 10_000):
+        for n_trees, n_lines in ((25, 4), (250, 4)):
+            X, Y = rng.normal(size=(n, 10)), rng.normal(size=(n, 10)) + 0.5
+            n_proj = n_trees * n_lines
+            methods = {
+                "tsw": lambda X=X, Y=Y, L=n_trees, k=n_lines: tree_sliced_wasserstein(
+                    X, Y, n_trees=L, n_lines=k, random_state=0
+                ),
+                "sw": lambda X=X, Y=Y, P=n_proj: ot.sliced_wasserstein_distance(
+                    X, Y, n_projections=P, p=1, seed=0
+                ),
+            }
+            if n <= 1000:
+                methods["emd"] = lambda X=X, Y=Y: ot.emd2(
+                    [], [], ot.dist(X, Y, metric="euclidean")
+                )
+            t = interleaved(methods, args.rounds)
+            emd = f"{t['emd']:8.3f}" if "emd" in t else f"{'-':>8}"
+            say(
+                f"{n:>7} {n_proj:>5} {t['tsw']:8.3f} {t['sw']:8.3f} "
+                f"{t['tsw'] / t['sw']:6.2f} {emd}"
+            )
+
+    say()
+    say("2a. scaling in n (d = 10, L = 25, k = 4): time / (L k (n+m))")
+    say(f"{'n=m':>8} {'TSW s':>8} {'ns/line/pt':>11} {'SW s':>8}")
+    for n in (1000, 10_000, 100_000):
+        X, Y = rng.normal(size=(n, 10)), rng.normal(size=(n, 10))
+        t = interleaved(
+            {
+                "tsw": lambda X=X, Y=Y: tree_sliced_wasserstein(
+                    X, Y, n_trees=25, n_lines=4, random_state=0
+                ),
+                "sw": lambda X=X, Y=Y: ot.sliced_wasserstein_distance(
+                    X, Y, n_projections=100, p=1, seed=0
+                ),
+            },
+            args.rounds,
+        )
+        per = 1e9 * t["tsw"] / (100 * 2 * n)
+        say(f"{n:>8} {t['tsw']:8.3f} {per:11.1f} {t['sw']:8.3f}")
+
+    say()
+    say("2b. scaling in d (n = m = 10^4, L = 25, k = 4)")
+    say(f"{'d':>5} {'TSW s':>8} {'SW s':>8} {'ratio':>6}")
+    for d in (2, 10, 50, 200):
+        X, Y = rng.normal(size=(10_000, d)), rng.normal(size=(10_000, d))
+        t = interleaved(
+            {
+                "tsw": lambda X=X, Y=Y: tree_sliced_wasserstein(
+                    X, Y, n_trees=25, n_lines=4, random_state=0
+                ),
+                "sw": lambda X=X, Y=Y: ot.sliced_wasserstein_distance(
+                    X, Y, n_projections=100, p=1, seed=0
+                ),
+            },
+            args.rounds,
+        )
+        say(f"{d:>5} {t['tsw']:8.3f} {t['sw']:8.3f} {t['tsw'] / t['sw']:6.2f}")
+
+    if args.large:
+        say()
+        # a fresh process, so its peak RSS is this case's alone
+        code = (
+            "import resource, time, numpy as np\n"
+            "from sklearn_iclr26.ot import tree_sliced_wasserstein as tsw\n"
+            "rng = np.random.RandomState(0); n = 10**6\n"
+            "X = rng.normal(size=(n, 10)); Y = rng.normal(size=(n, 10)) + 0.1\n"
+            "t = time.perf_counter(); d = tsw(X, Y, n_trees=4, n_lines=4,"
+            " random_state=0)\n"
+            "t = time.perf_counter() - t\n"
+            "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+            "print(f'{t:.1f} {peak:.0f} {d:.4f}')\n"
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout.split()
+        say(
+            f"3. n = m = 10^6, d = 10, L = 4, k = 4 (working_memory 1024 MiB): "
+            f"{out[0]} s, peak RSS {out[1]} MiB for 153 MiB of data "
+            f"(TSW = {out[2]})"
+        )
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
