@@ -23,6 +23,11 @@ from sklearn_iclr26.label_noise import (
     ClassConditionalNoiseCorrector,
     InstanceNoiseCorrector,
 )
+from sklearn_iclr26.memorization import (
+    RandomLabelProbe,
+    RLPHeadClassifier,
+    SampleGradientMemorization,
+)
 from sklearn_iclr26.nas import (
     ArchitectureFrontierDisplay,
     ConNASSearch,
@@ -43,8 +48,11 @@ __all__ = [
     "EllipsoidRegressor",
     "InstanceNoiseCorrector",
     "PenaltyNASSearch",
+    "RLPHeadClassifier",
+    "RandomLabelProbe",
     "RandomNASSearch",
     "SOCOPClassifier",
+    "SampleGradientMemorization",
     "SplitConformalClassifier",
     "TopKDeferralRegressor",
     "TopKDeferrer",
