@@ -41,7 +41,6 @@ from sklearn.preprocessing import StandardScaler
 from sklearn_iclr26.datasets import load_keel, make_label_noise
 from sklearn_iclr26.label_noise import InstanceNoiseCorrector
 from sklearn_iclr26.memorization import (
-    CumulativeSampleGradient,
     RandomLabelProbe,
     RLPHeadClassifier,
     SampleGradientMemorization,
@@ -121,7 +120,9 @@ def run_rlp(store, data, seeds, max_iter):
     for name, (X, y) in data.items():
         for rate in (0.0, 0.2):
             for seed in seeds:
-                if store.has_block(part="rlp", dataset=name, kind="symmetric", rate=rate, seed=seed):
+                if store.has_block(
+                    part="rlp", dataset=name, kind="symmetric", rate=rate, seed=seed
+                ):
                     continue
                 X_tr, X_te, y_tr, y_te = train_test_split(
                     X, y, test_size=0.3, random_state=seed, stratify=y
@@ -129,7 +130,9 @@ def run_rlp(store, data, seeds, max_iter):
                 scaler = StandardScaler().fit(X_tr)
                 X_tr, X_te = scaler.transform(X_tr), scaler.transform(X_te)
                 y_obs = (
-                    make_label_noise(y_tr, kind="symmetric", rate=rate, random_state=seed)[0]
+                    make_label_noise(
+                        y_tr, kind="symmetric", rate=rate, random_state=seed
+                    )[0]
                     if rate
                     else y_tr
                 )
@@ -161,8 +164,16 @@ def run_rlp(store, data, seeds, max_iter):
                         "seconds": seconds,
                     }
                     rows += [
-                        dict(part="rlp", dataset=name, kind="symmetric", rate=rate,
-                             seed=seed, method=method, metric=k, value=float(v))
+                        {
+                            "part": "rlp",
+                            "dataset": name,
+                            "kind": "symmetric",
+                            "rate": rate,
+                            "seed": seed,
+                            "method": method,
+                            "metric": k,
+                            "value": float(v),
+                        }
                         for k, v in metrics.items()
                     ]
                 store.add(rows)
@@ -222,8 +233,11 @@ def _mlp_scores(X, y, seed, max_iter):
         X,
         y,
         criterion=PerSampleCrossEntropy,
-        module_params={"n_features": X.shape[1], "n_outputs": n_classes,
-                       "hidden_layer_sizes": (64,)},
+        module_params={
+            "n_features": X.shape[1],
+            "n_outputs": n_classes,
+            "hidden_layer_sizes": (64,),
+        },
         aux={"sample_id": np.arange(len(y))},
         max_epochs=max_iter,
         learning_rate=0.05,
@@ -250,7 +264,9 @@ def _cleanlab_scores(X, y, seed):
     pred = np.zeros((len(y), n_classes))
     for tr, te in StratifiedKFold(5, shuffle=True, random_state=seed).split(X, y):
         clf = TorchMLPClassifier(
-            hidden_layer_sizes=(64,), max_iter=100, learning_rate_init=1e-2,
+            hidden_layer_sizes=(64,),
+            max_iter=100,
+            learning_rate_init=1e-2,
             random_state=seed,
         ).fit(X[tr], y[tr])
         pred[te] = clf.predict_proba(X[te])
@@ -265,7 +281,9 @@ def run_detect(store, data, seeds, rates, kinds, max_iter):
         for kind in kinds:
             for rate in rates:
                 for seed in seeds:
-                    if store.has_block(part="detect", dataset=name, kind=kind, rate=rate, seed=seed):
+                    if store.has_block(
+                        part="detect", dataset=name, kind=kind, rate=rate, seed=seed
+                    ):
                         continue
                     y_obs, flipped = make_label_noise(
                         y, X, kind=kind, rate=rate, random_state=seed
@@ -280,7 +298,10 @@ def run_detect(store, data, seeds, rates, kinds, max_iter):
                             final_model="stopped", max_iter=max_iter, random_state=seed
                         ).fit(X, y_obs)
                         seconds["CSG"] = seconds["SGAL"] = time.perf_counter() - t0
-                        scores["CSG"], scores["SGAL"] = sgm.csg_scores_, sgm.sgal_scores_
+                        scores["CSG"], scores["SGAL"] = (
+                            sgm.csg_scores_,
+                            sgm.sgal_scores_,
+                        )
                         t0 = time.perf_counter()
                         full = SampleGradientMemorization(
                             final_model="full", max_iter=max_iter, random_state=seed
@@ -292,8 +313,11 @@ def run_detect(store, data, seeds, rates, kinds, max_iter):
                         seconds["AUM"] = seconds["final-epoch loss"] = t_plain
                         t0 = time.perf_counter()
                         rlp = RLPHeadClassifier(
-                            hidden_layer_sizes=(64, 64), n_random_labels=2,
-                            n_label_sets=3, max_iter=100, random_state=seed,
+                            hidden_layer_sizes=(64, 64),
+                            n_random_labels=2,
+                            n_label_sets=3,
+                            max_iter=100,
+                            random_state=seed,
                         ).fit(X, y_obs)
                         seconds["RLP score"] = time.perf_counter() - t0
                         scores["RLP score"] = rlp.memorization_scores_
@@ -306,23 +330,64 @@ def run_detect(store, data, seeds, rates, kinds, max_iter):
                         scores["NDX mislabel_scores_"] = ndx.mislabel_scores_
                     rows = []
                     for method, s in scores.items():
-                        rows.append(dict(part="detect", dataset=name, kind=kind,
-                                         rate=rate, seed=seed, method=method,
-                                         metric="auroc",
-                                         value=float(roc_auc_score(flipped, s))))
-                        rows.append(dict(part="detect", dataset=name, kind=kind,
-                                         rate=rate, seed=seed, method=method,
-                                         metric="seconds", value=float(seconds[method])))
-                    rows.append(dict(part="detect", dataset=name, kind=kind, rate=rate,
-                                     seed=seed, method="plain run", metric="seconds",
-                                     value=float(t_plain)))
-                    rows.append(dict(part="detect", dataset=name, kind=kind, rate=rate,
-                                     seed=seed, method="CSG", metric="stop_epoch",
-                                     value=float(sgm.stop_epoch_)))
+                        rows.append(
+                            {
+                                "part": "detect",
+                                "dataset": name,
+                                "kind": kind,
+                                "rate": rate,
+                                "seed": seed,
+                                "method": method,
+                                "metric": "auroc",
+                                "value": float(roc_auc_score(flipped, s)),
+                            }
+                        )
+                        rows.append(
+                            {
+                                "part": "detect",
+                                "dataset": name,
+                                "kind": kind,
+                                "rate": rate,
+                                "seed": seed,
+                                "method": method,
+                                "metric": "seconds",
+                                "value": float(seconds[method]),
+                            }
+                        )
+                    rows.append(
+                        {
+                            "part": "detect",
+                            "dataset": name,
+                            "kind": kind,
+                            "rate": rate,
+                            "seed": seed,
+                            "method": "plain run",
+                            "metric": "seconds",
+                            "value": float(t_plain),
+                        }
+                    )
+                    rows.append(
+                        {
+                            "part": "detect",
+                            "dataset": name,
+                            "kind": kind,
+                            "rate": rate,
+                            "seed": seed,
+                            "method": "CSG",
+                            "metric": "stop_epoch",
+                            "value": float(sgm.stop_epoch_),
+                        }
+                    )
                     store.add(rows)
-                    print(f"detect {name} {kind} {rate} seed={seed}: " + ", ".join(
-                        f"{r['method']}={r['value']:.3f}" for r in rows
-                        if r["metric"] == "auroc"), flush=True)
+                    print(
+                        f"detect {name} {kind} {rate} seed={seed}: "
+                        + ", ".join(
+                            f"{r['method']}={r['value']:.3f}"
+                            for r in rows
+                            if r["metric"] == "auroc"
+                        ),
+                        flush=True,
+                    )
 
 
 # --------------------------------------------------------------------------
@@ -339,7 +404,9 @@ def run_fz(store, data, seeds, n_models, max_iter):
     X, y = data[name]
     X = StandardScaler().fit_transform(X)
     for seed in seeds:
-        if store.has_block(part="fz", dataset=name, kind="symmetric", rate=0.1, seed=seed):
+        if store.has_block(
+            part="fz", dataset=name, kind="symmetric", rate=0.1, seed=seed
+        ):
             continue
         y_obs, _ = make_label_noise(y, kind="symmetric", rate=0.1, random_state=seed)
         with warnings.catch_warnings():
@@ -347,32 +414,106 @@ def run_fz(store, data, seeds, n_models, max_iter):
             t0 = time.perf_counter()
             mem = feldman_zhang_memorization(
                 SampleGradientMemorization(final_model="full", max_iter=max_iter),
-                X, y_obs, n_models=n_models, random_state=seed, n_jobs=1,
+                X,
+                y_obs,
+                n_models=n_models,
+                random_state=seed,
+                n_jobs=1,
             )
             t_fz = time.perf_counter() - t0
-            sgm = SampleGradientMemorization(final_model="full", max_iter=max_iter,
-                                             random_state=seed).fit(X, y_obs)
-            rlp = RLPHeadClassifier(hidden_layer_sizes=(64, 64), n_label_sets=3,
-                                    max_iter=100, random_state=seed).fit(X, y_obs)
+            sgm = SampleGradientMemorization(
+                final_model="full", max_iter=max_iter, random_state=seed
+            ).fit(X, y_obs)
+            rlp = RLPHeadClassifier(
+                hidden_layer_sizes=(64, 64),
+                n_label_sets=3,
+                max_iter=100,
+                random_state=seed,
+            ).fit(X, y_obs)
         ok = np.isfinite(mem)
         rows = []
-        for method, s in {"CSG": sgm.csg_scores_, "SGAL": sgm.sgal_scores_,
-                          "CSL": sgm.csl_scores_,
-                          "RLP score": rlp.memorization_scores_}.items():
+        for method, s in {
+            "CSG": sgm.csg_scores_,
+            "SGAL": sgm.sgal_scores_,
+            "CSL": sgm.csl_scores_,
+            "RLP score": rlp.memorization_scores_,
+        }.items():
             for metric, value in {
                 "pearson": pearsonr(s[ok], mem[ok])[0],
                 "spearman": spearmanr(s[ok], mem[ok])[0],
                 "cosine": _cosine(s[ok], mem[ok]),
             }.items():
-                rows.append(dict(part="fz", dataset=name, kind="symmetric", rate=0.1,
-                                 seed=seed, method=method, metric=metric,
-                                 value=float(value)))
-        rows.append(dict(part="fz", dataset=name, kind="symmetric", rate=0.1,
-                         seed=seed, method="Feldman-Zhang", metric="seconds",
-                         value=t_fz))
+                rows.append(
+                    {
+                        "part": "fz",
+                        "dataset": name,
+                        "kind": "symmetric",
+                        "rate": 0.1,
+                        "seed": seed,
+                        "method": method,
+                        "metric": metric,
+                        "value": float(value),
+                    }
+                )
+        rows.append(
+            {
+                "part": "fz",
+                "dataset": name,
+                "kind": "symmetric",
+                "rate": 0.1,
+                "seed": seed,
+                "method": "Feldman-Zhang",
+                "metric": "seconds",
+                "value": t_fz,
+            }
+        )
         store.add(rows)
-        print(f"fz seed={seed}: " + ", ".join(
-            f"{r['method']} {r['metric']}={r['value']:.3f}" for r in rows), flush=True)
+        print(
+            f"fz seed={seed}: "
+            + ", ".join(f"{r['method']} {r['metric']}={r['value']:.3f}" for r in rows),
+            flush=True,
+        )
+
+
+def summarize(path):
+    """Mean over seeds of every (part, dataset, kind, rate, method, metric)."""
+    import pandas as pd
+
+    df = pd.read_csv(path)
+    lines = []
+    det = df[(df.part == "detect") & (df.metric == "auroc")]
+    if len(det):
+        table = det.pivot_table(
+            index=["dataset", "kind", "rate"], columns="method", values="value"
+        )
+        lines += [
+            "Mislabel-detection AUROC (mean over seeds)",
+            table.round(3).to_string(),
+            "",
+        ]
+        sec = df[(df.part == "detect") & (df.metric == "seconds")]
+        lines += [
+            "Seconds per method (mean)",
+            sec.groupby("method").value.mean().round(2).to_string(),
+            "",
+        ]
+    rlp = df[df.part == "rlp"]
+    if len(rlp):
+        table = rlp.pivot_table(
+            index=["dataset", "rate", "method"], columns="metric", values="value"
+        )
+        lines += ["RLP heads (mean over seeds)", table.round(3).to_string(), ""]
+    fz = df[df.part == "fz"]
+    if len(fz):
+        lines += [
+            "Correlation with the Feldman-Zhang estimate",
+            fz.pivot_table(index="method", columns="metric", values="value")
+            .round(3)
+            .to_string(),
+        ]
+    text = "\n".join(lines)
+    path.with_suffix(".txt").write_text(text + "\n")
+    print(text)
 
 
 def main():
@@ -381,25 +522,42 @@ def main():
     parser.add_argument("--parts", nargs="+", default=["detect", "rlp", "fz"])
     parser.add_argument("--out", default=None)
     parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--summary", action="store_true")
     args = parser.parse_args()
     quick = args.quick or os.environ.get("SKLEARN_ICLR26_QUICK") == "1"
     RESULTS.mkdir(exist_ok=True)
-    out = Path(args.out) if args.out else RESULTS / (
-        "memorization_reproduction_quick.csv" if quick else "memorization_reproduction.csv"
+    out = (
+        Path(args.out)
+        if args.out
+        else RESULTS
+        / (
+            "memorization_reproduction_quick.csv"
+            if quick
+            else "memorization_reproduction.csv"
+        )
     )
+    if args.summary:
+        summarize(out)
+        return
     store = _Store(out)
     data = _datasets(max_rows=300 if quick else 800)
     if quick:
         data = {k: data[k] for k in ("breast_cancer", "pima")}
     seeds = list(range(1 if quick else args.seeds))
     if "detect" in args.parts:
-        run_detect(store, data, seeds, rates=(0.1,) if quick else (0.05, 0.1, 0.2, 0.3),
-                   kinds=("symmetric", "instance"), max_iter=100)
+        run_detect(
+            store,
+            data,
+            seeds,
+            rates=(0.1,) if quick else (0.05, 0.1, 0.2, 0.3),
+            kinds=("symmetric", "instance"),
+            max_iter=100,
+        )
     if "rlp" in args.parts:
         run_rlp(store, data, seeds[:1] if quick else [0], max_iter=20 if quick else 150)
     if "fz" in args.parts:
         run_fz(store, data, [0], n_models=20 if quick else 100, max_iter=100)
-    print(f"results in {out}")
+    summarize(out)
 
 
 if __name__ == "__main__":
