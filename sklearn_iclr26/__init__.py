@@ -27,6 +27,11 @@ from sklearn_iclr26.label_noise import (
     ClassConditionalNoiseCorrector,
     InstanceNoiseCorrector,
 )
+from sklearn_iclr26.memorization import (
+    RandomLabelProbe,
+    RLPHeadClassifier,
+    SampleGradientMemorization,
+)
 from sklearn_iclr26.nas import (
     ArchitectureFrontierDisplay,
     ConNASSearch,
@@ -49,9 +54,12 @@ __all__ = [
     "InstanceNoiseCorrector",
     "MultiPPIMeanEstimator",
     "PenaltyNASSearch",
+    "RLPHeadClassifier",
+    "RandomLabelProbe",
     "RandomNASSearch",
     "ResamplingUtilityEstimator",
     "SOCOPClassifier",
+    "SampleGradientMemorization",
     "SplitConformalClassifier",
     "TopKDeferralRegressor",
     "TopKDeferrer",
