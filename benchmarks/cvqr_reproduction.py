@@ -200,7 +200,7 @@ def run_dataset(name, seeds, args):
             **CVQR_PARAMS.get(name, {}),
             "max_iter": args.epochs,
             "warmup_epochs": max(1, args.epochs // 10),
-            "learning_rate": 1e-2,
+            "learning_rate_init": 1e-2,
             "calibration_size": len(Xc),
             "train_inner_iter": 3,
             "inner_max_iter": 50,
@@ -229,13 +229,15 @@ def run_dataset(name, seeds, args):
             results = {}
             for key, model in cvqr_models.items():
                 results[key] = (
-                    cvqr_scores[key] <= model._threshold(alpha),
-                    model.region_volume(Xt[vol_idx], alpha=alpha, n_samples=args.n_mc),
+                    cvqr_scores[key] <= model._threshold(1 - alpha),
+                    model.region_volume(
+                        Xt[vol_idx], confidence_level=1 - alpha, n_samples=args.n_mc
+                    ),
                 )
             for key, est in methods.items():
                 results[key] = (
-                    est.contains(Xt, Yt, alpha=alpha),
-                    est.region_volume(Xt, alpha=alpha),
+                    est.contains(Xt, Yt, confidence_level=1 - alpha),
+                    est.region_volume(Xt, confidence_level=1 - alpha),
                 )
             ot_vol = otcp.log_volume_mc(alpha) if d <= 2 else np.nan
             results["OT-CP"] = (otcp.contains(Xt, Yt, alpha), np.array([ot_vol]))

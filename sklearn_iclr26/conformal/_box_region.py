@@ -3,12 +3,13 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-import numpy as np
-from sklearn.utils.validation import check_is_fitted, validate_data
+import math
 
-from sklearn_iclr26.conformal._region_baselines import (
-    BaseResidualRegion,
-)
+import numpy as np
+from sklearn.utils._param_validation import HasMethods
+from sklearn.utils.validation import _num_samples
+
+from sklearn_iclr26.conformal._base_regressor import BaseResidualRegion
 from sklearn_iclr26.conformal._scores import conformal_quantile
 
 __all__ = ["BonferroniBoxRegressor"]
@@ -18,25 +19,33 @@ class BonferroniBoxRegressor(BaseResidualRegion):
     """Split-conformal box: one absolute-residual interval per output.
 
     Each of the ``d`` coordinates gets a split-conformal interval
-    ``yhat_j(x) +- q_j`` at level ``alpha / d``; by the Bonferroni (union)
-    bound the box has joint marginal coverage at least ``1 - alpha``. The
-    box has the same shape at every ``x``. A baseline for
-    :class:`CVQRRegressor`, with the same ``contains``/``region_volume``
-    interface.
+    ``yhat_j(x) +- q_j`` at miscoverage ``(1 - confidence_level) / d``; by the
+    Bonferroni (union) bound the box has joint marginal coverage at least
+    ``confidence_level``. The box has the same shape at every ``x``. A
+    baseline for :class:`CVQRRegressor`, with the same ``contains`` /
+    ``region_volume`` / ``predict_region`` interface.
 
     Read more in the :ref:`User Guide <cvqr>`.
 
     Parameters
     ----------
     estimator : regressor or None, default=None
-        Point regressor (multi-output); ``None`` means
-        :class:`~sklearn.linear_model.LinearRegression`.
-    alpha : float, default=0.1
-        Joint miscoverage level.
+        Point regressor, fitted on the training part with ``X`` untouched (a
+        ``Pipeline`` can preprocess a raw DataFrame); ``None`` means
+        :class:`~sklearn.linear_model.LinearRegression`. A single-output
+        regressor is wrapped in
+        :class:`~sklearn.multioutput.MultiOutputRegressor` for a multi-output
+        ``y``.
+    confidence_level : float, default=0.9
+        Joint coverage level of the box, in (0, 1).
     calibration_size : float or int, default=0.25
-        Fraction or number of samples held out for calibration.
+        Fraction (float in (0, 1)) or number (int) of samples held out for
+        calibration.
     random_state : int, RandomState instance or None, default=None
-        Seeds the split (and the regressor if it has ``random_state``).
+        Seeds the split (and the regressor's ``random_state`` parameters that
+        are ``None``).
+    verbose : int, default=0
+        If positive, print the fitting steps.
 
     Attributes
     ----------
@@ -49,8 +58,13 @@ class BonferroniBoxRegressor(BaseResidualRegion):
         names that are all strings.
     n_outputs_ : int
         Number of outputs ``d``.
-    calibration_scores_ : ndarray of shape (n_calibration, n_outputs)
+    calibration_scores_ : ndarray of shape (n_calibration_samples, n_outputs)
         Absolute calibration residuals, sorted per column.
+    n_calibration_samples_ : int
+        Number of calibration samples.
+    threshold_ : ndarray of shape (n_outputs,)
+        Half-widths of the box at ``confidence_level`` (``inf`` when the
+        calibration set is too small for the level).
 
     See Also
     --------
@@ -63,66 +77,85 @@ class BonferroniBoxRegressor(BaseResidualRegion):
     >>> from sklearn_iclr26.conformal import BonferroniBoxRegressor
     >>> rng = np.random.RandomState(0)
     >>> X = rng.normal(size=(200, 3))
-    >>> Y = X[:, :2] + rng.normal(size=(200, 2))
-    >>> box = BonferroniBoxRegressor(random_state=0).fit(X, Y)
-    >>> box.contains(X[:4], Y[:4]).shape
+    >>> y = X[:, :2] + rng.normal(size=(200, 2))
+    >>> box = BonferroniBoxRegressor(random_state=0).fit(X, y)
+    >>> box.contains(X[:4], y[:4]).shape
     (4,)
+    >>> box.threshold_.shape
+    (2,)
     """
 
+    _parameter_constraints: dict = {
+        **BaseResidualRegion._parameter_constraints,
+        "estimator": [HasMethods(["fit", "predict"]), None],
+    }
+
     def __init__(
-        self, estimator=None, *, alpha=0.1, calibration_size=0.25, random_state=None
+        self,
+        estimator=None,
+        *,
+        confidence_level=0.9,
+        calibration_size=0.25,
+        random_state=None,
+        verbose=0,
     ):
         self.estimator = estimator
-        self.alpha = alpha
+        self.confidence_level = confidence_level
         self.calibration_size = calibration_size
         self.random_state = random_state
+        self.verbose = verbose
 
-    def _calibration_alpha(self, alpha):
-        d = getattr(self, "n_outputs_", 1)
-        return alpha / d
+    def _fit_region(self, X, R):
+        pass
 
-    def _fit_region(self, X_train, R_train, X_cal, R_cal):
-        self.calibration_scores_ = np.sort(np.abs(R_cal), axis=0)
+    def _residual_scores(self, X, R):
+        return np.abs(R)
 
-    def _half_widths(self, alpha):
-        a = alpha / self.n_outputs_
+    def _n_calibration_needed(self, confidence_level):
+        # each output at miscoverage alpha / d needs d / alpha - 1 points
+        alpha = 1.0 - confidence_level
+        return math.ceil(self.n_outputs_ / alpha - 1.0 - 1e-9)
+
+    def _threshold_at(self, confidence_level):
+        alpha = (1.0 - confidence_level) / self.n_outputs_
         return np.array(
-            [conformal_quantile(col, a) for col in self.calibration_scores_.T]
+            [conformal_quantile(col, alpha=alpha) for col in self.calibration_scores_.T]
         )
 
-    def _contains(self, X, R, alpha):
-        return np.all(np.abs(R) <= self._half_widths(alpha), axis=1)
+    def _infinite_threshold(self):
+        return np.full(self.n_outputs_, np.inf)
 
-    def _log_volume(self, X, alpha):
-        q = self._half_widths(alpha)
-        with np.errstate(divide="ignore"):
-            value = float(np.sum(np.log(2 * q)))
-        return np.full(X.shape[0], value)
+    def _contains_batch(self, X, y, threshold):
+        return np.all(np.abs(y - self._point(X)) <= threshold, axis=1)
 
-    def predict_region(self, X, alpha=None):
+    def _log_volume_batch(self, X, threshold):
+        value = float(np.sum(np.log(2 * threshold)))
+        return np.full(_num_samples(X), value)
+
+    def predict_region(self, X, confidence_level=None):
         """Box corners (``d = 2``) or interval endpoints (``d = 1``).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             Covariates.
-        alpha : float, default=None
-            Miscoverage level; ``None`` uses the constructor's ``alpha``.
+        confidence_level : float, default=None
+            Level of the box in (0, 1); ``None`` uses the constructor's.
 
         Returns
         -------
         boundary : ndarray of shape (n_samples, 4, 2) or (n_samples, 2, 1)
             The corners of the box in counter-clockwise order, or the
-            interval ``[lower, upper]``.
+            interval ``[lower, upper]`` (infinite where the threshold is).
         """
-        check_is_fitted(self)
-        if self.n_outputs_ > 2:
-            raise ValueError(f"predict_region needs d <= 2, got d={self.n_outputs_}.")
-        X = validate_data(self, X, reset=False)
-        q = self._half_widths(self._alpha(alpha))
-        center = self._point(X)
-        if self.n_outputs_ == 1:
-            signs = np.array([[-1.0], [1.0]])
-        else:
-            signs = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
-        return center[:, None, :] + signs[None] * q[None, None, :]
+
+        def corners(Xb, threshold):
+            if self.n_outputs_ == 1:
+                signs = np.array([[-1.0], [1.0]])
+            else:
+                signs = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
+            center = self._point(Xb)
+            with np.errstate(invalid="ignore"):
+                return center[:, None, :] + signs[None] * threshold[None, None, :]
+
+        return self._predict_region(X, confidence_level, corners)

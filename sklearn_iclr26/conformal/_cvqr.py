@@ -7,39 +7,59 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
-from sklearn.utils._param_validation import (
-    HasMethods,
-    Interval,
-    RealNotInt,
-    StrOptions,
-)
+from sklearn.base import clone
+from sklearn.utils._indexing import _safe_indexing
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import (
-    check_array,
+    _num_samples,
     check_is_fitted,
     check_random_state,
-    validate_data,
+    check_scalar,
 )
 
-from sklearn_iclr26.conformal._scores import conformal_quantile
-from sklearn_iclr26.utils._torch import (
-    seed_from_random_state,
-    torch_dtype,
-    torch_rng,
-    train_module,
+from sklearn_iclr26.conformal._base_regressor import (
+    BaseConformalRegressor,
+    boundary_directions,
+    default_transformer,
+    log_unit_ball_volume,
 )
-from sklearn_iclr26.utils._validation import check_alpha, check_calibration_size
+from sklearn_iclr26.utils._batching import batched
+from sklearn_iclr26.utils._random import (
+    seed_from_random_state,
+    set_child_random_state,
+)
+from sklearn_iclr26.utils._split import split_indices
+from sklearn_iclr26.utils._torch import forward_module, train_module
+from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["CVQRRegressor"]
 
-_CHUNK = 2048
+
+# -- torch hooks of forward_module (module, x batch, **aux batch) -> tensor
+def _rank(module, x, y):
+    return module.rank(x, y)
 
 
-def _log_unit_ball_volume(d):
-    return 0.5 * d * math.log(math.pi) - math.lgamma(0.5 * d + 1)
+def _quantile(module, x, u):
+    return module.quantile(x, u)
 
 
-class CVQRRegressor(RegressorMixin, BaseEstimator):
+def _neg_log_density(module, x, u):
+    import torch
+
+    from sklearn_iclr26.conformal._cvqr_modules import reference_log_density
+
+    logdet = torch.linalg.slogdet(module.hessian(x, u))[1]
+    return logdet - reference_log_density(u, module.reference)
+
+
+def _log_det_hessian(module, x, u):
+    import torch
+
+    return torch.linalg.slogdet(module.hessian(x, u))[1]
+
+
+class CVQRRegressor(BaseConformalRegressor):
     """Conditional vector quantile regression and multivariate conformal regions.
 
     Learns the conditional Monge-Kantorovich vector quantile map
@@ -52,20 +72,20 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
     multivariate rank ``R(y | x) = argmax_u <u, y> - phi(u, x)`` are computed
     by an amortization network refined with warm-started Newton steps.
 
-    The rank norm ``||R(y | x)||`` (``conformity_score="pb"``) is then conformalized by
-    split conformal prediction on a held-out calibration set: the region
-    ``{y : ||R(y | x)|| <= q}`` = ``Q(B(0, q) | x)`` has marginal coverage at
-    least ``1 - alpha`` whatever the quality of the learned map, and adapts
-    its shape to the conditional law. Regions can be non-convex; the core
-    primitive is :meth:`contains`.
+    The rank norm ``||R(y | x)||`` (``conformity_score="pb"``) is then
+    conformalized by split conformal prediction on a held-out calibration
+    set: the region ``{y : ||R(y | x)|| <= q}`` = ``Q(B(0, q) | x)`` has
+    marginal coverage at least ``confidence_level`` whatever the quality of
+    the learned map, and adapts its shape to the conditional law. Regions can
+    be non-convex; the core primitive is :meth:`contains`.
 
     Read more in the :ref:`User Guide <cvqr>`.
 
     Parameters
     ----------
-    alpha : float, default=0.1
-        Default miscoverage level of the regions, in (0, 1); each region
-        method also takes its own ``alpha``.
+    confidence_level : float, default=0.9
+        Coverage level of the regions, in (0, 1); each region method also
+        takes its own ``confidence_level``.
     conformity_score : {"pb", "hpd"}, default="pb"
         Conformity score. ``"pb"`` (pullback): the rank norm
         ``||R(y | x)||``; regions are images of balls. ``"hpd"``: the negative
@@ -86,15 +106,18 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
         Width of the potential and amortization networks.
     n_layers : int, default=2
         Number of hidden layers.
-    max_iter : int, default=100
-        Number of training epochs (warm-up included).
+    max_iter : int, default=20
+        Number of training epochs (warm-up included). A modest default, so
+        that a first fit is quick; the reproduction
+        (``benchmarks/cvqr_reproduction.py``) uses 100 epochs with 10 of
+        warm-up, which is the better choice on real data sets.
     batch_size : int or None, default=256
         Mini-batch size, clipped to the training size; ``None`` is full batch.
-    learning_rate : float, default=1e-2
+    learning_rate_init : float, default=1e-2
         AdamW learning rate, annealed to 0 with a cosine schedule.
     weight_decay : float, default=1e-4
         AdamW weight decay.
-    warmup_epochs : int, default=10
+    warmup_epochs : int, default=5
         Epochs (counted in ``max_iter``) fitting ``grad phi(u, x) ~ u`` and
         ``a(x, y) ~ y`` before the OT objective.
     inner_max_iter : int, default=50
@@ -108,9 +131,18 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
     n_mc : int, default=512
         Monte-Carlo reference points per batch of ``solver="entropic"``.
     residual_estimator : estimator or None, default=None
-        Optional point regressor. If given, it is fitted on 25% of the
-        training part and CVQR models the residuals ``y - f(x)`` on the rest
-        (the paper's PBS variant).
+        Optional point regressor. If given, it is fitted on a random 25% of
+        the training part, with ``X`` untouched (a ``Pipeline`` can
+        preprocess a raw DataFrame), and CVQR models the residuals
+        ``y - f(x)`` on the rest (the paper's PBS variant). A single-output
+        regressor is wrapped in
+        :class:`~sklearn.multioutput.MultiOutputRegressor` for a multi-output
+        ``y``.
+    transformer : transformer or None, default=None
+        Features of the conditioning network (CVQR computes on ``X``
+        itself). Cloned and fitted on the training part. ``None`` means the
+        fitted steps of ``residual_estimator`` before its final step when it
+        is a ``Pipeline``, else ``X`` itself (which must then be numeric).
     calibration_size : float or int, default=0.25
         Fraction (float in (0, 1)) or number (int) of samples held out for
         conformal calibration.
@@ -123,7 +155,8 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Seeds the calibration split, the initialization and the training.
     verbose : int, default=0
-        If positive, print the training loss after each epoch.
+        If positive, print the fitting steps and the training loss after each
+        epoch.
 
     Attributes
     ----------
@@ -141,10 +174,15 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
         Number of epochs run.
     residual_estimator_ : estimator or None
         The fitted point regressor (PBS variant), else ``None``.
-    calibration_scores_ : ndarray of shape (n_calibration,)
+    transformer_ : transformer or None
+        The fitted features of the conditioning network, else ``None``.
+    calibration_scores_ : ndarray of shape (n_calibration_samples,)
         Sorted conformity scores of the calibration set.
+    n_calibration_samples_ : int
+        Number of calibration samples.
     threshold_ : float
-        Conformal threshold at ``alpha``.
+        Conformal threshold at ``confidence_level`` (``inf`` when the
+        calibration set is too small for the level).
 
     See Also
     --------
@@ -153,15 +191,16 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
 
     Notes
     -----
-    ``X`` and ``Y`` are standardized with training statistics; ranks live in
-    the reference space and volumes are reported in the original units of
-    ``Y``. The score is plain split conformal on a frozen function of
-    ``(x, y)``, so marginal coverage holds for exchangeable data; conditional
-    coverage depends on the quality of the learned transport map.
+    The features and ``y`` are standardized with training statistics; ranks
+    live in the reference space and volumes are reported in the original
+    units of ``y``. The score is plain split conformal on a frozen function
+    of ``(x, y)``, so marginal coverage holds for exchangeable data;
+    conditional coverage depends on the quality of the learned transport
+    map.
 
-    ``transform``/``inverse_transform`` of the original API sketch are named
-    :meth:`rank` and :meth:`quantile`: scikit-learn treats any estimator with
-    a ``transform`` method as a transformer of ``X`` alone.
+    The rank and quantile maps are named :meth:`rank` and :meth:`quantile`
+    (not ``transform``/``inverse_transform``): scikit-learn treats any
+    estimator with a ``transform`` method as a transformer of ``X`` alone.
 
     References
     ----------
@@ -177,16 +216,16 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
     >>> from sklearn_iclr26.conformal import CVQRRegressor
     >>> rng = np.random.RandomState(0)
     >>> X = rng.uniform(size=(400, 1))
-    >>> Y = np.c_[X[:, 0], X[:, 0] ** 2] + (0.1 + X) * rng.normal(size=(400, 2))
-    >>> reg = CVQRRegressor(max_iter=20, random_state=0).fit(X, Y)
+    >>> y = np.c_[X[:, 0], X[:, 0] ** 2] + (0.1 + X) * rng.normal(size=(400, 2))
+    >>> reg = CVQRRegressor(max_iter=20, random_state=0).fit(X, y)
     >>> reg.predict(X[:2]).shape
     (2, 2)
-    >>> reg.contains(X[:3], Y[:3]).shape
+    >>> reg.contains(X[:3], y[:3]).shape
     (3,)
     """
 
     _parameter_constraints: dict = {
-        "alpha": [Interval(Real, 0, 1, closed="neither")],
+        **BaseConformalRegressor._parameter_constraints,
         "conformity_score": [StrOptions({"pb", "hpd"})],
         "solver": [StrOptions({"amortized", "lbfgs", "entropic"})],
         "reference": [StrOptions({"gaussian", "uniform_ball"})],
@@ -194,7 +233,7 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
         "n_layers": [Interval(Integral, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left"), None],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
         "weight_decay": [Interval(Real, 0, None, closed="left")],
         "warmup_epochs": [Interval(Integral, 0, None, closed="left")],
         "inner_max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -202,36 +241,36 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "n_mc": [Interval(Integral, 1, None, closed="left")],
         "residual_estimator": [HasMethods(["fit", "predict"]), None],
-        "calibration_size": [
-            Interval(RealNotInt, 0, 1, closed="neither"),
-            Interval(Integral, 1, None, closed="left"),
-        ],
+        "transformer": [HasMethods(["fit", "transform"]), None],
         "dtype": [StrOptions({"float64", "float32"})],
         "device": [str],
-        "n_jobs": [Integral, None],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
+        "n_jobs": [
+            Interval(Integral, None, -1, closed="right"),
+            Interval(Integral, 1, None, closed="left"),
+            None,
+        ],
     }
 
     def __init__(
         self,
         *,
-        alpha=0.1,
+        confidence_level=0.9,
         conformity_score="pb",
         solver="amortized",
         reference="gaussian",
         hidden_dim=32,
         n_layers=2,
-        max_iter=100,
+        max_iter=20,
         batch_size=256,
-        learning_rate=1e-2,
+        learning_rate_init=1e-2,
         weight_decay=1e-4,
-        warmup_epochs=10,
+        warmup_epochs=5,
         inner_max_iter=50,
         train_inner_iter=5,
         epsilon=1e-3,
         n_mc=512,
         residual_estimator=None,
+        transformer=None,
         calibration_size=0.25,
         dtype="float64",
         device="cpu",
@@ -239,7 +278,7 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
         random_state=None,
         verbose=0,
     ):
-        self.alpha = alpha
+        self.confidence_level = confidence_level
         self.conformity_score = conformity_score
         self.solver = solver
         self.reference = reference
@@ -247,7 +286,7 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
         self.n_layers = n_layers
         self.max_iter = max_iter
         self.batch_size = batch_size
-        self.learning_rate = learning_rate
+        self.learning_rate_init = learning_rate_init
         self.weight_decay = weight_decay
         self.warmup_epochs = warmup_epochs
         self.inner_max_iter = inner_max_iter
@@ -255,6 +294,7 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
         self.epsilon = epsilon
         self.n_mc = n_mc
         self.residual_estimator = residual_estimator
+        self.transformer = transformer
         self.calibration_size = calibration_size
         self.dtype = dtype
         self.device = device
@@ -263,22 +303,7 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
         self.verbose = verbose
 
     # ------------------------------------------------------------------ fit
-    @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, Y):
-        """Fit the transport map and calibrate the conformal threshold.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Covariates.
-        Y : array-like of shape (n_samples,) or (n_samples, n_outputs)
-            Multivariate responses (``d >= 1``).
-
-        Returns
-        -------
-        self : object
-            Fitted estimator.
-        """
+    def _fit_model(self, X, y, random_state):
         from skorch.callbacks import GradientNormClipping, LRScheduler
         from torch.optim.lr_scheduler import CosineAnnealingLR
 
@@ -288,66 +313,47 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
             WarmupPhase,
         )
 
-        X, Y = validate_data(
-            self,
-            X,
-            Y,
-            dtype=[np.float64, np.float32],
-            multi_output=True,
-            y_numeric=True,
-            ensure_min_samples=2,
-        )
-        Y = np.asarray(Y, dtype=np.float64)
-        self._y_1d = Y.ndim == 1
-        Y = Y.reshape(Y.shape[0], -1)
-        n_samples, d = Y.shape
-        self.n_outputs_ = d
-
-        n_cal = (
-            int(self.calibration_size)
-            if isinstance(self.calibration_size, Integral)
-            else math.floor(self.calibration_size * n_samples)
-        )
-        if n_cal >= n_samples - 1:
-            raise ValueError(
-                f"calibration_size={self.calibration_size} leaves "
-                f"{n_samples - n_cal} training samples out of {n_samples}; at "
-                "least 2 are needed."
-            )
-        check_calibration_size(n_cal, self.alpha)
-        rng = check_random_state(self.random_state)
-        perm = rng.permutation(n_samples)
-        cal_idx, train_idx = perm[:n_cal], perm[n_cal:]
-
-        X_train, Y_train = X[train_idx], Y[train_idx]
+        rng = random_state
+        d = self.n_outputs_
         if self.residual_estimator is not None:
-            n_point = max(1, len(train_idx) // 4)
-            if len(train_idx) - n_point < 2:
+            n_train = y.shape[0]
+            if n_train - max(1, n_train // 4) < 2:
                 raise ValueError(
-                    "Too few training samples to fit residual_estimator on 25% and "
-                    "the transport map on the rest."
+                    f"The training part has {n_train} rows, too few to fit "
+                    "residual_estimator on 25% of them and the transport map on "
+                    "the rest (at least 2). Use more data or a smaller "
+                    "calibration_size."
                 )
-            est = clone(self.residual_estimator)
-            if "random_state" in est.get_params():
-                est.set_params(random_state=rng.randint(np.iinfo(np.int32).max))
-            est.fit(
-                X_train[:n_point], Y_train[:n_point] if d > 1 else Y_train[:n_point, 0]
+            point_idx, rest_idx = split_indices(
+                n_train, [max(1, n_train // 4)], random_state=rng
             )
+            est = self._point_estimator(self.residual_estimator, d)
+            set_child_random_state(est, rng)
+            y_point = y[point_idx]
+            est.fit(_safe_indexing(X, point_idx), y_point if d > 1 else y_point[:, 0])
             self.residual_estimator_ = est
-            X_train, Y_train = X_train[n_point:], Y_train[n_point:]
+            log_progress(self, f"fitted residual_estimator on {len(point_idx)} rows")
+            X, y = _safe_indexing(X, rest_idx), y[rest_idx]
         else:
             self.residual_estimator_ = None
-        R_train = Y_train - self._center(X_train)
+        if self.transformer is not None:
+            self.transformer_ = clone(self.transformer).fit(X)
+        elif self.residual_estimator_ is not None:
+            self.transformer_ = default_transformer(self.residual_estimator_)
+        else:
+            self.transformer_ = None
+        Z = self._features(X, self.transformer_)
+        R = y - self._center(X)
 
-        self._x_mean = X_train.mean(axis=0).astype(np.float64)
-        x_std = X_train.std(axis=0).astype(np.float64)
+        self._x_mean = Z.mean(axis=0)
+        x_std = Z.std(axis=0)
         self._x_scale = np.where(x_std > 1e-12, x_std, 1.0)
-        self._y_mean = R_train.mean(axis=0)
-        y_std = R_train.std(axis=0)
+        self._y_mean = R.mean(axis=0)
+        y_std = R.std(axis=0)
         self._y_scale = np.where(y_std > 1e-12, y_std, 1.0)
 
-        Xs = self._scale_x(X_train)
-        Ys = (R_train - self._y_mean) / self._y_scale
+        Xs = self._scale_x(Z)
+        Ys = (R - self._y_mean) / self._y_scale
         warmup = min(self.warmup_epochs, self.max_iter - 1)
         callbacks = [
             ("warmup", WarmupPhase(warmup)),
@@ -357,6 +363,7 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
             ),
             ("clip", GradientNormClipping(gradient_clip_value=1.0)),
         ]
+        log_progress(self, f"training the transport map on {Xs.shape[0]} rows, d={d}")
         self.net_ = train_module(
             CVQRModule,
             Xs,
@@ -377,7 +384,7 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
             aux={"Y": Ys},
             max_epochs=self.max_iter,
             batch_size=self.batch_size,
-            learning_rate=self.learning_rate,
+            learning_rate=self.learning_rate_init,
             optimizer="adamw",
             weight_decay=self.weight_decay,
             dtype=self.dtype,
@@ -389,29 +396,28 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
         )
         self.n_iter_ = len(self.net_.history)
 
-        self._set_calibration(X[cal_idx], Y[cal_idx])
-        return self
-
-    def _set_calibration(self, X, Y):
-        scores = self._scores(X, Y)
-        if not np.all(np.isfinite(scores)) and self.conformity_score == "pb":
+    def _calibrate(self, X, y):
+        scores = batched(
+            self._conformity_scores_batch, X, y, row_bytes=self._row_bytes()
+        )
+        if self.conformity_score == "pb" and not np.all(np.isfinite(scores)):
             raise RuntimeError("Non-finite calibration ranks: the training diverged.")
-        self.calibration_scores_ = np.sort(scores)
-        self.threshold_ = conformal_quantile(self.calibration_scores_, self.alpha)
+        super()._calibrate(X, y)
 
-    def calibrate(self, X, Y):
+    def calibrate(self, X, y):
         """Re-calibrate the conformal threshold on new data, keeping the map.
 
-        Replaces the calibration scores of :meth:`fit` by those of ``(X, Y)``
+        Replaces the calibration scores of :meth:`fit` by those of ``(X, y)``
         (which must not have been used to train the map), e.g. to study
         coverage over many calibration sets or after a distribution shift of
-        the calibration data.
+        the calibration data. A set too small for ``confidence_level`` warns
+        and gives ``threshold_ = inf``.
 
         Parameters
         ----------
         X : array-like of shape (n_calibration, n_features)
             Calibration covariates.
-        Y : array-like of shape (n_calibration, n_outputs)
+        y : array-like of shape (n_calibration,) or (n_calibration, n_outputs)
             Calibration responses.
 
         Returns
@@ -421,97 +427,108 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = self._check_X(X)
-        Y = self._check_Y(Y, X.shape[0])
-        check_calibration_size(X.shape[0], self.alpha)
-        self._set_calibration(X, Y)
+        y = self._check_y(y, _num_samples(X))
+        self._calibrate(X, y)
         return self
 
     # -------------------------------------------------------------- helpers
+    def _row_bytes(self):
+        # autograd graph of the potential (and its Hessian) for one row
+        d = getattr(self, "n_outputs_", 1)
+        width = self.hidden_dim * (self.n_layers + 2) + d * d
+        return 8 * 16 * width * (d + 1)
+
     def _center(self, X):
         if getattr(self, "residual_estimator_", None) is None:
             return 0.0
         pred = np.asarray(self.residual_estimator_.predict(X), dtype=np.float64)
         return pred.reshape(pred.shape[0], -1)
 
-    def _scale_x(self, X):
-        return (np.asarray(X, dtype=np.float64) - self._x_mean) / self._x_scale
+    def _scale_x(self, Z):
+        return (Z - self._x_mean) / self._x_scale
 
-    def _to_torch(self, a):
-        import torch
+    def _scaled_features(self, X):
+        return self._scale_x(self._features(X, self.transformer_))
 
-        return torch.as_tensor(
-            np.ascontiguousarray(a), dtype=torch_dtype(self.dtype)
-        ).to(self.device)
+    def _forward(self, func, X, **aux):
+        return forward_module(
+            self.net_,
+            X,
+            aux=aux,
+            func=func,
+            dtype=self.dtype,
+            n_jobs=self.n_jobs,
+            row_bytes=self._row_bytes(),
+            enable_grad=True,
+        )
 
-    def _run(self, fn, *arrays):
-        """Apply ``fn`` to torch chunks of ``arrays``; concatenate numpy outputs."""
-        n = arrays[0].shape[0]
-        outs = []
-        module = self.net_.module_
-        module.eval()
-        with torch_rng(0, self.n_jobs, self.device):
-            for start in range(0, max(n, 1), _CHUNK):
-                chunk = [self._to_torch(a[start : start + _CHUNK]) for a in arrays]
-                out = fn(module, *chunk)
-                outs.append(out.detach().cpu().numpy().astype(np.float64))
-        return np.concatenate(outs, axis=0)
+    def _ranks_batch(self, X, y):
+        Ys = (y - self._center(X) - self._y_mean) / self._y_scale
+        return self._forward(_rank, self._scaled_features(X), y=Ys)
 
-    def _check_X(self, X):
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        return X
-
-    def _check_Y(self, Y, n_samples, name="Y"):
-        Y = check_array(Y, ensure_2d=False, dtype=np.float64, input_name=name)
-        if Y.ndim == 1:
-            Y = Y.reshape(-1, 1) if self.n_outputs_ == 1 else Y.reshape(1, -1)
-        if Y.ndim != 2 or Y.shape[1] != self.n_outputs_:
-            raise ValueError(
-                f"{name} must have {self.n_outputs_} columns, got shape {Y.shape}."
-            )
-        if Y.shape[0] != n_samples:
-            raise ValueError(
-                f"X and {name} have inconsistent numbers of samples: "
-                f"{n_samples} and {Y.shape[0]}."
-            )
-        return Y
-
-    def _standardize_y(self, X, Y):
-        return (Y - self._center(X) - self._y_mean) / self._y_scale
-
-    def _ranks(self, X, Y):
-        Xs = self._scale_x(X)
-        Ys = self._standardize_y(X, Y)
-        return self._run(lambda m, x, y: m.rank(x, y), Xs, Ys)
-
-    def _scores(self, X, Y):
-        import torch
-
-        from sklearn_iclr26.conformal._cvqr_modules import reference_log_density
-
-        ranks = self._ranks(X, Y)
+    def _conformity_scores_batch(self, X, y):
+        ranks = self._ranks_batch(X, y)
         if self.conformity_score == "pb":
             return np.linalg.norm(ranks, axis=1)
+        return self._forward(_neg_log_density, self._scaled_features(X), u=ranks)
 
-        def neg_log_density(module, x, u):
-            hess = module.hessian(x, u)
-            logdet = torch.linalg.slogdet(hess)[1]
-            return logdet - reference_log_density(u, module.reference)
+    def _contains_batch(self, X, y, threshold):
+        return self._conformity_scores_batch(X, y) <= threshold
 
-        return self._run(neg_log_density, self._scale_x(X), ranks)
+    def _quantile_batch(self, X, U):
+        Qs = self._forward(_quantile, self._scaled_features(X), u=U)
+        return Qs * self._y_scale + self._y_mean + self._center(X)
 
-    def _threshold(self, alpha):
-        if alpha is None:
-            return self.threshold_
-        alpha = check_alpha(alpha)
-        if not check_calibration_size(
-            len(self.calibration_scores_), alpha, error=False
-        ):
-            return math.inf
-        return conformal_quantile(self.calibration_scores_, alpha)
+    def _predict_batch(self, X):
+        return self._quantile_batch(X, np.zeros((_num_samples(X), self.n_outputs_)))
+
+    def _volume_row_bytes(self, n_samples=128):
+        return n_samples * self._row_bytes()
+
+    def _log_volume_batch(self, X, threshold, n_samples=128):
+        import torch
+
+        from sklearn_iclr26.conformal._cvqr_modules import (
+            reference_log_density,
+            sample_reference,
+        )
+
+        d, q = self.n_outputs_, threshold
+        gen = torch.Generator().manual_seed(0)
+        reference = "uniform_ball" if self.conformity_score == "pb" else self.reference
+        U = sample_reference(
+            n_samples, d, reference, generator=gen, dtype=torch.float64
+        ).numpy()
+        if self.conformity_score == "pb":
+            U = U * q
+        Xs = self._scaled_features(X)
+        n = Xs.shape[0]
+        X_rep = np.repeat(Xs, n_samples, axis=0)
+        U_rep = np.tile(U, (n, 1))
+        if self.conformity_score == "pb":
+            terms = self._forward(_log_det_hessian, X_rep, u=U_rep)
+        else:
+            log_det = self._forward(_log_det_hessian, X_rep, u=U_rep)
+            log_f = reference_log_density(
+                torch.as_tensor(U_rep), self.reference
+            ).numpy()
+            score = log_det - log_f
+            with np.errstate(invalid="ignore"):
+                terms = np.where(score <= q, score, -np.inf)
+        terms = terms.reshape(n, n_samples)
+        finite_max = np.max(terms, axis=1, keepdims=True)
+        finite_max = np.where(np.isfinite(finite_max), finite_max, 0.0)
+        with np.errstate(divide="ignore"):
+            log_mean = (
+                np.log(np.mean(np.exp(terms - finite_max), axis=1)) + finite_max[:, 0]
+            )
+        if self.conformity_score == "pb":
+            log_mean = log_mean + log_unit_ball_volume(d) + d * math.log(q)
+        return log_mean + np.sum(np.log(self._y_scale))
 
     # ------------------------------------------------------------- predict
     def predict(self, X):
-        """Conditional vector median ``Q(0 | x)`` in the units of ``Y``.
+        """Conditional vector median ``Q(0 | x)`` in the units of ``y``.
 
         Parameters
         ----------
@@ -520,13 +537,10 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
 
         Returns
         -------
-        Y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
-            Conditional vector medians (1-D if ``Y`` was 1-D in fit).
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            Conditional vector medians (1-D if ``y`` was 1-D in fit).
         """
-        check_is_fitted(self)
-        X = self._check_X(X)
-        out = self._quantile(X, np.zeros((X.shape[0], self.n_outputs_)))
-        return out[:, 0] if self._y_1d else out
+        return super().predict(X)
 
     def quantile(self, X, U):
         """Conditional vector quantile map ``Q(u | x)`` (inverse of :meth:`rank`).
@@ -541,19 +555,15 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
 
         Returns
         -------
-        Y : ndarray of shape (n_samples, n_outputs)
-            Quantiles in the units of ``Y``.
+        y : ndarray of shape (n_samples, n_outputs)
+            Quantiles in the units of ``y``.
         """
         check_is_fitted(self)
         X = self._check_X(X)
-        U = self._check_Y(U, X.shape[0], name="U")
-        return self._quantile(X, U)
+        U = self._check_y(U, _num_samples(X), name="U")
+        return batched(self._quantile_batch, X, U, row_bytes=self._row_bytes())
 
-    def _quantile(self, X, U):
-        Qs = self._run(lambda m, x, u: m.quantile(x, u), self._scale_x(X), U)
-        return Qs * self._y_scale + self._y_mean + self._center(X)
-
-    def rank(self, X, Y):
+    def rank(self, X, y):
         """Multivariate ranks ``R(y | x) = argmax_u <u, y> - phi(u, x)``.
 
         Computed by the same deterministic solver (warm start and iteration
@@ -563,7 +573,7 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features)
             Covariates.
-        Y : array-like of shape (n_samples, n_outputs)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Responses.
 
         Returns
@@ -573,17 +583,17 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = self._check_X(X)
-        Y = self._check_Y(Y, X.shape[0])
-        return self._ranks(X, Y)
+        y = self._check_y(y, _num_samples(X))
+        return batched(self._ranks_batch, X, y, row_bytes=self._row_bytes())
 
-    def conformity_scores(self, X, Y):
+    def conformity_scores(self, X, y):
         """Conformity scores (larger means less conforming).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             Covariates.
-        Y : array-like of shape (n_samples, n_outputs)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Responses.
 
         Returns
@@ -592,43 +602,17 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
             ``||R(y | x)||`` for ``conformity_score="pb"``; the negative learned
             log-density (up to a constant) for ``conformity_score="hpd"``.
         """
-        check_is_fitted(self)
-        X = self._check_X(X)
-        Y = self._check_Y(Y, X.shape[0])
-        return self._scores(X, Y)
+        return super().conformity_scores(X, y)
 
-    def contains(self, X, Y, alpha=None):
-        """Whether each ``y`` lies in the conformal region at ``x``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Covariates.
-        Y : array-like of shape (n_samples, n_outputs)
-            Candidate responses.
-        alpha : float, default=None
-            Miscoverage level; ``None`` uses the constructor's ``alpha``.
-
-        Returns
-        -------
-        inside : ndarray of shape (n_samples,), dtype=bool
-            Membership of each ``(x, y)``.
-        """
-        check_is_fitted(self)
-        threshold = self._threshold(alpha)
-        X = self._check_X(X)
-        Y = self._check_Y(Y, X.shape[0])
-        return self._scores(X, Y) <= threshold
-
-    def predict_region(self, X, alpha=None, n_points=100):
+    def predict_region(self, X, confidence_level=None, n_points=100):
         """Boundary of the ``conformity_score="pb"`` regions, for ``d <= 2``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             Covariates.
-        alpha : float, default=None
-            Miscoverage level; ``None`` uses the constructor's ``alpha``.
+        confidence_level : float, default=None
+            Level of the regions in (0, 1); ``None`` uses the constructor's.
         n_points : int, default=100
             Number of boundary points for ``d = 2``.
 
@@ -637,7 +621,7 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
         boundary : ndarray of shape (n_samples, n_points, 2) or (n_samples, 2, 1)
             For ``d = 2``, the closed curve ``Q(q S^1 | x)``; for ``d = 1``,
             the interval ``[Q(-q | x), Q(q | x)]``. Infinite where the
-            threshold is infinite (calibration set too small for ``alpha``).
+            threshold is infinite (calibration set too small for the level).
         """
         check_is_fitted(self)
         if self.conformity_score != "pb":
@@ -646,45 +630,38 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
                 "regions are density level sets, not images of a ball. Use "
                 "contains()."
             )
-        if self.n_outputs_ > 2:
-            raise ValueError(
-                f"predict_region needs d <= 2, got d={self.n_outputs_}; use "
-                "contains() and region_volume()."
-            )
-        X = self._check_X(X)
-        q = self._threshold(alpha)
-        n = X.shape[0]
-        if self.n_outputs_ == 1:
-            directions = np.array([[-1.0], [1.0]])
-        else:
-            theta = np.linspace(0, 2 * np.pi, n_points, endpoint=False)
-            directions = np.c_[np.cos(theta), np.sin(theta)]
+        check_scalar(n_points, "n_points", Integral, min_val=3)
+        directions = boundary_directions(self.n_outputs_, n_points)
         k = directions.shape[0]
-        if not np.isfinite(q):
-            out = np.full((n, k, self.n_outputs_), np.inf)
-            if self.n_outputs_ == 1:
-                out[:, 0] = -np.inf
-            return out
-        X_rep = np.repeat(X, k, axis=0)
-        U = np.tile(q * directions, (n, 1))
-        return self._quantile(X_rep, U).reshape(n, k, self.n_outputs_)
 
-    def region_volume(self, X, alpha=None, n_samples=128):
-        """Log-volume of the conformal regions, in the units of ``Y``.
+        def boundary(Xb, q):
+            n = _num_samples(Xb)
+            if not np.isfinite(q):
+                return self._infinite_boundary(n, k)
+            X_rep = _safe_indexing(Xb, np.repeat(np.arange(n), k))
+            U = np.tile(q * directions, (n, 1))
+            return self._quantile_batch(X_rep, U).reshape(n, k, self.n_outputs_)
+
+        return self._predict_region(X, confidence_level, boundary)
+
+    def region_volume(self, X, confidence_level=None, n_samples=128):
+        """Log-volume of the conformal regions, in the units of ``y``.
 
         For ``conformity_score="pb"``, change of variables through
         ``Q = grad phi``:
         ``vol = vol(B(0, q)) * E_{u ~ Unif(B(0, q))}[det Hessian_u phi(u, x)]``
-        times the product of the ``Y`` scales. For ``conformity_score="hpd"``,
+        times the product of the ``y`` scales. For ``conformity_score="hpd"``,
         importance sampling from the reference law. Monte-Carlo points are fixed
-        (seeded), so the estimate is deterministic.
+        (seeded), so the estimate is deterministic. Rows are processed in
+        batches such that rows x ``n_samples`` fit scikit-learn's
+        ``working_memory``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             Covariates.
-        alpha : float, default=None
-            Miscoverage level; ``None`` uses the constructor's ``alpha``.
+        confidence_level : float, default=None
+            Level of the regions in (0, 1); ``None`` uses the constructor's.
         n_samples : int, default=128
             Monte-Carlo points per ``x``.
 
@@ -694,52 +671,8 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
             Natural log of the region volume (``inf`` where the threshold is
             infinite). Divide by ``n_outputs_`` for the paper's (log V)/d.
         """
-        import torch
-
-        from sklearn_iclr26.conformal._cvqr_modules import (
-            reference_log_density,
-            sample_reference,
-        )
-
-        check_is_fitted(self)
-        X = self._check_X(X)
-        q = self._threshold(alpha)
-        n, d = X.shape[0], self.n_outputs_
-        if not np.isfinite(q):
-            return np.full(n, np.inf)
-        gen = torch.Generator().manual_seed(0)
-        if self.conformity_score == "pb":
-            U = (
-                sample_reference(
-                    n_samples, d, "uniform_ball", generator=gen, dtype=torch.float64
-                ).numpy()
-                * q
-            )
-        else:
-            U = sample_reference(
-                n_samples, d, self.reference, generator=gen, dtype=torch.float64
-            ).numpy()
-        X_rep = np.repeat(self._scale_x(X), n_samples, axis=0)
-        U_rep = np.tile(U, (n, 1))
-
-        def log_terms(module, x, u):
-            logdet = torch.linalg.slogdet(module.hessian(x, u))[1]
-            if self.conformity_score == "pb":
-                return logdet
-            log_f = reference_log_density(u, module.reference)
-            inside = (logdet - log_f) <= q
-            return torch.where(inside, logdet - log_f, torch.full_like(logdet, -np.inf))
-
-        terms = self._run(log_terms, X_rep, U_rep).reshape(n, n_samples)
-        finite_max = np.max(terms, axis=1, keepdims=True)
-        finite_max = np.where(np.isfinite(finite_max), finite_max, 0.0)
-        with np.errstate(divide="ignore"):
-            log_mean = (
-                np.log(np.mean(np.exp(terms - finite_max), axis=1)) + finite_max[:, 0]
-            )
-        if self.conformity_score == "pb":
-            log_mean = log_mean + _log_unit_ball_volume(d) + d * math.log(q)
-        return log_mean + np.sum(np.log(self._y_scale))
+        check_scalar(n_samples, "n_samples", Integral, min_val=1)
+        return self._region_volume(X, confidence_level, n_samples=n_samples)
 
     def sample(self, X, n_samples=1, random_state=None):
         """Draw from the learned conditional law: ``Q(U | x)``, ``U ~ F_U``.
@@ -755,22 +688,22 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
 
         Returns
         -------
-        Y : ndarray of shape (n_rows, n_samples, n_outputs)
-            Samples in the units of ``Y``.
+        y : ndarray of shape (n_rows, n_samples, n_outputs)
+            Samples in the units of ``y``.
         """
-        check_is_fitted(self)
-        X = self._check_X(X)
-        n, d = X.shape[0], self.n_outputs_
-        rng = check_random_state(random_state)
-        Z = rng.standard_normal((n * n_samples, d))
-        if self.reference == "uniform_ball":
-            Z /= np.maximum(np.linalg.norm(Z, axis=1, keepdims=True), 1e-30)
-            Z *= rng.uniform(size=(n * n_samples, 1)) ** (1.0 / d)
-        out = self._quantile(np.repeat(X, n_samples, axis=0), Z)
-        return out.reshape(n, n_samples, d)
+        import torch
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        tags.target_tags.single_output = True
-        return tags
+        from sklearn_iclr26.conformal._cvqr_modules import sample_reference
+
+        check_is_fitted(self)
+        check_scalar(n_samples, "n_samples", Integral, min_val=1)
+        X = self._check_X(X)
+        n, d = _num_samples(X), self.n_outputs_
+        seed = seed_from_random_state(check_random_state(random_state))
+        gen = torch.Generator().manual_seed(seed)
+        Z = sample_reference(
+            n * n_samples, d, self.reference, generator=gen, dtype=torch.float64
+        ).numpy()
+        X_rep = _safe_indexing(X, np.repeat(np.arange(n), n_samples))
+        out = batched(self._quantile_batch, X_rep, Z, row_bytes=self._row_bytes())
+        return out.reshape(n, n_samples, d)

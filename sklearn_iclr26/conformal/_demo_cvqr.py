@@ -36,6 +36,7 @@ def run_demo():
     n_cal = len(X) // 4
     cvqr = CVQRRegressor(
         max_iter=30,
+        warmup_epochs=10,
         batch_size=64,
         hidden_dim=16,
         calibration_size=n_cal,

@@ -7,14 +7,19 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.base import clone
 from sklearn.neighbors import NearestNeighbors
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import _num_samples
 
-from sklearn_iclr26.conformal._region_baselines import (
+from sklearn_iclr26.conformal._base_regressor import (
     BaseResidualRegion,
+    boundary_directions,
+    default_transformer,
+    log_unit_ball_volume,
 )
-from sklearn_iclr26.conformal._scores import conformal_quantile
+from sklearn_iclr26.utils._verbose import log_progress
+from sklearn_iclr26.utils._warnings import warn_user
 
 __all__ = ["EllipsoidRegressor"]
 
@@ -24,31 +29,48 @@ class EllipsoidRegressor(BaseResidualRegion):
 
     With ``covariance="global"``, ``Sigma`` is the covariance of the training
     residuals (same ellipse at every ``x``). With ``covariance="local"`` (the
-    "ELL" baseline of Messoudi et al.), ``Sigma(x) = lam * Sigma_kNN(x) +
-    (1 - lam) * Sigma_global``, where ``Sigma_kNN(x)`` is the covariance of
-    the training residuals of the ``n_neighbors`` nearest training points (in
-    standardized feature space). The Mahalanobis norm is conformalized by
-    split conformal, so marginal coverage holds in both cases.
+    "ELL" baseline of Messoudi et al.), ``Sigma(x) = shrinkage * Sigma_kNN(x)
+    + (1 - shrinkage) * Sigma_global``, where ``Sigma_kNN(x)`` is the
+    covariance of the training residuals of the ``n_neighbors`` nearest
+    training points (in standardized feature space). The Mahalanobis norm is
+    conformalized by split conformal, so marginal coverage holds in both
+    cases.
 
     Read more in the :ref:`User Guide <cvqr>`.
 
     Parameters
     ----------
     estimator : regressor or None, default=None
-        Point regressor (multi-output); ``None`` means
-        :class:`~sklearn.linear_model.LinearRegression`.
-    alpha : float, default=0.1
-        Miscoverage level.
+        Point regressor, fitted on the training part with ``X`` untouched (a
+        ``Pipeline`` can preprocess a raw DataFrame); ``None`` means
+        :class:`~sklearn.linear_model.LinearRegression`. A single-output
+        regressor is wrapped in
+        :class:`~sklearn.multioutput.MultiOutputRegressor` for a multi-output
+        ``y``.
+    confidence_level : float, default=0.9
+        Coverage level of the regions, in (0, 1).
     covariance : {"global", "local"}, default="global"
         Covariance model of the residuals.
     n_neighbors : int, default=100
-        Neighbours of the local covariance (clipped to the training size).
+        Neighbours of the local covariance. With at most ``n_neighbors``
+        training rows every neighbourhood is the whole training part, the
+        local covariance is the global one, and a warning says so.
     shrinkage : float, default=0.95
-        Weight ``lam`` of the local covariance in the mixture.
+        Weight of the local covariance in the mixture.
+    transformer : transformer or None, default=None
+        Features of the neighbour search of ``covariance="local"`` (the
+        ellipsoid computes on ``X`` itself there). Cloned and fitted on the
+        training part. ``None`` means the fitted steps of ``estimator``
+        before its final step when ``estimator`` is a ``Pipeline``, else
+        ``X`` itself (which must then be numeric).
     calibration_size : float or int, default=0.25
-        Fraction or number of samples held out for calibration.
+        Fraction (float in (0, 1)) or number (int) of samples held out for
+        calibration.
     random_state : int, RandomState instance or None, default=None
-        Seeds the split (and the regressor if it has ``random_state``).
+        Seeds the split (and the regressor's ``random_state`` parameters that
+        are ``None``).
+    verbose : int, default=0
+        If positive, print the fitting steps.
 
     Attributes
     ----------
@@ -63,8 +85,16 @@ class EllipsoidRegressor(BaseResidualRegion):
         Number of outputs ``d``.
     covariance_ : ndarray of shape (n_outputs, n_outputs)
         Global residual covariance.
-    calibration_scores_ : ndarray of shape (n_calibration,)
+    n_neighbors_ : int
+        Neighbours used by ``covariance="local"`` (``n_neighbors`` clipped to
+        the training size).
+    calibration_scores_ : ndarray of shape (n_calibration_samples,)
         Sorted Mahalanobis norms of the calibration residuals.
+    n_calibration_samples_ : int
+        Number of calibration samples.
+    threshold_ : float
+        Conformal threshold (Mahalanobis radius) at ``confidence_level``
+        (``inf`` when the calibration set is too small for the level).
 
     See Also
     --------
@@ -81,38 +111,45 @@ class EllipsoidRegressor(BaseResidualRegion):
     >>> import numpy as np
     >>> from sklearn_iclr26.conformal import EllipsoidRegressor
     >>> rng = np.random.RandomState(0)
-    >>> X = rng.normal(size=(200, 3))
-    >>> Y = X[:, :2] + rng.normal(size=(200, 2))
-    >>> ell = EllipsoidRegressor(covariance="local", random_state=0).fit(X, Y)
+    >>> X = rng.normal(size=(300, 3))
+    >>> y = X[:, :2] + rng.normal(size=(300, 2))
+    >>> ell = EllipsoidRegressor(
+    ...     covariance="local", n_neighbors=50, random_state=0).fit(X, y)
     >>> ell.region_volume(X[:2]).shape
     (2,)
     """
 
     _parameter_constraints: dict = {
         **BaseResidualRegion._parameter_constraints,
+        "estimator": [HasMethods(["fit", "predict"]), None],
         "covariance": [StrOptions({"global", "local"})],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "shrinkage": [Interval(Real, 0, 1, closed="both")],
+        "transformer": [HasMethods(["fit", "transform"]), None],
     }
 
     def __init__(
         self,
         estimator=None,
         *,
-        alpha=0.1,
+        confidence_level=0.9,
         covariance="global",
         n_neighbors=100,
         shrinkage=0.95,
+        transformer=None,
         calibration_size=0.25,
         random_state=None,
+        verbose=0,
     ):
         self.estimator = estimator
-        self.alpha = alpha
+        self.confidence_level = confidence_level
         self.covariance = covariance
         self.n_neighbors = n_neighbors
         self.shrinkage = shrinkage
+        self.transformer = transformer
         self.calibration_size = calibration_size
         self.random_state = random_state
+        self.verbose = verbose
 
     @staticmethod
     def _cov(R):
@@ -124,25 +161,46 @@ class EllipsoidRegressor(BaseResidualRegion):
         ridge = 1e-8 * max(np.trace(cov) / d, 1e-12)
         return cov + ridge * np.eye(d)
 
-    def _fit_region(self, X_train, R_train, X_cal, R_cal):
-        self.covariance_ = self._cov(R_train)
-        if self.covariance == "local":
-            self._x_mean = X_train.mean(axis=0)
-            scale = X_train.std(axis=0)
-            self._x_scale = np.where(scale > 1e-12, scale, 1.0)
-            k = min(self.n_neighbors, X_train.shape[0])
-            self._knn = NearestNeighbors(n_neighbors=k).fit(
-                (X_train - self._x_mean) / self._x_scale
+    def _fit_region(self, X, R):
+        self.covariance_ = self._cov(R)
+        if self.covariance != "local":
+            return
+        if self.transformer is not None:
+            self.transformer_ = clone(self.transformer).fit(X)
+        else:
+            self.transformer_ = default_transformer(self.estimator_)
+        Z = self._features(X, self.transformer_)
+        self._x_mean = Z.mean(axis=0)
+        scale = Z.std(axis=0)
+        self._x_scale = np.where(scale > 1e-12, scale, 1.0)
+        n_train = Z.shape[0]
+        self.n_neighbors_ = min(self.n_neighbors, n_train)
+        if n_train <= self.n_neighbors:
+            warn_user(
+                f"EllipsoidRegressor(covariance='local') has {n_train} training "
+                f"rows, not more than n_neighbors={self.n_neighbors}: every "
+                "neighbourhood is the whole training part, so the local "
+                f"covariance used (n_neighbors_={self.n_neighbors_}) equals the "
+                "global one. Use more data or a smaller n_neighbors."
             )
-            self._train_residuals = R_train
-        self.calibration_scores_ = np.sort(self._mahalanobis(X_cal, R_cal))
+        self._knn = NearestNeighbors(n_neighbors=self.n_neighbors_).fit(
+            (Z - self._x_mean) / self._x_scale
+        )
+        self._train_residuals = R
+        log_progress(self, f"local covariance from {self.n_neighbors_} neighbours")
+
+    def _row_bytes(self):
+        d = getattr(self, "n_outputs_", 1)
+        k = getattr(self, "n_neighbors_", 1) if self.covariance == "local" else 1
+        return 8 * (4 * k * d + 4 * d * d + 64)
 
     def _covariances(self, X):
-        n, d = X.shape[0], self.n_outputs_
+        n, d = _num_samples(X), self.n_outputs_
         if self.covariance == "global":
             return np.broadcast_to(self.covariance_, (n, d, d))
+        Z = self._features(X, self.transformer_)
         idx = self._knn.kneighbors(
-            (X - self._x_mean) / self._x_scale, return_distance=False
+            (Z - self._x_mean) / self._x_scale, return_distance=False
         )
         local = self._train_residuals[idx]  # (n, k, d)
         centered = local - local.mean(axis=1, keepdims=True)
@@ -156,48 +214,52 @@ class EllipsoidRegressor(BaseResidualRegion):
         z = np.linalg.solve(chol, R[..., None])[..., 0]
         return np.linalg.norm(z, axis=1)
 
-    def _threshold(self, alpha):
-        return conformal_quantile(self.calibration_scores_, alpha)
+    def _residual_scores(self, X, R):
+        return self._mahalanobis(X, R)
 
-    def _contains(self, X, R, alpha):
-        return self._mahalanobis(X, R) <= self._threshold(alpha)
+    def _contains_batch(self, X, y, threshold):
+        return self._mahalanobis(X, y - self._point(X)) <= threshold
 
-    def _log_volume(self, X, alpha):
+    def _log_volume_batch(self, X, threshold):
         d = self.n_outputs_
-        q = self._threshold(alpha)
-        if not np.isfinite(q):
-            return np.full(X.shape[0], np.inf)
         logdet = np.linalg.slogdet(self._covariances(X))[1]
-        log_ball = 0.5 * d * math.log(math.pi) - math.lgamma(0.5 * d + 1)
-        return log_ball + d * math.log(q) + 0.5 * logdet
+        return log_unit_ball_volume(d) + d * math.log(threshold) + 0.5 * logdet
 
-    def predict_region(self, X, alpha=None, n_points=100):
+    def predict_region(self, X, confidence_level=None, n_points=100):
         """Ellipse boundary (``d = 2``) or interval endpoints (``d = 1``).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             Covariates.
-        alpha : float, default=None
-            Miscoverage level; ``None`` uses the constructor's ``alpha``.
+        confidence_level : float, default=None
+            Level of the regions in (0, 1); ``None`` uses the constructor's.
         n_points : int, default=100
             Number of boundary points for ``d = 2``.
 
         Returns
         -------
         boundary : ndarray of shape (n_samples, n_points, 2) or (n_samples, 2, 1)
-            Boundary points.
+            Boundary points (infinite where the threshold is).
         """
-        check_is_fitted(self)
-        if self.n_outputs_ > 2:
-            raise ValueError(f"predict_region needs d <= 2, got d={self.n_outputs_}.")
-        X = validate_data(self, X, reset=False)
-        q = self._threshold(self._alpha(alpha))
-        if self.n_outputs_ == 1:
-            directions = np.array([[-1.0], [1.0]])
-        else:
-            theta = np.linspace(0, 2 * np.pi, n_points, endpoint=False)
-            directions = np.c_[np.cos(theta), np.sin(theta)]
-        chol = np.linalg.cholesky(self._covariances(X))
-        offsets = q * np.einsum("nij,kj->nki", chol, directions)
-        return self._point(X)[:, None, :] + offsets
+
+        def boundary(Xb, threshold):
+            directions = boundary_directions(self.n_outputs_, n_points)
+            center = self._point(Xb)
+            if not np.isfinite(threshold):
+                return self._infinite_boundary(center.shape[0], len(directions))
+            chol = np.linalg.cholesky(self._covariances(Xb))
+            offsets = threshold * np.einsum("nij,kj->nki", chol, directions)
+            return center[:, None, :] + offsets
+
+        return self._predict_region(X, confidence_level, boundary)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        if self.covariance == "local":
+            # the neighbour search computes on X (or the transformer's output)
+            tags.input_tags.sparse = False
+            tags.input_tags.allow_nan = tags.input_tags.allow_nan and (
+                self.transformer is not None
+            )
+        return tags

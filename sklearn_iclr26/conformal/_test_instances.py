@@ -13,16 +13,13 @@ def _lightgbm():
 
 
 TEST_PARAMS = {
-    # alpha=0.5 needs only 1 calibration point, so that the small data sets
-    # of the common checks (10-20 samples) can be calibrated; calibration_size
-    # =0.5 gives the 100 points needed at the alpha=0.01 that
-    # check_regressors_train sets (it sets any `alpha` parameter to 0.01)
+    # a small, fast network; the default confidence_level (0.9) with the
+    # checks' tiny data sets exercises the calibration policy (warn, threshold
+    # inf, regions the whole space)
     "CVQRRegressor": [
         {
-            "alpha": 0.5,
-            "calibration_size": 0.5,
             "max_iter": 30,
-            "learning_rate": 3e-2,
+            "learning_rate_init": 3e-2,
             "warmup_epochs": 3,
             "hidden_dim": 8,
             "n_layers": 1,
@@ -30,18 +27,10 @@ TEST_PARAMS = {
             "inner_max_iter": 20,
         }
     ],
-    # same reasons for the baselines
-    # (the box calibrates each of the d outputs at alpha / d: alpha=0.9 keeps
-    # 5 calibration points enough for the 5-output check on 10 samples)
-    "BonferroniBoxRegressor": [{"alpha": 0.9, "calibration_size": 0.5}],
+    "BonferroniBoxRegressor": [{}],
     "EllipsoidRegressor": [
-        {"alpha": 0.5, "calibration_size": 0.5},
-        {
-            "alpha": 0.5,
-            "calibration_size": 0.5,
-            "covariance": "local",
-            "n_neighbors": 10,
-        },
+        {},
+        {"covariance": "local", "n_neighbors": 10},
     ],
     "SOCOPClassifier": [
         {},

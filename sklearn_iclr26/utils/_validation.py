@@ -177,7 +177,9 @@ def check_confidence_level(confidence_level, name="confidence_level"):
     return level
 
 
-def calibration_size_ok(n_calibration, confidence_level, *, what="calibration"):
+def calibration_size_ok(
+    n_calibration, confidence_level, *, what="calibration", needed=None
+):
     """The package's one policy for a calibration set too small for a level.
 
     Split conformal at level ``1 - alpha`` needs ``ceil((n + 1)(1 - alpha))
@@ -198,6 +200,11 @@ def calibration_size_ok(n_calibration, confidence_level, *, what="calibration"):
         level).
     what : str, default="calibration"
         Name of the set in the message.
+    needed : int, default=None
+        Number of points the method needs, when it calibrates at an internal
+        level (e.g. a Bonferroni box: each of ``d`` outputs at level
+        ``1 - alpha / d`` needs ``d / alpha - 1`` points); ``None`` means
+        ``1 / alpha - 1``. The message still quotes ``confidence_level``.
 
     Returns
     -------
@@ -207,7 +214,9 @@ def calibration_size_ok(n_calibration, confidence_level, *, what="calibration"):
     from sklearn_iclr26.utils._warnings import warn_user
 
     alpha = 1.0 - float(confidence_level)
-    needed = max(math.ceil(1.0 / alpha - 1.0 - 1e-9), 1)
+    if needed is None:
+        needed = math.ceil(1.0 / alpha - 1.0 - 1e-9)
+    needed = max(int(needed), 1)
     if n_calibration < needed:
         warn_user(
             f"The {what} set has {n_calibration} samples, too few for "

@@ -1,0 +1,492 @@
+"""One base for the conformal regressors: CVQR, the Bonferroni box, the ellipsoids.
+
+:class:`BaseConformalRegressor` holds everything the three share: ``fit(X,
+y)`` with the calibration split (``utils._split.split_indices``), the child
+seeding (``utils._random``), the validation of ``y`` and of the per-call
+``confidence_level``, the package's one calibration policy
+(``utils._validation.calibration_size_ok``: warn quoting the user's level, the
+threshold is ``inf`` and regions are the whole space; never raise), the
+``threshold_`` / ``n_calibration_samples_`` attributes, and the batched
+front-ends ``predict``, ``conformity_scores``, ``contains``,
+``region_volume`` and ``predict_region`` (rows in batches sized by
+``working_memory``, ``utils._batching.batched``).
+
+``X`` reaches the point model untouched (rows indexed with scikit-learn's safe
+indexing), so a ``Pipeline`` with a name-based ``ColumnTransformer`` on a raw
+DataFrame can sit inside. Where an estimator computes on ``X`` itself (the
+local ellipsoid's neighbours, CVQR's conditioning network) it goes through
+:meth:`BaseConformalRegressor._features`, which applies the ``transformer``
+and raises a clear error on non-numeric ``X``.
+
+Subclasses implement ``_fit_model``, ``_conformity_scores_batch``,
+``_contains_batch`` and ``_log_volume_batch`` (and may override
+``_threshold_at`` and ``_n_calibration_needed``).
+"""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import math
+from abc import ABCMeta, abstractmethod
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
+from sklearn.frozen import FrozenEstimator
+from sklearn.multioutput import MultiOutputRegressor
+from sklearn.pipeline import Pipeline
+from sklearn.utils import get_tags
+from sklearn.utils._indexing import _safe_indexing
+from sklearn.utils._param_validation import Interval, RealNotInt
+from sklearn.utils.validation import (
+    _num_samples,
+    check_array,
+    check_is_fitted,
+    check_random_state,
+    indexable,
+    validate_data,
+)
+
+from sklearn_iclr26.conformal._scores import conformal_quantile
+from sklearn_iclr26.utils._batching import batched
+from sklearn_iclr26.utils._random import set_child_random_state
+from sklearn_iclr26.utils._split import split_indices
+from sklearn_iclr26.utils._validation import (
+    calibration_size_ok,
+    check_confidence_level,
+)
+from sklearn_iclr26.utils._verbose import log_progress
+from sklearn_iclr26.utils._warnings import warn_user
+
+__all__ = ["BaseConformalRegressor", "log_unit_ball_volume"]
+
+# fraction of the rows below which the training part is too small to fit
+_MIN_TRAIN_FRACTION = 0.1
+
+
+def log_unit_ball_volume(d):
+    """Natural log of the volume of the unit ball of ``R^d``."""
+    return 0.5 * d * math.log(math.pi) - math.lgamma(0.5 * d + 1)
+
+
+def boundary_directions(d, n_points):
+    """Unit directions of a region boundary: ``{-1, 1}`` (d=1) or a circle."""
+    if d == 1:
+        return np.array([[-1.0], [1.0]])
+    theta = np.linspace(0, 2 * np.pi, n_points, endpoint=False)
+    return np.c_[np.cos(theta), np.sin(theta)]
+
+
+def default_transformer(fitted_estimator):
+    """The fitted steps before the final estimator of an inner ``Pipeline``.
+
+    Looks through ``FrozenEstimator`` and the automatic ``MultiOutputRegressor``
+    wrapping; ``None`` when the estimator is not a pipeline of two or more
+    steps.
+    """
+    est = fitted_estimator
+    if isinstance(est, FrozenEstimator):
+        est = est.estimator
+    if isinstance(est, MultiOutputRegressor) and hasattr(est, "estimators_"):
+        est = est.estimators_[0]
+    if isinstance(est, Pipeline) and len(est.steps) > 1:
+        return est[:-1]
+    return None
+
+
+class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
+    """Split-conformal multivariate regions: the shared machinery (private)."""
+
+    _parameter_constraints: dict = {
+        "confidence_level": [Interval(Real, 0, 1, closed="neither")],
+        "calibration_size": [
+            Interval(RealNotInt, 0, 1, closed="neither"),
+            Interval(Integral, 1, None, closed="left"),
+        ],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    # ------------------------------------------------------------- hooks
+    @abstractmethod
+    def _fit_model(self, X, y, random_state):
+        """Fit everything but the calibration on the training rows."""
+
+    @abstractmethod
+    def _conformity_scores_batch(self, X, y):
+        """Calibration scores of a batch (n,) or (n, d) for the box."""
+
+    @abstractmethod
+    def _contains_batch(self, X, y, threshold):
+        """Membership of a batch at a finite threshold."""
+
+    @abstractmethod
+    def _log_volume_batch(self, X, threshold):
+        """Log-volumes of a batch at a finite threshold."""
+
+    def _threshold_at(self, confidence_level):
+        """Threshold from ``calibration_scores_`` (enough points assumed)."""
+        return conformal_quantile(
+            self.calibration_scores_, alpha=1.0 - confidence_level
+        )
+
+    def _n_calibration_needed(self, confidence_level):
+        """Calibration points for a finite threshold (``None``: 1/alpha - 1)."""
+        return
+
+    def _row_bytes(self):
+        """Working bytes of one row of the predict-like methods."""
+        return 64 * 8 * (getattr(self, "n_outputs_", 1) + 1) ** 2
+
+    # --------------------------------------------------------------- fit
+    def _point_estimator(self, estimator, n_outputs):
+        """Clone; wrap a single-output regressor for a multi-output ``y``."""
+        est = clone(estimator)
+        if n_outputs > 1 and not get_tags(est).target_tags.multi_output:
+            est = MultiOutputRegressor(est)
+        return est
+
+    def _validate_y(self, X, y):
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y "
+                "is None."
+            )
+        y = check_array(
+            y,
+            ensure_2d=False,
+            dtype=np.float64,
+            ensure_min_samples=2,
+            input_name="y",
+        )
+        if y.ndim > 2:
+            raise ValueError(f"y must be 1- or 2-dimensional, got shape {y.shape}.")
+        n_samples = _num_samples(X)
+        if n_samples != y.shape[0]:
+            raise ValueError(
+                "Found input variables with inconsistent numbers of samples: "
+                f"[{n_samples}, {y.shape[0]}]"
+            )
+        return y
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Fit the model on a training part and calibrate the regions.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Covariates, handed untouched to the inner estimator (a
+            ``Pipeline`` can preprocess a raw DataFrame).
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Responses (``d = n_outputs >= 1``).
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        X = self._check_X(X, reset=True)
+        y = self._validate_y(X, y)
+        self._y_1d = y.ndim == 1
+        y = y.reshape(y.shape[0], -1)
+        n_samples, self.n_outputs_ = y.shape
+        rng = check_random_state(self.random_state)
+        cal_idx, train_idx = split_indices(
+            n_samples, [self.calibration_size], random_state=rng
+        )
+        n_train = train_idx.shape[0]
+        if n_train < _MIN_TRAIN_FRACTION * n_samples:
+            warn_user(
+                f"calibration_size={self.calibration_size} leaves {n_train} of "
+                f"{n_samples} rows to fit {type(self).__name__}'s model, too few "
+                "to fit it well: the regions stay valid but will be large. Use a "
+                "smaller calibration_size (e.g. 0.25)."
+            )
+        log_progress(
+            self,
+            f"fitting on {n_train} rows, calibrating on {cal_idx.shape[0]} rows",
+        )
+        self._fit_model(_safe_indexing(X, train_idx), y[train_idx], random_state=rng)
+        X_cal, y_cal = _safe_indexing(X, cal_idx), y[cal_idx]
+        self._calibrate(X_cal, y_cal)
+        return self
+
+    def _calibrate(self, X, y):
+        scores = batched(
+            self._conformity_scores_batch, X, y, row_bytes=self._row_bytes()
+        )
+        self.calibration_scores_ = np.sort(scores, axis=0)
+        self.n_calibration_samples_ = int(scores.shape[0])
+        self.threshold_ = self._threshold(self.confidence_level, per_call=False)
+        log_progress(self, f"threshold_ = {self.threshold_}")
+
+    def _threshold(self, confidence_level, *, per_call=True):
+        """The threshold at a level, under the calibration policy.
+
+        ``None`` (per call) means the fitted ``threshold_``; a too-small
+        calibration set warns (quoting the user's level) and gives ``inf``.
+        """
+        if per_call and confidence_level is None:
+            return self.threshold_
+        level = check_confidence_level(confidence_level)
+        if not calibration_size_ok(
+            self.n_calibration_samples_,
+            level,
+            needed=self._n_calibration_needed(level),
+        ):
+            return self._infinite_threshold()
+        return self._threshold_at(level)
+
+    def _infinite_threshold(self):
+        return math.inf
+
+    @staticmethod
+    def _is_infinite(threshold):
+        return not np.all(np.isfinite(threshold))
+
+    # ------------------------------------------------------------ checks
+    def _check_X(self, X, reset=False):
+        """Feature count and names against fit; ``X`` itself untouched.
+
+        Only made indexable (``_safe_indexing`` needs rows: objects exposing
+        ``__array__`` alone become arrays, sparse matrices CSR).
+        """
+        if getattr(X, "ndim", None) == 1 or (
+            isinstance(X, list) and len(X) and np.ndim(X[0]) == 0
+        ):
+            raise ValueError(
+                "Expected 2D array, got 1D array instead. Reshape your data "
+                "either using array.reshape(-1, 1) if your data has a single "
+                "feature or array.reshape(1, -1) if it contains a single sample."
+            )
+        X = indexable(X)[0]
+        validate_data(self, X, reset=reset, skip_check_array=True)
+        return X
+
+    def _check_y(self, y, n_samples, name="y"):
+        y = check_array(y, ensure_2d=False, dtype=np.float64, input_name=name)
+        if y.ndim == 1:
+            y = y.reshape(-1, 1) if self.n_outputs_ == 1 else y.reshape(1, -1)
+        if y.ndim != 2 or y.shape[1] != self.n_outputs_:
+            raise ValueError(
+                f"{name} must have {self.n_outputs_} columns, got shape {y.shape}."
+            )
+        if y.shape[0] != n_samples:
+            raise ValueError(
+                f"X and {name} have inconsistent numbers of samples: "
+                f"{n_samples} and {y.shape[0]}."
+            )
+        return y
+
+    def _features(self, X, transformer, *, name="transformer"):
+        """Numeric float64 features the estimator computes on itself.
+
+        Applies ``transformer`` (fitted, or ``None``) and densifies; raises a
+        clear error naming the ``transformer`` option on non-numeric ``X``.
+        """
+        Xt = X if transformer is None else transformer.transform(X)
+        if transformer is not None and sp.issparse(Xt):
+            Xt = Xt.toarray()
+        try:
+            Xt = check_array(Xt, dtype=[np.float64, np.float32], input_name="X")
+        except ValueError as exc:
+            if "could not convert" not in str(exc) and "string" not in str(exc):
+                raise
+            raise ValueError(
+                f"{type(self).__name__} computes on X itself and X is not numeric "
+                f"({exc}). Pass {name}= (e.g. the ColumnTransformer of your "
+                "pipeline), or use a Pipeline as the inner estimator: its steps "
+                f"before the final estimator are the default {name}."
+            ) from exc
+        return np.asarray(Xt, dtype=np.float64)
+
+    # --------------------------------------------------------- front-ends
+    def predict(self, X):
+        """Point predictions (the centres of the regions).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Covariates.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            Predictions (1-D if ``y`` was 1-D in fit).
+        """
+        check_is_fitted(self)
+        X = self._check_X(X)
+        out = batched(self._predict_batch, X, row_bytes=self._row_bytes())
+        return out[:, 0] if self._y_1d else out
+
+    def conformity_scores(self, X, y):
+        """Conformity scores of ``(x, y)`` pairs (larger: less conforming).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Covariates.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Responses.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            The scores calibrated at fit (per output for the box).
+        """
+        check_is_fitted(self)
+        X = self._check_X(X)
+        y = self._check_y(y, _num_samples(X))
+        return batched(self._conformity_scores_batch, X, y, row_bytes=self._row_bytes())
+
+    def contains(self, X, y, confidence_level=None):
+        """Whether each ``y`` lies in the conformal region at ``x``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Covariates.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Candidate responses.
+        confidence_level : float, default=None
+            Level of the regions in (0, 1); ``None`` uses the constructor's.
+
+        Returns
+        -------
+        inside : ndarray of shape (n_samples,), dtype=bool
+            Membership of each ``(x, y)``; all ``True`` when the calibration
+            set is too small for the level (the region is the whole space).
+        """
+        check_is_fitted(self)
+        threshold = self._threshold(confidence_level)
+        X = self._check_X(X)
+        y = self._check_y(y, _num_samples(X))
+        if self._is_infinite(threshold):
+            return np.ones(y.shape[0], dtype=bool)
+        return batched(
+            lambda Xb, yb: self._contains_batch(Xb, yb, threshold),
+            X,
+            y,
+            row_bytes=self._row_bytes(),
+        )
+
+    def region_volume(self, X, confidence_level=None):
+        """Natural log-volume of the region at each ``x`` (units of ``y``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Covariates.
+        confidence_level : float, default=None
+            Level of the regions in (0, 1); ``None`` uses the constructor's.
+
+        Returns
+        -------
+        log_volume : ndarray of shape (n_samples,)
+            Log-volumes (``inf`` where the threshold is infinite). Divide by
+            ``n_outputs_`` for the per-dimension (log V)/d.
+        """
+        return self._region_volume(X, confidence_level)
+
+    def _region_volume(self, X, confidence_level, **kwargs):
+        check_is_fitted(self)
+        threshold = self._threshold(confidence_level)
+        X = self._check_X(X)
+        if self._is_infinite(threshold):
+            return np.full(_num_samples(X), np.inf)
+        return batched(
+            lambda Xb: self._log_volume_batch(Xb, threshold, **kwargs),
+            X,
+            row_bytes=self._volume_row_bytes(**kwargs),
+        )
+
+    def _volume_row_bytes(self, **kwargs):
+        return self._row_bytes()
+
+    def _predict_region(self, X, confidence_level, boundary_batch):
+        """Shared front-end of ``predict_region`` (``d <= 2``)."""
+        check_is_fitted(self)
+        if self.n_outputs_ > 2:
+            raise ValueError(
+                f"predict_region needs d <= 2, got d={self.n_outputs_}; use "
+                "contains() and region_volume()."
+            )
+        threshold = self._threshold(confidence_level)
+        X = self._check_X(X)
+        return batched(
+            lambda Xb: boundary_batch(Xb, threshold),
+            X,
+            row_bytes=self._row_bytes() * 100,
+        )
+
+    def _infinite_boundary(self, n_rows, n_points):
+        out = np.full((n_rows, n_points, self.n_outputs_), np.inf)
+        if self.n_outputs_ == 1:
+            out[:, 0] = -np.inf
+        return out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        tags.target_tags.single_output = True
+        return tags
+
+
+class BaseResidualRegion(BaseConformalRegressor):
+    """A point regressor + a split-conformal region on its residuals (private).
+
+    Shared by :class:`BonferroniBoxRegressor` and :class:`EllipsoidRegressor`:
+    the point model ``estimator_`` (a single-output regressor is wrapped in
+    ``MultiOutputRegressor`` for a multi-output ``y``) sees ``X`` untouched.
+    Subclasses implement ``_fit_region(X_train, R_train)``,
+    ``_residual_scores(X, R)``, ``_contains_batch`` and ``_log_volume_batch``.
+    """
+
+    def _get_estimator(self):
+        from sklearn.linear_model import LinearRegression
+
+        return LinearRegression() if self.estimator is None else self.estimator
+
+    def _fit_model(self, X, y, random_state):
+        est = self._point_estimator(self._get_estimator(), self.n_outputs_)
+        set_child_random_state(est, random_state)
+        est.fit(X, y if self.n_outputs_ > 1 else y[:, 0])
+        self.estimator_ = est
+        log_progress(self, f"fitted {type(est).__name__}")
+        self._fit_region(X, y - self._point(X))
+
+    @abstractmethod
+    def _fit_region(self, X, R):
+        """Fit the region shape on the training residuals."""
+
+    @abstractmethod
+    def _residual_scores(self, X, R):
+        """Conformity scores of residuals ``R = y - yhat(x)``."""
+
+    def _point(self, X):
+        pred = np.asarray(self.estimator_.predict(X), dtype=np.float64)
+        if (
+            pred.shape[0] != _num_samples(X)
+            or (pred.ndim == 2 and pred.shape[1] != self.n_outputs_)
+            or (pred.ndim == 1 and self.n_outputs_ > 1)
+        ):
+            raise ValueError(
+                f"The estimator predicts shape {pred.shape} for {self.n_outputs_} "
+                "outputs. Use a multi-output regressor (e.g. wrap it in "
+                "sklearn.multioutput.MultiOutputRegressor)."
+            )
+        return pred.reshape(pred.shape[0], -1)
+
+    _predict_batch = _point
+
+    def _conformity_scores_batch(self, X, y):
+        return self._residual_scores(X, y - self._point(X))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        child = get_tags(self._get_estimator()).input_tags
+        tags.input_tags.allow_nan = child.allow_nan
+        tags.input_tags.sparse = child.sparse
+        return tags

@@ -1,0 +1,155 @@
+"""The family contract of the conformal regressors (CVQR, box, ellipsoid).
+
+One base, one calibration policy: a calibration set too small for the level
+(at fit or per call) warns at the user's line, quoting the user's level (never
+an internal Bonferroni level), gives ``threshold_ = inf`` and regions that are
+the whole space, and never raises. ``threshold_`` and
+``n_calibration_samples_`` everywhere; ``fit(X, y)``; per-call
+``confidence_level`` on ``contains``, ``region_volume`` and
+``predict_region``.
+"""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import inspect
+import warnings
+
+import numpy as np
+import pytest
+
+from sklearn_iclr26.conformal import (
+    BonferroniBoxRegressor,
+    CVQRRegressor,
+    EllipsoidRegressor,
+    conformal_quantile,
+)
+
+FAST_CVQR = {"max_iter": 3, "warmup_epochs": 1, "hidden_dim": 4, "n_layers": 1}
+
+
+def _make(name, **params):
+    if name == "CVQRRegressor":
+        return CVQRRegressor(**FAST_CVQR, **params)
+    if name == "BonferroniBoxRegressor":
+        return BonferroniBoxRegressor(**params)
+    if name == "EllipsoidRegressor":
+        return EllipsoidRegressor(**params)
+    return EllipsoidRegressor(covariance="local", n_neighbors=5, **params)
+
+
+NAMES = ["CVQRRegressor", "BonferroniBoxRegressor", "EllipsoidRegressor", "local"]
+
+
+def _data(n, d=2, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, 3))
+    y = X[:, :d] + 0.3 * rng.normal(size=(n, d))
+    return X, y
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_small_calibration_set_warns_at_the_users_line(name):
+    X, y = _data(40)  # 10 calibration points: too few for 0.95 (needs 19)
+    est = _make(name, confidence_level=0.95, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y)  # never raises
+    messages = [w for w in caught if "too few" in str(w.message)]
+    assert messages, [str(w.message) for w in caught]
+    for w in messages:
+        assert w.filename == __file__, w.filename  # the user's line
+        assert "confidence_level=0.95" in str(w.message)
+        assert "0.975" not in str(w.message)  # never the Bonferroni level
+    assert est.n_calibration_samples_ == 10
+    assert np.all(np.isinf(est.threshold_))
+    far = y + 1e6
+    assert est.contains(X, far).all()
+    assert np.all(est.region_volume(X[:3]) == np.inf)
+    assert np.all(np.isinf(est.predict_region(X[:2])))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_per_call_level_follows_the_same_policy(name):
+    X, y = _data(200)  # 50 calibration points
+    est = _make(name, random_state=0).fit(X, y)
+    assert est.n_calibration_samples_ == 50
+    assert np.all(np.isfinite(est.threshold_))
+    with pytest.warns(UserWarning, match="too few for confidence_level=0.99") as rec:
+        inside = est.contains(X[:5], y[:5] + 1e6, confidence_level=0.99)
+    assert rec[0].filename == __file__
+    assert inside.all()
+    with pytest.warns(UserWarning, match="confidence_level=0.99"):
+        assert np.all(est.region_volume(X[:2], confidence_level=0.99) == np.inf)
+    with pytest.warns(UserWarning, match="confidence_level=0.99"):
+        assert np.all(np.isinf(est.predict_region(X[:2], confidence_level=0.99)))
+    # a reachable level: no warning, nested regions
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        small = est.region_volume(X[:4], confidence_level=0.5)
+        large = est.region_volume(X[:4], confidence_level=0.9)
+        np.testing.assert_array_equal(large, est.region_volume(X[:4]))
+    assert np.all(small < large)
+    with pytest.raises(ValueError, match="open interval"):
+        est.contains(X[:2], y[:2], confidence_level=1.0)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_threshold_is_the_conformal_order_statistic(name):
+    X, y = _data(200)
+    est = _make(name, random_state=0).fit(X, y)
+    scores = est.calibration_scores_
+    if name == "BonferroniBoxRegressor":
+        expected = [conformal_quantile(c, alpha=0.1 / 2) for c in scores.T]
+    else:
+        expected = conformal_quantile(scores, alpha=0.1)
+    np.testing.assert_array_equal(est.threshold_, expected)
+    # contains is the score against the threshold
+    s = est.conformity_scores(X, y)
+    inside = np.all(s <= est.threshold_, axis=1) if s.ndim == 2 else s <= est.threshold_
+    np.testing.assert_array_equal(est.contains(X, y), inside)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_signatures(name):
+    est = _make(name)
+    assert list(inspect.signature(est.fit).parameters) == ["X", "y"]
+    assert est.get_params()["confidence_level"] == 0.9
+    assert "alpha" not in est.get_params()
+    assert "verbose" in est.get_params()
+    for method in ("contains", "region_volume", "predict_region"):
+        params = inspect.signature(getattr(est, method)).parameters
+        assert params["confidence_level"].default is None
+
+
+def test_box_needs_the_bonferroni_count_but_quotes_the_users_level():
+    # d = 2 at 0.9: each output at 0.95 needs 19 points; 12 are too few for
+    # the box though enough for a single split-conformal interval (9)
+    X, y = _data(48)
+    with pytest.warns(UserWarning, match=r"confidence_level=0.9\b.*needs at least 19"):
+        box = BonferroniBoxRegressor(random_state=0).fit(X, y)
+    assert np.all(np.isinf(box.threshold_))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ell = EllipsoidRegressor(random_state=0).fit(X, y)
+    assert np.isfinite(ell.threshold_)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_seeds_bit_identical_and_split_changes_with_seed(name):
+    X, y = _data(120)
+    a = _make(name, random_state=3).fit(X, y)
+    b = _make(name, random_state=3).fit(X, y)
+    np.testing.assert_array_equal(a.calibration_scores_, b.calibration_scores_)
+    np.testing.assert_array_equal(a.region_volume(X[:5]), b.region_volume(X[:5]))
+    c = _make(name, random_state=4).fit(X, y)
+    assert not np.array_equal(a.calibration_scores_, c.calibration_scores_)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_verbose_prints_through_the_one_helper(name, capsys):
+    X, y = _data(60)
+    _make(name, verbose=1, random_state=0).fit(X, y)
+    out = capsys.readouterr().out
+    assert f"[{type(_make(name)).__name__}]" in out
+    assert "calibrating on 15 rows" in out
