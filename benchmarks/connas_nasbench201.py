@@ -31,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from connas_nb201_surrogate import (  # noqa: E402
+from connas_nb201_surrogate import (
     load_nasbench201_table,
     nasbench201_cost,
     table_surrogate_search,

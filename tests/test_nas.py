@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import torch
 from sklearn.base import clone
-from sklearn.exceptions import NotFittedError
 from sklearn.datasets import load_breast_cancer, load_digits, load_wine
+from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler

@@ -67,7 +67,7 @@ class ConNASSearch(BaseGradientNASSearch):
         Continuous relaxation of the choice on each edge.
     temperature : float, default=1.0
         Softmax / Gumbel-softmax temperature.
-    max_iter : int, default=30
+    max_iter : int, default=20
         Epochs of the bilevel search (passes over the search-train part; one
         weight step and one logit step per mini-batch).
     batch_size : int or None, default=64
@@ -205,7 +205,7 @@ class ConNASSearch(BaseGradientNASSearch):
         direction="cost_rank",
         relaxation="softmax",
         temperature=1.0,
-        max_iter=30,
+        max_iter=20,
         batch_size=64,
         val_fraction=0.5,
         learning_rate_init=1e-2,

@@ -33,7 +33,7 @@ class RandomNASSearch(BaseNASSearch):
     ----------
     search_space : {"mlp", "cell"} or SearchSpace, default=None
         The search space (see :class:`ConNASSearch`).
-    n_candidates : int, default=10
+    n_candidates : int, default=5
         Number of feasible architectures trained.
     candidate_epochs : int, default=50
         Full-batch Adam epochs per candidate (the ``max_iter`` of each
@@ -124,7 +124,7 @@ class RandomNASSearch(BaseNASSearch):
         self,
         search_space=None,
         *,
-        n_candidates=10,
+        n_candidates=5,
         candidate_epochs=50,
         constraint="params",
         budget=None,

@@ -35,11 +35,11 @@ from sklearn_iclr26.utils._random import seed_from_random_state
 
 __all__ = [
     "forward_module",
-    "train_bilevel",
     "seed_from_random_state",
     "torch_dtype",
     "torch_num_threads",
     "torch_rng",
+    "train_bilevel",
     "train_module",
 ]
 
