@@ -2,7 +2,7 @@
 
 The supernet is replaced by the exact expected accuracy of the per-edge
 softmax distribution over the 15,625 NAS-Bench-201 cells (see
-``sklearn_iclr26/nas/_nasbench201.py``); the hardware cost is the exact
+``benchmarks/connas_nb201_surrogate.py``); the hardware cost is the exact
 parameter count of the TinyNetwork. ConNAS's rule (the same function the
 estimator uses) is run at several budgets and seeds and compared with the
 penalty baseline (``-E[acc] + lambda * E[cost] / budget``, final argmax) over a
@@ -23,11 +23,15 @@ The table is not shipped with the package::
 # SPDX-License-Identifier: BSD-3-Clause
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-from sklearn_iclr26.nas._nasbench201 import (
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from connas_nb201_surrogate import (
     load_nasbench201_table,
     nasbench201_cost,
     table_surrogate_search,

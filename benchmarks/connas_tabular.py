@@ -105,8 +105,8 @@ def main():
         gt, t_exhaustive = ground_truth(
             X_tr, y_tr, X_te, y_te, args.gt_epochs, args.gt_seeds
         )
-        probe = ConNASSearch(SPACE, refit=False, search_epochs=1).fit(X_tr, y_tr)
-        costs = {a: probe._arch_cost(a) for a in gt}
+        probe = ConNASSearch(SPACE, refit=False, max_iter=1).fit(X_tr, y_tr)
+        costs = {a: probe.cost_of(a) for a in gt}
         t_candidate = t_exhaustive / len(gt) / args.gt_seeds
         t_candidate *= args.candidate_epochs / args.gt_epochs
         print(
@@ -146,7 +146,7 @@ def main():
 
             common = {
                 "budget": budget,
-                "search_epochs": args.search_epochs,
+                "max_iter": args.search_epochs,
                 "refit": False,
             }
             connas_times = []

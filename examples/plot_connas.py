@@ -22,8 +22,11 @@ where the search lands and how its trajectory crosses the budget.
 # ---------------------
 # Two searchable layers, each of width 0 (skipped), 8, 16, 32 or 64 with ReLU:
 # 25 architectures, from a linear model (650 parameters) to 64-64 (9,034).
+import os
+
 import matplotlib.pyplot as plt
 import numpy as np
+from sklearn.base import clone
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
@@ -35,7 +38,6 @@ from sklearn_iclr26.nas import (
     PenaltyNASSearch,
     RandomNASSearch,
 )
-from sklearn_iclr26.nas._refit import _ArchitectureClassifier
 
 X, y = load_digits(return_X_y=True)
 X_train, X_test, y_train, y_test = train_test_split(
@@ -47,6 +49,11 @@ X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
 space = MLPSearchSpace(n_layers=2, widths=(0, 8, 16, 32, 64), activations=("relu",))
 budget = 1500  # parameters
 
+# SKLEARN_ICLR26_QUICK=1 (documentation builds, CI) shortens every training
+QUICK = os.environ.get("SKLEARN_ICLR26_QUICK") == "1"
+search_epochs = 5 if QUICK else 30
+train_epochs = 10 if QUICK else 60
+
 # %%
 # Search under the budget
 # -----------------------
@@ -55,8 +62,8 @@ search = ConNASSearch(
     constraint="params",
     budget=budget,
     rescale_factor=3.0,
-    search_epochs=30,
-    final_estimator_params={"max_iter": 60},
+    max_iter=search_epochs,
+    final_estimator_params={"max_iter": train_epochs},
     random_state=0,
 ).fit(X_train, y_train)
 print("chosen:", search.best_architecture_)
@@ -71,8 +78,8 @@ for lam in (0.001, 0.1, 10.0):
         space,
         penalty=lam,
         budget=budget,
-        search_epochs=30,
-        final_estimator_params={"max_iter": 60},
+        max_iter=search_epochs,
+        final_estimator_params={"max_iter": train_epochs},
         random_state=0,
     ).fit(X_train, y_train)
     print(
@@ -87,9 +94,9 @@ for lam in (0.001, 0.1, 10.0):
 rand = RandomNASSearch(
     space,
     n_candidates=5,
-    candidate_epochs=30,
+    candidate_epochs=train_epochs // 2,
     budget=budget,
-    final_estimator_params={"max_iter": 60},
+    final_estimator_params={"max_iter": train_epochs},
     random_state=0,
 ).fit(X_train, y_train)
 print(
@@ -100,11 +107,14 @@ print(
 # %%
 # Ground truth: train every architecture
 # --------------------------------------
+# Each architecture is trained like the search's refit network (a clone of
+# ``best_estimator_`` with another ``architecture``); ``cost_of`` gives its
+# cost under the search's cost model.
 costs, accs = [], []
 for arch in space.iter_architectures(X.shape[1], 10):
-    net = _ArchitectureClassifier(space, arch, max_iter=60, random_state=0)
+    net = clone(search.best_estimator_).set_params(architecture=arch, random_state=0)
     accs.append(net.fit(X_train, y_train).score(X_test, y_test))
-    costs.append(search._arch_cost(arch))
+    costs.append(search.cost_of(arch))
 costs, accs = np.array(costs), np.array(accs)
 print(f"best feasible test accuracy {accs[costs <= budget].max():.3f}")
 

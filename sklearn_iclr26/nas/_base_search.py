@@ -1,16 +1,24 @@
-"""Shared machinery of the architecture searches (ConNAS and its baselines)."""
+"""Estimator glue of the architecture searches (ConNAS and its baselines).
+
+One template, :meth:`BaseNASSearch._fit`: validate the data, build the cost
+model (``nas/_costs.py``), split search-train / validation rows, run the
+search (the :meth:`~BaseNASSearch._search` hook: the bilevel loop of
+``nas/_darts.py`` or the random draws of ``nas/_random_search.py``), pick the
+returned architecture (the :meth:`~BaseNASSearch._select` hook), refit it on
+all the data, and delegate ``predict``/``predict_proba``/``score`` to the
+refit network.
+"""
 
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-import math
-import warnings
+from abc import ABCMeta, abstractmethod
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.metrics import accuracy_score, r2_score
-from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import ClassifierTags, RegressorTags
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -20,11 +28,24 @@ from sklearn.utils.validation import check_is_fitted, check_random_state, valida
 
 from sklearn_iclr26.nas._base_space import SearchSpace
 from sklearn_iclr26.nas._cell_space import CellSearchSpace
+from sklearn_iclr26.nas._costs import ArchitectureCosts
 from sklearn_iclr26.nas._mlp_space import MLPSearchSpace
-from sklearn_iclr26.utils._torch import seed_from_random_state, torch_rng
+from sklearn_iclr26.utils._random import seed_from_random_state
+from sklearn_iclr26.utils._split import split_indices
+from sklearn_iclr26.utils._torch import torch_rng
 from sklearn_iclr26.utils._validation import check_at_least_two_classes
+from sklearn_iclr26.utils._verbose import log_progress
+from sklearn_iclr26.utils._warnings import warn_user
 
 _MIN_SAMPLES = 4
+
+# n_jobs: None (1 thread), a positive count or -1, -2, ... (all cores, all but
+# one, ...); 0 is rejected
+N_JOBS_CONSTRAINT = [
+    Interval(Integral, 1, None, closed="left"),
+    Interval(Integral, None, -1, closed="right"),
+    None,
+]
 
 
 def _refit_enabled(self):
@@ -44,8 +65,44 @@ def _is_classifier_task(self):
     return _refit_enabled(self)
 
 
-class BaseNASSearch(BaseEstimator):
-    """Common parts: validation, costs, data split, selection, refit, delegation."""
+@dataclass
+class SearchData:
+    """What a search hook receives from the fit template.
+
+    ``X``/``y``: the validated data (``y`` as given); ``y_search``: encoded
+    class indices (classification) or float targets; ``train``/``val``: row
+    indices of the search-train and validation parts; ``seed``: the torch
+    seed; ``rng``: the ``RandomState`` the seed and split were drawn from
+    (for further draws).
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    y_search: np.ndarray
+    train: np.ndarray
+    val: np.ndarray
+    seed: int
+    rng: np.random.RandomState
+
+
+def history_record(step, epoch, arch, cost, feasible, val_loss, modified=False):
+    """One record of the search history (``arch``: tuple of operations)."""
+    return {
+        "step": step,
+        "epoch": epoch,
+        "arch": arch,
+        "cost": cost,
+        "feasible": bool(feasible),
+        "val_loss": float(val_loss),
+        "modified": bool(modified),
+    }
+
+
+class BaseNASSearch(BaseEstimator, metaclass=ABCMeta):
+    """Common parts: validation, cost model, split, selection, refit, delegation.
+
+    Subclasses implement the two hooks :meth:`_search` and :meth:`_select`.
+    """
 
     _parameter_constraints: dict = {
         "search_space": [StrOptions({"mlp", "cell"}), SearchSpace, None],
@@ -58,10 +115,28 @@ class BaseNASSearch(BaseEstimator):
         "latency_repeats": [Interval(Integral, 1, None, closed="left")],
         "dtype": [StrOptions({"float64", "float32"})],
         "device": [str],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
+
+    # ------------------------------------------------------------------ hooks
+    @abstractmethod
+    def _search(self, data):
+        """Run the search on ``data`` (a :class:`SearchData`).
+
+        Returns
+        -------
+        history : list of dict
+            :func:`history_record` per visited architecture.
+        val_losses : dict or None
+            Validation loss per architecture, for a selection rule that
+            needs them.
+        """
+
+    @abstractmethod
+    def _select(self, history, val_losses):
+        """The architecture (tuple of operations) to return."""
 
     # ------------------------------------------------------------------ setup
     def _get_search_space(self):
@@ -71,90 +146,8 @@ class BaseNASSearch(BaseEstimator):
             return CellSearchSpace()
         return self.search_space
 
-    def _log(self, message):
-        if self.verbose:
-            print(f"[{type(self).__name__}] {message}", flush=True)
-
-    def _term_cost(self, term):
-        table = self.cost_table_
-        if term not in table:
-            if self.constraint == "latency":
-                table[term] = float(
-                    self._space.measure_term_latency(
-                        term,
-                        repeats=self.latency_repeats,
-                        dtype=self.dtype,
-                        device=self.device,
-                    )
-                )
-            else:
-                table[term] = float(self._space.term_cost(term, self.constraint))
-        return table[term]
-
-    def _arch_cost(self, arch):
-        """Cost of a discrete architecture (tuple of operations), cached."""
-        arch = tuple(arch)
-        cached = self._arch_costs.get(arch)
-        if cached is not None:
-            return cached
-        if callable(self.constraint):
-            arch_dict = self._space.to_dict(arch, self._n_features, self._n_outputs)
-            try:
-                cost = self.constraint(arch_dict)
-                cost = float(cost)
-            except Exception as exc:
-                raise ValueError(
-                    f"The cost callable {self.constraint!r} failed on the "
-                    f"architecture {arch_dict}: {type(exc).__name__}: {exc}"
-                ) from exc
-            if not math.isfinite(cost):
-                raise ValueError(
-                    f"The cost callable returned {cost} for the architecture "
-                    f"{arch_dict}; costs must be finite numbers."
-                )
-            self.cost_table_[arch] = cost
-        else:
-            terms = self._space.cost_terms(arch, self._n_features, self._n_outputs)
-            cost = float(sum(self._term_cost(t) for t in terms))
-        self._arch_costs[arch] = cost
-        return cost
-
     def _feasible(self, cost):
         return self.budget is None or cost <= self.budget
-
-    def _local_costs(self, arch_idx):
-        """``c[e][k]``: cost of the architecture with edge ``e`` set to op ``k``."""
-        out = []
-        for e, ops in enumerate(self._ops):
-            row = np.empty(len(ops))
-            for k in range(len(ops)):
-                idx = list(arch_idx)
-                idx[e] = k
-                row[k] = self._arch_cost(self._to_ops(idx))
-            out.append(row)
-        return out
-
-    def _to_ops(self, arch_idx):
-        return tuple(ops[k] for ops, k in zip(self._ops, arch_idx))
-
-    def _cheapest(self):
-        """Cheapest architecture by coordinate descent over the edges.
-
-        Exact for costs that are additive or monotone per edge (parameters,
-        FLOPs, latency look-up tables); a heuristic for a callable cost.
-        """
-        idx = [0] * len(self._ops)
-        for _ in range(len(self._ops) + 1):
-            changed = False
-            for e, costs in enumerate(self._local_costs(idx)):
-                best = int(np.argmin(costs))
-                if costs[best] < costs[idx[e]]:
-                    idx[e] = best
-                    changed = True
-            if not changed:
-                break
-        arch = self._to_ops(idx)
-        return arch, self._arch_cost(arch)
 
     def _prepare(self, X, y):
         """Validate data and parameters; set the fitted meta-data and costs."""
@@ -181,96 +174,85 @@ class BaseNASSearch(BaseEstimator):
             n_outputs = len(self.classes_)
         space = self._get_search_space()
         space.check_input(X.shape[1])
-        self._space = space
-        self._n_features, self._n_outputs = X.shape[1], n_outputs
-        self._ops = [tuple(ops) for _, ops in space.edges(X.shape[1], n_outputs)]
-        self._edge_names = [name for name, _ in space.edges(X.shape[1], n_outputs)]
-        self.cost_table_ = {}
-        self._arch_costs = {}
+        self._costs = ArchitectureCosts(
+            space,
+            self.constraint,
+            X.shape[1],
+            n_outputs,
+            latency_repeats=self.latency_repeats,
+            dtype=self.dtype,
+            device=self.device,
+        )
+        self.cost_table_ = self._costs.table
         if self.budget is not None:
-            arch, cost = self._cheapest()
+            arch, cost = self._costs.cheapest()
             if cost > self.budget:
                 raise ValueError(
                     f"budget={self.budget} is below the cost {cost:.6g} "
-                    f"({self._constraint_name()}) of the cheapest architecture "
-                    f"of the search space, {space.to_dict(arch, *self._dims())}: no "
+                    f"({self._costs.name}) of the cheapest architecture "
+                    f"of the search space, {self._costs.to_dict(arch)}: no "
                     "architecture can satisfy it. Raise the budget or use a "
                     "smaller search space."
                 )
         return X, y, y_search
 
-    def _dims(self):
-        return self._n_features, self._n_outputs
-
-    def _constraint_name(self):
-        c = self.constraint
-        return c if isinstance(c, str) else getattr(c, "__name__", "callable")
-
-    def _split(self, X, y_search, rng):
-        stratify = None
-        if self.task == "classification":
-            _, counts = np.unique(y_search, return_counts=True)
-            n_val = math.ceil(self.val_fraction * len(y_search))
-            if (
-                counts.min() >= 2
-                and n_val >= len(counts)
-                and len(y_search) - n_val >= len(counts)
-            ):
-                stratify = y_search
-        idx = np.arange(X.shape[0])
-        train, val = train_test_split(
-            idx,
-            test_size=self.val_fraction,
-            random_state=rng.randint(np.iinfo(np.int32).max),
-            stratify=stratify,
+    def _split(self, y_search, rng):
+        """Search-train and validation rows, stratified when possible."""
+        n = len(y_search)
+        n_val = int(np.ceil(self.val_fraction * n))
+        train, val = split_indices(
+            n,
+            [n - n_val],
+            y=y_search if self.task == "classification" else None,
+            random_state=rng,
         )
         return train, val
 
+    def _fit(self, X, y):
+        """The template: prepare, split, search, select, refit."""
+        rng = check_random_state(self.random_state)
+        seed = seed_from_random_state(rng)
+        # costs may be measured (latency) with torch: fork its RNG
+        with torch_rng(seed, self.n_jobs, self.device):
+            X, y, y_search = self._prepare(X, y)
+            train, val = self._split(y_search, rng)
+            data = SearchData(X, y, y_search, train, val, seed, rng)
+            history, val_losses = self._search(data)
+            arch = self._select(history, val_losses)
+        return self._finish(X, y, arch, history, seed)
+
     # -------------------------------------------------------------- selection
-    def _select(self, history, val_losses=None):
+    def _select_by_rule(self, history, rule, val_losses=None):
         """Pick the architecture to return from the search history.
 
-        ``last_feasible``: the last feasible derived architecture;
-        ``best_val_feasible``: the feasible one with the lowest validation
-        loss (``val_losses``: architecture -> loss); ``final``: the last
-        derived architecture, feasible or not (baselines only).
+        ``"last_feasible"``: the last feasible derived architecture;
+        ``"best_val_feasible"``: the feasible one with the lowest validation
+        loss (``val_losses``: architecture -> loss); ``"final"``: the last
+        derived architecture, feasible or not. When nothing visited is
+        feasible (and the rule is not ``"final"``), warn and return the
+        cheapest architecture found.
         """
-        select = getattr(self, "select", "last_feasible")
         feasible = [h for h in history if h["feasible"]]
-        if select == "final" and history:
+        if rule == "final" and history:
             return history[-1]["arch"]
         if feasible:
-            if select == "best_val_feasible" and val_losses:
+            if rule == "best_val_feasible" and val_losses:
                 archs = [h["arch"] for h in feasible]
                 return min(dict.fromkeys(archs), key=lambda a: val_losses[a])
             return feasible[-1]["arch"]
-        visited = [h["arch"] for h in history]
-        cheapest, _cost = (
-            self._cheapest() if self.budget is not None else (visited[-1], None)
-        )
-        candidates = [*visited, cheapest]
-        arch = min(candidates, key=self._arch_cost)
-        warnings.warn(
+        candidates = [h["arch"] for h in history]
+        if self.budget is not None or not candidates:
+            candidates.append(self._costs.cheapest()[0])
+        arch = min(candidates, key=self._costs.cost_of)
+        cost = self._costs.cost_of(arch)
+        warn_user(
             f"No architecture visited by the search satisfied budget={self.budget}; "
             f"returning the cheapest architecture found "
-            f"({self._space.to_dict(arch, *self._dims())}, cost "
-            f"{self._arch_cost(arch):.6g}, "
-            f"{'feasible' if self._feasible(self._arch_cost(arch)) else 'INFEASIBLE'})."
-            " Increase search_epochs or rescale_factor.",
-            UserWarning,
-            stacklevel=3,
+            f"({self._costs.to_dict(arch)}, cost {cost:.6g}, "
+            f"{'feasible' if self._feasible(cost) else 'INFEASIBLE'}). "
+            "Increase max_iter or rescale_factor."
         )
         return arch
-
-    def _public_history(self, history):
-        out = []
-        for h in history:
-            record = dict(h)
-            record["architecture"] = self._space.to_dict(
-                record.pop("arch"), *self._dims()
-            )
-            out.append(record)
-        return out
 
     # ------------------------------------------------------------------ refit
     def _refit(self, X, y, arch, seed):
@@ -291,21 +273,50 @@ class BaseNASSearch(BaseEstimator):
             "random_state": seed,
         }
         params.update(self.final_estimator_params or {})
-        return cls(self._space, tuple(arch), **params).fit(X, y)
+        return cls(self._costs.space, tuple(arch), **params).fit(X, y)
 
     def _finish(self, X, y, arch, history, seed):
-        self.best_architecture_ = self._space.to_dict(arch, *self._dims())
-        self.best_cost_ = self._arch_cost(arch)
+        self.best_architecture_ = self._costs.to_dict(arch)
+        self.best_cost_ = self._costs.cost_of(arch)
         self.budget_satisfied_ = bool(self._feasible(self.best_cost_))
-        self.search_history_ = self._public_history(history)
+        self.search_history_ = [
+            {
+                **{k: v for k, v in h.items() if k != "arch"},
+                "architecture": self._costs.to_dict(h["arch"]),
+            }
+            for h in history
+        ]
         self.n_architectures_evaluated_ = len({h["arch"] for h in history})
-        self._log(
+        log_progress(
+            self,
             f"selected {self.best_architecture_} cost={self.best_cost_:.6g} "
-            f"budget_satisfied={self.budget_satisfied_}"
+            f"budget_satisfied={self.budget_satisfied_}",
         )
         if self.refit:
             self.best_estimator_ = self._refit(X, y, arch, seed)
         return self
+
+    # ------------------------------------------------------------ public API
+    def cost_of(self, architecture):
+        """Hardware cost of an architecture of the fitted search space.
+
+        The same cost model the search used (``constraint``, with the
+        fitted ``n_features_in_`` and number of outputs; latencies come from
+        ``cost_table_`` or are measured once and added to it).
+
+        Parameters
+        ----------
+        architecture : dict or sequence
+            ``{edge name: operation}`` (as ``best_architecture_``) or one
+            operation per edge, in order.
+
+        Returns
+        -------
+        cost : float
+            The cost, in the unit of ``constraint``.
+        """
+        check_is_fitted(self, "best_architecture_")
+        return self._costs.cost_of(architecture)
 
     # ------------------------------------------------------------- delegation
     def _validate_for_predict(self, X):
@@ -315,6 +326,9 @@ class BaseNASSearch(BaseEstimator):
     @available_if(_refit_enabled)
     def predict(self, X):
         """Predict with the refitted network of the best architecture.
+
+        Rows are processed in batches sized by scikit-learn's
+        ``working_memory``.
 
         Parameters
         ----------
@@ -332,6 +346,9 @@ class BaseNASSearch(BaseEstimator):
     @available_if(_is_classifier_task)
     def predict_proba(self, X):
         """Class probabilities of the refitted network.
+
+        Rows are processed in batches sized by scikit-learn's
+        ``working_memory``.
 
         Parameters
         ----------
@@ -380,192 +397,3 @@ class BaseNASSearch(BaseEstimator):
             tags.classifier_tags = None
         tags.non_deterministic = self.constraint == "latency"
         return tags
-
-
-class BaseGradientNASSearch(BaseNASSearch):
-    """First-order DARTS bilevel search; subclasses modify the arch gradient."""
-
-    _parameter_constraints: dict = {
-        **BaseNASSearch._parameter_constraints,
-        "relaxation": [StrOptions({"softmax", "gumbel"})],
-        "temperature": [Interval(Real, 0, None, closed="neither")],
-        "search_epochs": [Interval(Integral, 1, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
-        "weight_lr": [Interval(Real, 0, None, closed="neither")],
-        "weight_decay": [Interval(Real, 0, None, closed="left")],
-        "arch_lr": [Interval(Real, 0, None, closed="neither")],
-        "arch_betas": [tuple],
-        "arch_weight_decay": [Interval(Real, 0, None, closed="left")],
-    }
-
-    def _modify_arch_gradient(self, grad, arch_idx, cost, probs):
-        """Return ``(grad, modified)``; the hook of ConNAS and the penalty baseline."""
-        raise NotImplementedError
-
-    def _search(self, X_train, y_train, X_val, y_val):
-        """Bilevel first-order search; returns (history, alpha, val losses)."""
-        import torch
-        import torch.nn.functional as F
-
-        from sklearn_iclr26.utils._torch import torch_dtype
-
-        dtype = torch_dtype(self.dtype)
-        device = self.device
-        regression = self.task == "regression"
-        module_cls, module_params = self._space.supernet(*self._dims())
-        supernet = module_cls(**module_params, dtype=dtype).to(device)
-        alpha = [
-            torch.nn.Parameter(1e-3 * torch.randn(len(ops), dtype=dtype, device=device))
-            for ops in self._ops
-        ]
-        w_params = list(supernet.parameters())
-        w_opt = (
-            torch.optim.Adam(
-                w_params, lr=self.weight_lr, weight_decay=self.weight_decay
-            )
-            if w_params
-            else None
-        )
-        a_opt = torch.optim.Adam(
-            alpha,
-            lr=self.arch_lr,
-            betas=tuple(self.arch_betas),
-            weight_decay=self.arch_weight_decay,
-        )
-        to_t = lambda a: torch.as_tensor(a, dtype=dtype, device=device)
-        Xt, Xv = to_t(X_train), to_t(X_val)
-        if regression:
-            yt, yv = to_t(y_train).reshape(-1, 1), to_t(y_val).reshape(-1, 1)
-            loss_fn = F.mse_loss
-        else:
-            yt = torch.as_tensor(y_train, device=device)
-            yv = torch.as_tensor(y_val, device=device)
-            loss_fn = F.cross_entropy
-
-        def relax(detach):
-            if self.relaxation == "gumbel":
-                w = [F.gumbel_softmax(a, tau=self.temperature) for a in alpha]
-            else:
-                w = [F.softmax(a / self.temperature, dim=0) for a in alpha]
-            return [x.detach() for x in w] if detach else w
-
-        n_train, n_val = len(Xt), len(Xv)
-        bs = n_train if self.batch_size is None else min(self.batch_size, n_train)
-        bs_val = n_val if self.batch_size is None else min(self.batch_size, n_val)
-        n_steps = math.ceil(n_train / bs)
-        history = []
-        step = 0
-        for epoch in range(self.search_epochs):
-            perm = (
-                torch.randperm(n_train, device=device)
-                if bs < n_train
-                else torch.arange(n_train, device=device)
-            )
-            perm_v = (
-                torch.randperm(n_val, device=device)
-                if bs_val < n_val
-                else torch.arange(n_val, device=device)
-            )
-            n_modified = 0
-            for b in range(n_steps):
-                rows = perm[b * bs : (b + 1) * bs]
-                start = (b * bs_val) % n_val
-                rows_v = perm_v[start : start + bs_val]
-                if len(rows_v) == 0:
-                    rows_v = perm_v[:bs_val]
-                # 1. weight step on the search-train batch, logits fixed
-                if w_opt is not None:
-                    loss = loss_fn(supernet(Xt[rows], relax(True)), yt[rows])
-                    w_opt.zero_grad()
-                    loss.backward()
-                    w_opt.step()
-                # 2. architecture gradient on the validation batch
-                v_loss = loss_fn(supernet(Xv[rows_v], relax(False)), yv[rows_v])
-                grads = torch.autograd.grad(v_loss, alpha)
-                g = [gr.detach().cpu().numpy().astype(np.float64) for gr in grads]
-                arch_idx = [int(torch.argmax(a)) for a in alpha]
-                arch = self._to_ops(arch_idx)
-                cost = self._arch_cost(arch)
-                with torch.no_grad():
-                    probs = [
-                        F.softmax(a, dim=0).cpu().numpy().astype(np.float64)
-                        for a in alpha
-                    ]
-                # 3. modification (ConNAS rule or penalty), 4. logit step
-                g, modified = self._modify_arch_gradient(g, arch_idx, cost, probs)
-                n_modified += bool(modified)
-                for a, gr in zip(alpha, g):
-                    a.grad = torch.as_tensor(gr, dtype=dtype, device=device)
-                a_opt.step()
-                history.append(
-                    {
-                        "step": step,
-                        "epoch": epoch,
-                        "arch": arch,
-                        "cost": cost,
-                        "feasible": self._feasible(cost),
-                        "val_loss": float(v_loss.detach()),
-                        "modified": bool(modified),
-                    }
-                )
-                step += 1
-            last = history[-1]
-            self._log(
-                f"epoch {epoch + 1}/{self.search_epochs} "
-                f"arch={self._space.to_dict(last['arch'], *self._dims())} "
-                f"cost={last['cost']:.6g} feasible={last['feasible']} "
-                f"val_loss={last['val_loss']:.4f} modified={n_modified}/{n_steps}"
-            )
-        # the architecture derived after the last step
-        arch = self._to_ops([int(torch.argmax(a)) for a in alpha])
-        cost = self._arch_cost(arch)
-
-        def discrete_val_loss(arch_ops):
-            weights = []
-            for ops, op in zip(self._ops, arch_ops):
-                w = torch.zeros(len(ops), dtype=dtype, device=device)
-                w[ops.index(op)] = 1.0
-                weights.append(w)
-            with torch.no_grad():
-                return float(loss_fn(supernet(Xv, weights), yv))
-
-        history.append(
-            {
-                "step": step,
-                "epoch": self.search_epochs,
-                "arch": arch,
-                "cost": cost,
-                "feasible": self._feasible(cost),
-                "val_loss": discrete_val_loss(arch),
-                "modified": False,
-            }
-        )
-        val_losses = None
-        if getattr(self, "select", None) == "best_val_feasible":
-            val_losses = {
-                h["arch"]: discrete_val_loss(h["arch"])
-                for h in history
-                if h["feasible"]
-            }
-        self.alpha_ = [a.detach().cpu().numpy().astype(np.float64) for a in alpha]
-        return history, val_losses
-
-    def _fit(self, X, y):
-        rng = check_random_state(self.random_state)
-        seed = seed_from_random_state(rng)
-        with torch_rng(seed, self.n_jobs, self.device):
-            X, y, y_search = self._prepare(X, y)
-            train, val = self._split(X, y_search, rng)
-            y_tr, y_val = y_search[train], y_search[val]
-            if self.task == "regression":
-                mean, std = y_tr.mean(), y_tr.std()
-                std = std if std > 0 else 1.0
-                y_tr, y_val = (y_tr - mean) / std, (y_val - mean) / std
-            history, val_losses = self._search(
-                np.asarray(X[train], dtype=np.float64),
-                y_tr,
-                np.asarray(X[val], dtype=np.float64),
-                y_val,
-            )
-            arch = self._select(history, val_losses)
-        return self._finish(X, y, arch, history, seed)

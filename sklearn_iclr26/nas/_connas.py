@@ -8,7 +8,7 @@ from numbers import Real
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from sklearn_iclr26.nas._base_search import BaseGradientNASSearch
+from sklearn_iclr26.nas._darts import BaseGradientNASSearch
 from sklearn_iclr26.nas._rule import (
     DIRECTIONS,
     constraint_guided_gradient,
@@ -29,7 +29,7 @@ class ConNASSearch(BaseGradientNASSearch):
 
     The search is first-order DARTS (a weight-sharing supernet whose edges
     mix their candidate operations with ``softmax`` (or ``gumbel``) weights of
-    architecture logits ``alpha``; the data are split into search-train and
+    architecture logits (``arch_logits_``); the data are split into search-train and
     validation sets; weight steps on the former alternate with logit steps on
     the latter). The constraint is enforced ConNAS-style, with no penalty
     weight: whenever the architecture derived from the logits (argmax per
@@ -67,19 +67,21 @@ class ConNASSearch(BaseGradientNASSearch):
         Continuous relaxation of the choice on each edge.
     temperature : float, default=1.0
         Softmax / Gumbel-softmax temperature.
-    search_epochs : int, default=30
-        Epochs of the bilevel search.
+    max_iter : int, default=20
+        Epochs of the bilevel search (passes over the search-train part; one
+        weight step and one logit step per mini-batch).
     batch_size : int or None, default=64
         Mini-batch size of the search; ``None`` means full batch.
     val_fraction : float, default=0.5
         Fraction of the data used as the validation set of the search
         (stratified for classification).
-    weight_lr : float, default=1e-2
+    learning_rate_init : float, default=1e-2
         Adam learning rate of the supernet weights.
     weight_decay : float, default=0.0
         Weight decay of the supernet weights.
     arch_lr : float, default=3e-2
-        Adam learning rate of the architecture logits.
+        Adam learning rate of the architecture logits (no scikit-learn
+        equivalent: the second learning rate of the bilevel search).
     arch_betas : tuple of float, default=(0.5, 0.999)
         Adam betas of the logits (DARTS).
     arch_weight_decay : float, default=1e-3
@@ -105,7 +107,7 @@ class ConNASSearch(BaseGradientNASSearch):
     device : str, default="cpu"
         torch device.
     n_jobs : int or None, default=None
-        torch threads; ``None`` means 1.
+        torch threads; ``None`` means 1, ``-1`` all cores; 0 is rejected.
     random_state : int, RandomState instance or None, default=None
         Seeds the split, the supernet, the logits and the refit.
     verbose : int, default=0
@@ -127,8 +129,10 @@ class ConNASSearch(BaseGradientNASSearch):
         ``epoch``, ``architecture`` (derived), ``cost``, ``feasible``,
         ``val_loss`` (relaxed supernet, validation batch), ``modified``
         (whether the constraint rule changed the gradient).
-    alpha_ : list of ndarray
+    arch_logits_ : list of ndarray
         Final architecture logits, one array per edge.
+    n_iter_ : int
+        Number of search epochs run (``max_iter``).
     cost_table_ : dict
         Cost look-up table: per cost term (e.g. ``("linear", 64, 32,
         "relu")``) the analytic cost or the measured median latency in
@@ -177,7 +181,7 @@ class ConNASSearch(BaseGradientNASSearch):
     >>> search = ConNASSearch(
     ...     MLPSearchSpace(n_layers=2, widths=(0, 8, 32)),
     ...     budget=500,
-    ...     search_epochs=10,
+    ...     max_iter=10,
     ...     random_state=0,
     ... ).fit(X, y)
     >>> search.budget_satisfied_, search.best_cost_ <= 500
@@ -201,10 +205,10 @@ class ConNASSearch(BaseGradientNASSearch):
         direction="cost_rank",
         relaxation="softmax",
         temperature=1.0,
-        search_epochs=30,
+        max_iter=20,
         batch_size=64,
         val_fraction=0.5,
-        weight_lr=1e-2,
+        learning_rate_init=1e-2,
         weight_decay=0.0,
         arch_lr=3e-2,
         arch_betas=(0.5, 0.999),
@@ -227,10 +231,10 @@ class ConNASSearch(BaseGradientNASSearch):
         self.direction = direction
         self.relaxation = relaxation
         self.temperature = temperature
-        self.search_epochs = search_epochs
+        self.max_iter = max_iter
         self.batch_size = batch_size
         self.val_fraction = val_fraction
-        self.weight_lr = weight_lr
+        self.learning_rate_init = learning_rate_init
         self.weight_decay = weight_decay
         self.arch_lr = arch_lr
         self.arch_betas = arch_betas
@@ -250,7 +254,7 @@ class ConNASSearch(BaseGradientNASSearch):
         if self._feasible(cost):
             return grad, False
         d = cost_direction(
-            self._local_costs(arch_idx), arch_idx, self.direction, probs=probs
+            self._costs.local_costs(arch_idx), arch_idx, self.direction, probs=probs
         )
         return constraint_guided_gradient(grad, d, self.rescale_factor), True
 

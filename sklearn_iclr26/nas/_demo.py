@@ -31,7 +31,7 @@ def run_demo():
     budget = 1500.0
     common = {
         "budget": budget,
-        "search_epochs": 30,
+        "max_iter": 30,
         "final_estimator_params": {"max_iter": 60},
         "random_state": 0,
     }

@@ -7,6 +7,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import train_test_split
 from sklearn.utils._optional_dependencies import check_matplotlib_support
+from sklearn.utils._plotting import _validate_style_kwargs
 from sklearn.utils.validation import check_is_fitted
 
 __all__ = ["ArchitectureFrontierDisplay"]
@@ -21,6 +22,12 @@ def _pareto_front(costs, scores):
             front.append(i)
             best = scores[i]
     return np.asarray(front, dtype=int)
+
+
+def _cost_name(constraint):
+    if isinstance(constraint, str):
+        return constraint
+    return getattr(constraint, "__name__", "cost")
 
 
 class ArchitectureFrontierDisplay:
@@ -122,15 +129,15 @@ class ArchitectureFrontierDisplay:
         feasible = (
             np.ones(len(costs), bool) if self.budget is None else costs <= self.budget
         )
-        style = {"s": 14, "alpha": 0.6, **kwargs}
+        # aliases (c -> color, ...) resolved as scikit-learn's displays do
+        style = _validate_style_kwargs({"s": 14, "alpha": 0.6}, kwargs)
         ax.scatter(costs[feasible], scores[feasible], label="feasible", **style)
         if (~feasible).any():
             ax.scatter(
                 costs[~feasible],
                 scores[~feasible],
                 label="over budget",
-                color="lightgray",
-                **{k: v for k, v in style.items() if k != "color"},
+                **{**style, "color": "lightgray"},
             )
         front = _pareto_front(costs, scores)
         (self.line_,) = ax.step(
@@ -199,6 +206,7 @@ class ArchitectureFrontierDisplay:
         -------
         display : ArchitectureFrontierDisplay
         """
+        check_matplotlib_support(f"{cls.__name__}.from_results")
         costs = np.asarray(costs, dtype=float)
         scores = np.asarray(scores, dtype=float)
         if costs.shape != scores.shape or costs.ndim != 1:
@@ -263,6 +271,7 @@ class ArchitectureFrontierDisplay:
         -------
         display : ArchitectureFrontierDisplay
         """
+        check_matplotlib_support(f"{cls.__name__}.from_estimator")
         check_is_fitted(estimator, "best_estimator_")
         if architectures is None:
             architectures = [h["architecture"] for h in estimator.search_history_]
@@ -277,7 +286,7 @@ class ArchitectureFrontierDisplay:
         for arch in keys:
             est = clone(estimator.best_estimator_).set_params(architecture=arch)
             est.fit(X_tr, y_tr)
-            costs.append(estimator._arch_cost(arch))
+            costs.append(estimator.cost_of(arch))
             scores.append(est.score(X_te, y_te))
         i = keys.index(chosen)
         label = "accuracy" if estimator.task == "classification" else "R2"
@@ -287,7 +296,7 @@ class ArchitectureFrontierDisplay:
             budget=estimator.budget,
             chosen_cost=costs[i],
             chosen_score=scores[i],
-            cost_label=estimator._constraint_name(),
+            cost_label=_cost_name(estimator.constraint),
             score_label=f"held-out {label}",
             name=name or type(estimator).__name__,
             ax=ax,

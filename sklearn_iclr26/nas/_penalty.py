@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from sklearn_iclr26.nas._base_search import BaseGradientNASSearch
+from sklearn_iclr26.nas._darts import BaseGradientNASSearch
 from sklearn_iclr26.nas._rule import expected_cost_gradient
 
 __all__ = ["PenaltyNASSearch"]
@@ -44,13 +44,14 @@ class PenaltyNASSearch(BaseGradientNASSearch):
         Continuous relaxation.
     temperature : float, default=1.0
         Softmax / Gumbel-softmax temperature.
-    search_epochs : int, default=30
-        Epochs of the bilevel search.
+    max_iter : int, default=20
+        Epochs of the bilevel search (passes over the search-train part; one
+        weight step and one logit step per mini-batch).
     batch_size : int or None, default=64
         Mini-batch size of the search; ``None`` means full batch.
     val_fraction : float, default=0.5
         Validation fraction of the search.
-    weight_lr : float, default=1e-2
+    learning_rate_init : float, default=1e-2
         Adam learning rate of the supernet weights.
     weight_decay : float, default=0.0
         Weight decay of the supernet weights.
@@ -77,7 +78,7 @@ class PenaltyNASSearch(BaseGradientNASSearch):
     device : str, default="cpu"
         torch device.
     n_jobs : int or None, default=None
-        torch threads; ``None`` means 1.
+        torch threads; ``None`` means 1, ``-1`` all cores; 0 is rejected.
     random_state : int, RandomState instance or None, default=None
         Seed.
     verbose : int, default=0
@@ -95,8 +96,10 @@ class PenaltyNASSearch(BaseGradientNASSearch):
         The refitted network.
     search_history_ : list of dict
         Per logit step, as :class:`ConNASSearch` (``modified`` is always false).
-    alpha_ : list of ndarray
-        Final logits.
+    arch_logits_ : list of ndarray
+        Final logits, one array per edge.
+    n_iter_ : int
+        Number of search epochs run (``max_iter``).
     cost_table_ : dict
         Cost look-up table.
     n_architectures_evaluated_ : int
@@ -128,9 +131,9 @@ class PenaltyNASSearch(BaseGradientNASSearch):
     >>> X = StandardScaler().fit_transform(X)
     >>> search = PenaltyNASSearch(
     ...     MLPSearchSpace(n_layers=2, widths=(0, 8, 32)),
-    ...     penalty=1.0, budget=500, search_epochs=10, random_state=0,
+    ...     penalty=1.0, budget=500, max_iter=10, random_state=0,
     ... ).fit(X, y)
-    >>> search.best_cost_ > 0
+    >>> search.best_cost_ == search.cost_of(search.best_architecture_)
     True
     """
 
@@ -149,10 +152,10 @@ class PenaltyNASSearch(BaseGradientNASSearch):
         budget=None,
         relaxation="softmax",
         temperature=1.0,
-        search_epochs=30,
+        max_iter=20,
         batch_size=64,
         val_fraction=0.5,
-        weight_lr=1e-2,
+        learning_rate_init=1e-2,
         weight_decay=0.0,
         arch_lr=3e-2,
         arch_betas=(0.5, 0.999),
@@ -174,10 +177,10 @@ class PenaltyNASSearch(BaseGradientNASSearch):
         self.budget = budget
         self.relaxation = relaxation
         self.temperature = temperature
-        self.search_epochs = search_epochs
+        self.max_iter = max_iter
         self.batch_size = batch_size
         self.val_fraction = val_fraction
-        self.weight_lr = weight_lr
+        self.learning_rate_init = learning_rate_init
         self.weight_decay = weight_decay
         self.arch_lr = arch_lr
         self.arch_betas = arch_betas
@@ -197,7 +200,7 @@ class PenaltyNASSearch(BaseGradientNASSearch):
         if self.penalty == 0:
             return grad, False
         scale = self.penalty / (self.budget if self.budget is not None else 1.0)
-        pen = expected_cost_gradient(self._local_costs(arch_idx), probs)
+        pen = expected_cost_gradient(self._costs.local_costs(arch_idx), probs)
         return [np.asarray(g) + scale * p for g, p in zip(grad, pen)], False
 
     @_fit_context(prefer_skip_nested_validation=True)

@@ -9,10 +9,9 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.metrics import log_loss, mean_squared_error
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_random_state
 
-from sklearn_iclr26.nas._base_search import BaseNASSearch
-from sklearn_iclr26.utils._torch import seed_from_random_state, torch_rng
+from sklearn_iclr26.nas._base_search import BaseNASSearch, history_record
+from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["RandomNASSearch"]
 
@@ -34,10 +33,12 @@ class RandomNASSearch(BaseNASSearch):
     ----------
     search_space : {"mlp", "cell"} or SearchSpace, default=None
         The search space (see :class:`ConNASSearch`).
-    n_candidates : int, default=10
+    n_candidates : int, default=5
         Number of feasible architectures trained.
     candidate_epochs : int, default=50
-        Full-batch Adam epochs per candidate.
+        Full-batch Adam epochs per candidate (the ``max_iter`` of each
+        candidate network; named apart from the refit's ``max_iter`` in
+        ``final_estimator_params``).
     constraint : {"params", "flops", "latency"} or callable, default="params"
         Hardware cost (see :class:`ConNASSearch`).
     budget : float or None, default=None
@@ -59,7 +60,7 @@ class RandomNASSearch(BaseNASSearch):
     device : str, default="cpu"
         torch device.
     n_jobs : int or None, default=None
-        torch threads; ``None`` means 1.
+        torch threads; ``None`` means 1, ``-1`` all cores; 0 is rejected.
     random_state : int, RandomState instance or None, default=None
         Seed of the draws, the split and the training.
     verbose : int, default=0
@@ -123,7 +124,7 @@ class RandomNASSearch(BaseNASSearch):
         self,
         search_space=None,
         *,
-        n_candidates=10,
+        n_candidates=5,
         candidate_epochs=50,
         constraint="params",
         budget=None,
@@ -165,6 +166,54 @@ class RandomNASSearch(BaseNASSearch):
             return float(log_loss(y_val, np.clip(full, 1e-15, 1), labels=self.classes_))
         return float(mean_squared_error(y_val, est.predict(X_val)))
 
+    def _search(self, data):
+        """Draw architectures, reject the infeasible ones, train the others."""
+        from sklearn_iclr26.nas._refit import (
+            _ArchitectureClassifier,
+            _ArchitectureRegressor,
+        )
+
+        cls = (
+            _ArchitectureClassifier
+            if self.task == "classification"
+            else _ArchitectureRegressor
+        )
+        costs, rng = self._costs, data.rng
+        X_tr, y_tr = data.X[data.train], data.y[data.train]
+        X_val, y_val = data.X[data.val], data.y[data.val]
+        history, draws = [], 0
+        self.n_rejected_ = 0
+        while len(history) < self.n_candidates and draws < self.max_draws:
+            draws += 1
+            arch = costs.to_ops([rng.randint(len(ops)) for ops in costs.ops])
+            cost = costs.cost_of(arch)
+            if not self._feasible(cost):
+                self.n_rejected_ += 1
+                continue
+            est = cls(
+                costs.space,
+                arch,
+                max_iter=self.candidate_epochs,
+                dtype=self.dtype,
+                device=self.device,
+                n_jobs=self.n_jobs,
+                random_state=data.seed,
+            ).fit(X_tr, y_tr)
+            loss = self._val_loss(est, X_val, y_val)
+            history.append(history_record(len(history), 0, arch, cost, True, loss))
+            log_progress(
+                self,
+                f"candidate {len(history)}/{self.n_candidates} "
+                f"{costs.to_dict(arch)} cost={cost:.6g} val_loss={loss:.4f}",
+            )
+        return history, None
+
+    def _select(self, history, val_losses):
+        """The candidate with the lowest validation loss."""
+        if history:
+            return min(history, key=lambda h: h["val_loss"])["arch"]
+        return self._select_by_rule(history, "last_feasible")
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Draw, train and compare feasible architectures; refit the best.
@@ -181,58 +230,4 @@ class RandomNASSearch(BaseNASSearch):
         self : object
             Fitted search.
         """
-        from sklearn_iclr26.nas._refit import (
-            _ArchitectureClassifier,
-            _ArchitectureRegressor,
-        )
-
-        rng = check_random_state(self.random_state)
-        seed = seed_from_random_state(rng)
-        with torch_rng(seed, self.n_jobs, self.device):
-            X, y, y_search = self._prepare(X, y)
-            train, val = self._split(X, y_search, rng)
-            cls = (
-                _ArchitectureClassifier
-                if self.task == "classification"
-                else _ArchitectureRegressor
-            )
-            history, draws = [], 0
-            self.n_rejected_ = 0
-            while len(history) < self.n_candidates and draws < self.max_draws:
-                draws += 1
-                arch = self._to_ops([rng.randint(len(ops)) for ops in self._ops])
-                cost = self._arch_cost(arch)
-                if not self._feasible(cost):
-                    self.n_rejected_ += 1
-                    continue
-                est = cls(
-                    self._space,
-                    arch,
-                    max_iter=self.candidate_epochs,
-                    dtype=self.dtype,
-                    device=self.device,
-                    n_jobs=self.n_jobs,
-                    random_state=seed,
-                ).fit(X[train], y[train])
-                loss = self._val_loss(est, X[val], y[val])
-                history.append(
-                    {
-                        "step": len(history),
-                        "epoch": 0,
-                        "arch": arch,
-                        "cost": cost,
-                        "feasible": True,
-                        "val_loss": loss,
-                        "modified": False,
-                    }
-                )
-                self._log(
-                    f"candidate {len(history)}/{self.n_candidates} "
-                    f"{self._space.to_dict(arch, *self._dims())} cost={cost:.6g} "
-                    f"val_loss={loss:.4f}"
-                )
-            if history:
-                arch = min(history, key=lambda h: h["val_loss"])["arch"]
-            else:
-                arch = self._select(history)
-        return self._finish(X, y, arch, history, seed)
+        return self._fit(X, y)

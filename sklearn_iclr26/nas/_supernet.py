@@ -79,6 +79,63 @@ class MLPNetwork(nn.Module):
         return self.layers(X)
 
 
+class RelaxedSupernet(nn.Module):
+    """A supernet with its architecture logits: the module of the bilevel search.
+
+    Builds the space's supernet (``supernet_class(**supernet_params)``) and
+    then one logit vector per edge (``1e-3 * randn``, in this order, so the
+    RNG stream is fixed); ``forward`` relaxes the logits (``softmax`` of
+    ``logits / temperature`` or a Gumbel-softmax sample) and runs the
+    supernet. The protocol of ``utils._torch.train_bilevel``:
+    ``weight_parameters()`` are the supernet's, ``arch_parameters()`` the
+    logits, and ``forward(X, detach_arch=True)`` treats the logits as
+    constants (the weight step).
+    """
+
+    def __init__(
+        self,
+        supernet_class,
+        supernet_params,
+        n_ops,
+        relaxation="softmax",
+        temperature=1.0,
+        dtype=None,
+    ):
+        super().__init__()
+        self.supernet = supernet_class(**supernet_params, dtype=dtype)
+        self.arch_logits = nn.ParameterList(
+            [nn.Parameter(1e-3 * torch.randn(int(k), dtype=dtype)) for k in n_ops]
+        )
+        self.relaxation = relaxation
+        self.temperature = temperature
+
+    def weight_parameters(self):
+        return self.supernet.parameters()
+
+    def arch_parameters(self):
+        return list(self.arch_logits)
+
+    def relaxed_weights(self):
+        if self.relaxation == "gumbel":
+            return [F.gumbel_softmax(a, tau=self.temperature) for a in self.arch_logits]
+        return [F.softmax(a / self.temperature, dim=0) for a in self.arch_logits]
+
+    def forward(self, X, detach_arch=False):
+        weights = self.relaxed_weights()
+        if detach_arch:
+            weights = [w.detach() for w in weights]
+        return self.supernet(X, weights)
+
+    def one_hot_forward(self, X, arch_index):
+        """The supernet with one-hot weights: the discrete network ``arch_index``."""
+        weights = []
+        for logits, k in zip(self.arch_logits, arch_index):
+            w = torch.zeros_like(logits)
+            w[int(k)] = 1.0
+            weights.append(w)
+        return self.supernet(X, weights)
+
+
 class _Zero(nn.Module):
     def forward(self, x):
         return torch.zeros_like(x)

@@ -12,7 +12,7 @@ _FAST = {
     "final_estimator_params": {"max_iter": 50, "learning_rate_init": 5e-2},
     "random_state": 0,
 }
-_GRADIENT = {**_FAST, "search_epochs": 2, "budget": 1000.0}
+_GRADIENT = {**_FAST, "max_iter": 2, "budget": 1000.0}
 
 TEST_PARAMS = {
     "ConNASSearch": [_GRADIENT, {**_GRADIENT, "task": "regression"}],

@@ -1,5 +1,9 @@
 """NAS-Bench-201 table surrogate: the ConNAS rule without any training.
 
+Benchmark support (not part of the package): used by
+``benchmarks/connas_nasbench201.py`` and the table tests of
+``tests/test_nas.py``.
+
 The supernet is replaced by the exact expected accuracy of the architecture
 distribution: with independent per-edge softmaxes ``p_e = softmax(alpha_e)``
 over the 5 operations of the 6 edges, ``E[acc] = sum_a prod_e p_e[a_e]
