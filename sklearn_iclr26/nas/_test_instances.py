@@ -19,3 +19,16 @@ TEST_PARAMS = {
     "PenaltyNASSearch": [_GRADIENT],
     "RandomNASSearch": [{**_FAST, "n_candidates": 2, "candidate_epochs": 5}],
 }
+
+
+def _frontier_case():
+    """A small case for the common display test (tests/test_displays_common.py)."""
+    from sklearn.datasets import load_wine
+
+    from sklearn_iclr26.nas import ConNASSearch
+
+    X, y = load_wine(return_X_y=True)
+    return ConNASSearch(**_GRADIENT), X, y, {}
+
+
+DISPLAY_CASES = {"ArchitectureFrontierDisplay": _frontier_case}
