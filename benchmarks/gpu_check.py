@@ -87,6 +87,13 @@ def _fit(template, device, batch, X, y):
     est.set_params(**dict.fromkeys(_device_params(est), device))
     params = dict.fromkeys(_batch_params(est), batch)
     est.set_params(**params)
+    # a fixed seed everywhere: CPU and device runs must be comparable
+    seeds = [
+        k
+        for k in est.get_params(deep=True)
+        if k == "random_state" or k.endswith("__random_state")
+    ]
+    est.set_params(**dict.fromkeys(seeds, 0))
     cpu_state = torch.random.get_rng_state()
     cuda = device.startswith("cuda") and torch.cuda.is_available()
     cuda_state = torch.cuda.get_rng_state() if cuda else None
