@@ -9,6 +9,7 @@ DataFrame); these helpers validate only what the correctors read themselves.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
+from scipy import sparse
 from scipy.special import expit, logit
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline
@@ -54,12 +55,15 @@ def validate_meta_X(estimator, X, *, reset):
 
     ``X`` is returned untouched, except an object that numpy can convert but
     that cannot be indexed by rows (only ``__array__``), which becomes an
-    array. A numeric 1-D array raises scikit-learn's "Reshape your data"
+    array, and a sparse matrix in a format without row indexing, which
+    becomes CSR. A numeric 1-D array raises scikit-learn's "Reshape your data"
     error (a 1-D array of strings or objects passes: a text pipeline may sit
     inside).
     """
     if not hasattr(X, "__getitem__") and hasattr(X, "__array__"):
         X = np.asarray(X)
+    if sparse.issparse(X) and X.format not in ("csr", "csc"):
+        X = X.tocsr()  # DIA/COO/BSR cannot be indexed by rows
     if isinstance(X, np.ndarray) and X.ndim == 1 and X.dtype.kind in "biufc":
         raise ValueError(
             f"Expected 2D array, got 1D array instead:\narray={X}.\nReshape your "

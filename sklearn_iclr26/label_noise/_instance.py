@@ -75,7 +75,8 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
     estimator : estimator object, default=None
         The classifier to train, or a ``Pipeline`` ending in one (the loss
         applies to its final step). ``None`` means
-        ``lightgbm.LGBMClassifier(verbose=-1)`` (trees need no scaling). A
+        ``lightgbm.LGBMClassifier(n_jobs=1, verbose=-1)`` (trees need no
+        scaling; one thread, so pass your own for multi-threaded training). A
         ``LGBMClassifier`` must keep its default ``objective``.
     rho : {"margin", "cluster", "reconstruction", "ensemble"} or callable, \
             default="margin"
@@ -261,7 +262,10 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
     def _default_estimator(self):
         from lightgbm import LGBMClassifier
 
-        return LGBMClassifier(verbose=-1)
+        # one thread: fast on small and medium data, and no oversubscription
+        # inside parallel searches or on busy machines (measured: 0.15 s
+        # instead of 4.7 s for one fit on 300 rows on 2 busy cores)
+        return LGBMClassifier(n_jobs=1, verbose=-1)
 
     def _resolve_mode(self, backend):
         if self.mode == "objective" and not backend.supports_loss:
