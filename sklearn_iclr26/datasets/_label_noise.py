@@ -8,6 +8,7 @@ from numbers import Real
 import numpy as np
 from scipy.stats import truncnorm
 from sklearn.utils import check_array, column_or_1d
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.validation import check_random_state
 
 __all__ = ["make_label_noise"]
@@ -40,6 +41,17 @@ def _scale_to_mean(weights, rate, cap=0.5):
     return np.minimum(hi * weights, cap)
 
 
+@validate_params(
+    {
+        "y": ["array-like"],
+        "X": ["array-like", None],
+        "kind": [StrOptions(set(_KINDS))],
+        "rate": [Interval(Real, 0, 1, closed="left"), "array-like"],
+        "random_state": ["random_state"],
+        "return_flip_proba": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def make_label_noise(
     y, X=None, *, kind="instance", rate=0.2, random_state=None, return_flip_proba=False
 ):

@@ -3,39 +3,18 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import (
-    BaseEstimator,
-    ClassifierMixin,
-    MetaEstimatorMixin,
-    _fit_context,
-    clone,
-)
+from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
-from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import (
-    check_is_fitted,
-    check_random_state,
-    validate_data,
-)
 
-from sklearn_iclr26.label_noise._common import (
-    estimator_kind,
-    fit_lightgbm,
-    fit_stacked,
-    init_score,
-    proba_from_raw,
-    raw_score,
-    torch_child,
-)
-from sklearn_iclr26.utils._validation import (
-    input_validation_kwargs,
-    validate_classifier_fit_data,
-)
+from sklearn_iclr26.label_noise._backends import ForwardLossSpec
+from sklearn_iclr26.label_noise._base import BaseNoiseCorrector
+from sklearn_iclr26.utils._random import seed_from_random_state
+from sklearn_iclr26.utils._verbose import log_progress
+from sklearn_iclr26.utils._warnings import warn_user
 
 __all__ = ["ClassConditionalNoiseCorrector"]
 
@@ -65,16 +44,14 @@ def shrink_to_diagonally_dominant(T, margin=0.05):
     means every class keeps its label more often than not. Returns the matrix
     and the mixing weight (0 when ``T`` already satisfies it).
     """
-    for alpha in np.linspace(0.0, 1.0, 41):
-        mixed = (1.0 - alpha) * T + alpha * np.eye(T.shape[0])
+    for weight in np.linspace(0.0, 1.0, 41):
+        mixed = (1.0 - weight) * T + weight * np.eye(T.shape[0])
         if np.all(np.diag(mixed) >= 0.5 + margin):
-            return mixed, float(alpha)
+            return mixed, float(weight)
     return np.eye(T.shape[0]), 1.0
 
 
-class ClassConditionalNoiseCorrector(
-    ClassifierMixin, MetaEstimatorMixin, BaseEstimator
-):
+class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
     """Train a classifier on noisy labels with class-conditional loss correction.
 
     The class-conditional noise model (CCN): a label of class ``i`` is flipped
@@ -86,8 +63,9 @@ class ClassConditionalNoiseCorrector(
 
     - ``method="backward"``: the loss is ``sum_y inv(T)[y~, y] l(h, y)`` (its
       expectation over the noise is the clean loss), applied to any classifier
-      whose ``fit`` takes ``sample_weight`` by stacking one copy of ``X`` per
-      class with the (signed) weights ``inv(T)[y~, y]``, as
+      whose ``fit`` takes ``sample_weight`` (routed as
+      ``<final step>__sample_weight`` through a ``Pipeline``) by stacking one
+      copy of ``X`` per class with the (signed) weights ``inv(T)[y~, y]``, as
       ``bqlearn.unbiased.LossCorrection`` does;
     - ``method="forward"``: the loss is ``-log (T^T p(x))[y~]``, the
       log-likelihood of the noisy label. Needs a ``TorchMLPClassifier`` (any
@@ -102,7 +80,9 @@ class ClassConditionalNoiseCorrector(
     Parameters
     ----------
     estimator : estimator object, default=None
-        The classifier; ``None`` means ``LogisticRegression()``.
+        The classifier, or a ``Pipeline`` ending in one (the correction applies
+        to its final step; the steps before it see ``X`` untouched). ``None``
+        means ``make_pipeline(StandardScaler(), LogisticRegression())``.
     method : {"backward", "forward"}, default="backward"
         The correction.
     transition_matrix : array-like of shape (n_classes, n_classes) or None, \
@@ -115,13 +95,17 @@ class ClassConditionalNoiseCorrector(
         Folds of the out-of-fold probabilities used to estimate ``T`` (fewer
         when a class is too small; in-sample probabilities below 2 folds).
     random_state : int, RandomState instance or None, default=None
-        Seeds the fold split and, when the estimator has a ``random_state``
-        parameter left at ``None``, the estimator.
+        Seeds the fold split and every ``random_state`` parameter of the
+        estimator left at ``None`` (nested ones too).
+    verbose : int, default=0
+        Print progress when positive: the transition matrix estimate and the
+        corrected fit (with every tenth of the boosting rounds or epochs in
+        forward mode).
 
     Attributes
     ----------
     estimator_ : estimator object
-        The fitted classifier.
+        The fitted classifier (or Pipeline).
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     transition_matrix_ : ndarray of shape (n_classes, n_classes)
@@ -164,6 +148,7 @@ class ClassConditionalNoiseCorrector(
         "anchor_quantile": [Interval(Real, 0, 1, closed="right")],
         "cv": [Interval(Integral, 2, None, closed="left")],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -175,6 +160,7 @@ class ClassConditionalNoiseCorrector(
         anchor_quantile=0.97,
         cv=3,
         random_state=None,
+        verbose=0,
     ):
         self.estimator = estimator
         self.method = method
@@ -182,15 +168,16 @@ class ClassConditionalNoiseCorrector(
         self.anchor_quantile = anchor_quantile
         self.cv = cv
         self.random_state = random_state
+        self.verbose = verbose
 
-    def _get_estimator(self):
-        if self.estimator is None:
-            from sklearn.linear_model import LogisticRegression
+    def _default_estimator(self):
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
 
-            return LogisticRegression()
-        return self.estimator
+        return make_pipeline(StandardScaler(), LogisticRegression())
 
-    def _transition_matrix(self, estimator, X, y, sample_weight, n_classes):
+    def _transition_matrix(self, backend, X, y, sample_weight, n_classes, rng):
         if self.transition_matrix is not None:
             T = np.asarray(self.transition_matrix, dtype=np.float64)
             if T.shape != (n_classes, n_classes):
@@ -204,78 +191,59 @@ class ClassConditionalNoiseCorrector(
                 )
             return T
         n_splits = min(self.cv, int(np.bincount(y).min()))
-        params = {} if sample_weight is None else {"sample_weight": sample_weight}
+        params = backend._route(sample_weight=sample_weight)
         if n_splits >= 2:
             folds = StratifiedKFold(
-                n_splits, shuffle=True, random_state=self.random_state
+                n_splits, shuffle=True, random_state=seed_from_random_state(rng)
             )
             proba = cross_val_predict(
-                clone(estimator), X, y, cv=folds, method="predict_proba", params=params
+                clone(backend.estimator),
+                X,
+                y,
+                cv=folds,
+                method="predict_proba",
+                params=params,
             )
         else:
-            proba = clone(estimator).fit(X, y, **params).predict_proba(X)
+            proba = backend.fit_weighted(X, y, sample_weight).predict_proba(X)
         T = estimate_transition_matrix(proba, self.anchor_quantile)
-        T, alpha = shrink_to_diagonally_dominant(T)
-        if alpha > 0:
-            warnings.warn(
+        T, weight = shrink_to_diagonally_dominant(T)
+        if weight > 0:
+            warn_user(
                 "The estimated transition matrix had a class flipped more often "
-                f"than kept; it was mixed with the identity (weight {alpha:.3g}) "
+                f"than kept; it was mixed with the identity (weight {weight:.3g}) "
                 "so that it is invertible. The noise may be too strong, or the "
-                "estimator too weak, for the anchor-point estimate.",
-                UserWarning,
-                stacklevel=3,
+                "estimator too weak, for the anchor-point estimate."
             )
+        log_progress(
+            self,
+            f"transition matrix estimated from {n_splits}-fold out-of-fold "
+            f"probabilities; diagonal {np.round(np.diag(T), 3).tolist()}",
+        )
         return T
 
-    @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, sample_weight=None):
-        """Estimate the transition matrix and fit with the corrected loss.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data.
-        y : array-like of shape (n_samples,)
-            Observed, possibly noisy, labels.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Sample weights.
-
-        Returns
-        -------
-        self : object
-            Fitted estimator.
-        """
-        estimator = self._get_estimator()
-        X, y, y_enc, sample_weight = validate_classifier_fit_data(
-            self, X, y, sample_weight, **input_validation_kwargs(estimator)
-        )
+    def _fit_corrected(self, backend, X, y_enc, sample_weight, rng):
         n_classes = len(self.classes_)
-        kind = estimator_kind(estimator)
         if self.method == "forward":
-            if kind not in ("lightgbm", "torch"):
+            if not backend.supports_loss:
                 raise ValueError(
                     "method='forward' needs a TorchMLPClassifier or a "
-                    f"LGBMClassifier, got {type(estimator).__name__}; use "
-                    "method='backward' for other classifiers."
+                    f"LGBMClassifier, got {backend.what}; use method='backward' for "
+                    "other classifiers."
                 )
-            if kind == "lightgbm" and n_classes != 2:
+            if backend.name == "lightgbm" and n_classes != 2:
                 raise ValueError(
                     "method='forward' with a LGBMClassifier supports binary "
                     f"targets only, got {n_classes} classes. Use "
                     "method='backward' or a TorchMLPClassifier."
                 )
-        elif kind is None:
+        elif not backend.supports_weights:
             raise ValueError(
-                f"{type(estimator).__name__} does not accept sample_weight in "
-                "fit, which method='backward' needs."
+                f"{backend.what} does not accept sample_weight in fit, which "
+                "method='backward' needs."
             )
-        params = estimator.get_params(deep=False)
-        if "random_state" in params and params["random_state"] is None:
-            seed = int(check_random_state(self.random_state).randint(2**31 - 1))
-            estimator = clone(estimator).set_params(random_state=seed)
-        T = self._transition_matrix(estimator, X, y_enc, sample_weight, n_classes)
+        T = self._transition_matrix(backend, X, y_enc, sample_weight, n_classes, rng)
         self.transition_matrix_ = T
-        self._kind = kind
         self.init_score_ = 0.0
         if self.method == "backward":
             if abs(np.linalg.det(T)) < 1e-8:
@@ -284,85 +252,26 @@ class ClassConditionalNoiseCorrector(
                     "needs an invertible T (flip rates summing to less than 1)."
                 )
             T_inv = np.linalg.inv(T)
-            base = np.ones(X.shape[0]) if sample_weight is None else sample_weight
+            n = len(y_enc)
+            base = np.ones(n) if sample_weight is None else sample_weight
             weights = [base * T_inv[y_enc, c] for c in range(n_classes)]
             scale = base.sum() / max(
                 float(sum(np.abs(w).sum() for w in weights)), 1e-300
             )
-            labels = [np.full(X.shape[0], c) for c in range(n_classes)]
-            self.estimator_ = fit_stacked(
-                estimator, X, labels, [w * scale for w in weights]
+            labels = [np.full(n, c) for c in range(n_classes)]
+            self.estimator_ = backend.fit_stacked(
+                X, labels, [w * scale for w in weights]
             )
-        elif kind == "lightgbm":
-            from sklearn_iclr26.label_noise._lgbm_objective import (
-                ForwardCorrectedObjective,
-            )
-
-            self.estimator_, self.init_score_ = fit_lightgbm(
-                estimator,
-                ForwardCorrectedObjective(transition_matrix=T),
+        else:
+            self.estimator_, self.init_score_ = backend.fit_loss(
                 X,
                 y_enc,
                 sample_weight,
-                init_score(y_enc, sample_weight),
+                ForwardLossSpec(T),
+                n_classes=n_classes,
+                owner=self,
             )
-        else:
-            from sklearn_iclr26.label_noise._torch_loss import ForwardCorrectedLoss
+        log_progress(self, f"{self.method} correction fitted ({backend.name} backend)")
 
-            est = torch_child(estimator, X, n_classes)
-            est._fit_net(
-                np.asarray(X, dtype=np.float64),
-                y_enc,
-                n_classes,
-                criterion=ForwardCorrectedLoss,
-                criterion_params={"transition_matrix": T},
-                sample_weight=sample_weight,
-            )
-            self.estimator_ = est
-        return self
-
-    def predict_proba(self, X):
-        """Class probabilities (of the clean labels).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Input data.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Columns follow ``classes_``.
-        """
-        check_is_fitted(self)
-        X = validate_data(
-            self, X, reset=False, **input_validation_kwargs(self._get_estimator())
-        )
-        if self.method == "forward" and self._kind == "lightgbm":
-            return proba_from_raw(
-                raw_score("lightgbm", self.estimator_, X, self.init_score_)
-            )
-        return np.asarray(self.estimator_.predict_proba(X), dtype=np.float64)
-
-    def predict(self, X):
-        """Predicted class labels.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Input data.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            The most probable class.
-        """
-        check_is_fitted(self)
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        sub = get_tags(self._get_estimator())
-        tags.input_tags.sparse = sub.input_tags.sparse
-        tags.input_tags.allow_nan = sub.input_tags.allow_nan
-        return tags
+    def _predict_proba_rows(self, X):
+        return self._backend.predict_proba(self.estimator_, X, self.init_score_)

@@ -1,37 +1,140 @@
-"""Helpers shared by the label-noise meta-estimators."""
+"""Helpers shared by the label-noise meta-estimators.
+
+Meta-estimators hand ``X`` to the inner estimator untouched (a ``Pipeline``
+with a name-based ``ColumnTransformer`` may sit inside and see the raw
+DataFrame); these helpers validate only what the correctors read themselves.
+"""
 
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
-
-import warnings
 
 import numpy as np
 from scipy import sparse
 from scipy.special import expit, logit
 from sklearn.base import clone
-from sklearn.utils.validation import has_fit_parameter, validate_data
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import LabelEncoder
+from sklearn.utils import check_array, column_or_1d
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_consistent_length,
+    validate_data,
+)
+
+from sklearn_iclr26.utils._validation import check_at_least_two_classes
 
 __all__ = [
-    "estimator_kind",
-    "fit_lightgbm",
-    "fit_stacked",
     "init_score",
-    "raw_score",
-    "torch_child",
+    "numeric_features",
+    "proba_from_raw",
+    "split_pipeline",
+    "validate_meta_X",
+    "validate_meta_fit",
     "warmup_count",
 ]
 
 
-def estimator_kind(estimator):
-    """``"lightgbm"``, ``"torch"``, ``"weights"`` or ``None`` (unsupported)."""
-    names = {cls.__name__ for cls in type(estimator).__mro__}
-    if "LGBMClassifier" in names:
-        return "lightgbm"
-    if hasattr(estimator, "_fit_net") and "TorchMLPClassifier" in names:
-        return "torch"
-    if has_fit_parameter(estimator, "sample_weight"):
-        return "weights"
-    return None
+def split_pipeline(estimator):
+    """``(head, final_name, final)`` of an estimator.
+
+    For a :class:`~sklearn.pipeline.Pipeline`, ``head`` is the pipeline of the
+    steps before the final estimator (``None`` when there is none),
+    ``final_name`` the name of the final step and ``final`` the final step;
+    for any other estimator ``(None, None, estimator)``.
+    """
+    if isinstance(estimator, Pipeline):
+        name, final = estimator.steps[-1]
+        head = estimator[:-1] if len(estimator.steps) > 1 else None
+        return head, name, final
+    return None, None, estimator
+
+
+def validate_meta_X(estimator, X, *, reset):
+    """Record or check ``n_features_in_``/``feature_names_in_``; return ``X``.
+
+    ``X`` is returned untouched, except an object that numpy can convert but
+    that cannot be indexed by rows (only ``__array__``), which becomes an
+    array, and a sparse matrix in a format without row indexing, which
+    becomes CSR. A numeric 1-D array raises scikit-learn's "Reshape your data"
+    error (a 1-D array of strings or objects passes: a text pipeline may sit
+    inside).
+    """
+    if not hasattr(X, "__getitem__") and hasattr(X, "__array__"):
+        X = np.asarray(X)
+    if sparse.issparse(X) and X.format not in ("csr", "csc"):
+        X = X.tocsr()  # DIA/COO/BSR cannot be indexed by rows
+    if isinstance(X, np.ndarray) and X.ndim == 1 and X.dtype.kind in "biufc":
+        raise ValueError(
+            f"Expected 2D array, got 1D array instead:\narray={X}.\nReshape your "
+            "data either using array.reshape(-1, 1) if your data has a single "
+            "feature or array.reshape(1, -1) if it contains a single sample."
+        )
+    validate_data(estimator, X, reset=reset, skip_check_array=True)
+    return X
+
+
+def validate_meta_fit(estimator, X, y, sample_weight=None):
+    """Validate a corrector's ``fit`` inputs without converting ``X``.
+
+    Sets ``n_features_in_``/``feature_names_in_`` (when ``X`` has them) and
+    ``classes_``; returns ``X`` (see :func:`validate_meta_X`), the labels,
+    their codes ``0, ..., n_classes - 1`` and the validated weights. ``X``
+    itself is validated by the inner estimator.
+    """
+    if y is None:
+        raise ValueError(
+            f"{type(estimator).__name__} requires y to be passed, but the target y "
+            "is None."
+        )
+    X = validate_meta_X(estimator, X, reset=True)
+    y = column_or_1d(y, warn=True)
+    check_consistent_length(X, y)
+    check_classification_targets(y)
+    if sample_weight is not None:
+        sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+    encoder = LabelEncoder().fit(y)
+    estimator.classes_ = encoder.classes_
+    check_at_least_two_classes(estimator, y, sample_weight)
+    return X, y, encoder.transform(y).astype(np.int64), sample_weight
+
+
+def numeric_features(X, transformer, estimator, *, y=None, fitted=None, what):
+    """The numeric matrix a noise model computes on, and the fitted transformer.
+
+    ``transformer`` (cloned and fitted here unless ``fitted`` is given) maps
+    ``X`` to numbers; ``None`` uses the steps of ``estimator`` before its final
+    step when ``estimator`` is a ``Pipeline``, and ``X`` itself otherwise,
+    which must then be numeric (a clear error names ``transformer=``).
+    """
+    if fitted is None:
+        if transformer is None:
+            head, _, _ = split_pipeline(estimator)
+            transformer = head
+        if transformer is not None:
+            # fit then transform: a FrozenEstimator disables fit_transform
+            fitted = clone(transformer).fit(X, y)
+            Z = fitted.transform(X)
+        else:
+            Z = X
+    else:
+        Z = X if fitted == "passthrough" else fitted.transform(X)
+    try:
+        Z = check_array(
+            Z,
+            accept_sparse=["csr", "csc"],
+            ensure_all_finite="allow-nan",
+            dtype=[np.float64, np.float32],
+        )
+    except (ValueError, TypeError) as exc:
+        raise ValueError(
+            f"{what} computes on X itself, but X is not numeric ({exc}). Pass "
+            "transformer= (a transformer mapping X to numbers, e.g. your "
+            "ColumnTransformer, or FrozenEstimator(fitted_preprocessor)), or use "
+            "a Pipeline as estimator: its steps before the final estimator are "
+            "the default transformer."
+        ) from exc
+    return Z, ("passthrough" if fitted is None else fitted)
 
 
 def warmup_count(warmup, n_total):
@@ -45,94 +148,6 @@ def init_score(y, sample_weight):
     """``logit`` of the weighted positive rate (LightGBM's ``boost_from_average``)."""
     mean = np.average(y, weights=sample_weight)
     return float(logit(np.clip(mean, 1e-6, 1 - 1e-6)))
-
-
-def fit_lightgbm(estimator, objective, X, y, sample_weight, init):
-    """Clone a ``LGBMClassifier``, give it a callable objective and fit it.
-
-    Returns the fitted clone and its raw-score offset. On data too small for
-    LightGBM to keep any feature, a callable objective makes LightGBM abort
-    ("num_features() > 0") where the built-in one returns a constant model;
-    then the built-in binary objective is used (a constant model: there is
-    nothing to correct), with a warning, and the offset is 0.
-    """
-    est = clone(estimator)
-    current = est.get_params().get("objective")
-    if current not in (None, "binary"):
-        raise ValueError(
-            "The LGBMClassifier must keep objective=None (or 'binary'): the "
-            f"corrector sets its own objective, got objective={current!r}."
-        )
-    est.set_params(objective=objective)
-    from lightgbm.basic import LightGBMError
-
-    try:
-        est.fit(X, y, sample_weight=sample_weight, init_score=np.full(X.shape[0], init))
-    except LightGBMError as exc:
-        if "num_features" not in str(exc):
-            raise
-        warnings.warn(
-            "LightGBM found no usable feature (too few samples); fitting a "
-            "constant model with the built-in objective instead.",
-            UserWarning,
-            stacklevel=3,
-        )
-        est = clone(estimator).fit(X, y, sample_weight=sample_weight)
-        return est, 0.0
-    return est, init
-
-
-def torch_child(estimator, X, n_classes):
-    """Clone a ``TorchMLPClassifier`` ready for ``_fit_net`` (validated params)."""
-    est = clone(estimator)
-    est._validate_params()
-    validate_data(est, X, reset=True, dtype=[np.float64, np.float32])
-    est.classes_ = np.arange(n_classes)
-    return est
-
-
-def raw_score(kind, estimator, X, init=0.0):
-    """Binary raw score ``h(x)`` (logit of class 1) of a fitted child."""
-    if kind == "lightgbm" and callable(estimator.get_params().get("objective")):
-        return estimator.predict(X, raw_score=True) + init
-    if kind == "torch":
-        logits = estimator._forward(X)
-        return logits[:, 1] - logits[:, 0]
-    if hasattr(estimator, "decision_function") and kind != "lightgbm":
-        scores = np.asarray(estimator.decision_function(X), dtype=np.float64)
-        if scores.ndim == 1:
-            return scores
-    proba = np.asarray(estimator.predict_proba(X), dtype=np.float64)[:, 1]
-    proba = np.clip(proba, 1e-15, 1 - 1e-15)
-    return logit(proba)
-
-
-def fit_stacked(estimator, X, labels, weights):
-    """Fit a clone on ``len(labels)`` stacked copies of ``X`` with signed weights.
-
-    ``labels`` and ``weights`` are lists (one entry per copy) of arrays of
-    shape (n_samples,). Rows with weight exactly 0 are dropped.
-    """
-    y_all = np.concatenate(labels)
-    w_all = np.concatenate(weights)
-    X_all = sparse.vstack([X] * len(labels)) if sparse.issparse(X) else None
-    if X_all is None:
-        X_all = np.concatenate([X] * len(labels))
-    keep = w_all != 0
-    if not keep.all():
-        X_all, y_all, w_all = X_all[keep], y_all[keep], w_all[keep]
-    try:
-        return clone(estimator).fit(X_all, y_all, sample_weight=w_all)
-    except ValueError as exc:
-        if "negative" in str(exc).lower():
-            raise ValueError(
-                f"{type(estimator).__name__} rejects negative sample weights, which "
-                "the loss-correction stacking needs (rows with the other label "
-                "get negative weights). Use an estimator that accepts them, such "
-                "as LogisticRegression, or mode='objective' with LightGBM or "
-                "TorchMLPClassifier."
-            ) from exc
-        raise
 
 
 def proba_from_raw(raw):

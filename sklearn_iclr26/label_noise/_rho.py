@@ -11,7 +11,6 @@ options: these are concrete choices, documented in the user guide.
 
 import numpy as np
 from scipy import sparse
-from sklearn.base import clone
 from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA
 from sklearn.impute import SimpleImputer
@@ -55,16 +54,16 @@ def reconstruction_difficulty(X):
     return np.sum((Z - recon) ** 2, axis=1)
 
 
-def ensemble_difficulty(estimator, X, y, sample_weight, random_state, n_members=5):
+def ensemble_difficulty(member_proba, y, random_state, n_members=5):
     """Disagreement ``1 - |2 p_bar - 1|`` of members fit on random halves.
 
     ``p_bar`` is the mean predicted probability of class 1 (soft votes) of
-    ``n_members`` clones of ``estimator``, each fit on a random half of the
-    rows that contains both classes.
+    ``n_members`` members; ``member_proba(rows)`` fits one member on the
+    training rows ``rows`` (a random half that contains both classes) and
+    returns its probability of class 1 on every training row.
     """
     rng = check_random_state(random_state)
-    n = X.shape[0]
-    votes = np.zeros(n)
+    votes = np.zeros(len(y))
     pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
     for _ in range(n_members):
         idx = np.concatenate(
@@ -73,22 +72,25 @@ def ensemble_difficulty(estimator, X, y, sample_weight, random_state, n_members=
                 rng.choice(neg, size=max(1, len(neg) // 2), replace=False),
             ]
         )
-        fit_kw = {} if sample_weight is None else {"sample_weight": sample_weight[idx]}
-        member = clone(estimator).fit(X[idx], y[idx], **fit_kw)
-        votes += member.predict_proba(X)[:, 1]
+        votes += member_proba(np.sort(idx))
     votes /= n_members
     return 1.0 - np.abs(2.0 * votes - 1.0)
 
 
-def offline_difficulty(kind, estimator, X, y, sample_weight, random_state):
-    """Difficulty ``z`` of the training rows for an offline ``rho`` option."""
+def offline_difficulty(kind, y, random_state, *, Z=None, member_proba=None):
+    """Difficulty ``z`` of the training rows for an offline ``rho`` option.
+
+    ``Z`` is the numeric matrix the ``"cluster"`` and ``"reconstruction"``
+    options compute on; ``member_proba`` fits an ensemble member (see
+    :func:`ensemble_difficulty`).
+    """
     seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
     if kind == "cluster":
-        return cluster_difficulty(X, seed)
+        return cluster_difficulty(Z, seed)
     if kind == "reconstruction":
-        return reconstruction_difficulty(X)
+        return reconstruction_difficulty(Z)
     if kind == "ensemble":
-        return ensemble_difficulty(estimator, X, y, sample_weight, seed)
+        return ensemble_difficulty(member_proba, y, seed)
     raise ValueError(f"Unknown rho estimator {kind!r}.")
 
 

@@ -46,12 +46,14 @@ class TorchMLPClassifier(ClassifierMixin, BaseTorchMLP):
     device : str, default="cpu"
         torch device, e.g. ``"cuda"``.
     n_jobs : int or None, default=None
-        torch threads during fit and predict; ``None`` means 1, ``-1`` all cores.
+        torch threads during fit and predict; ``None`` means 1, ``-1`` all
+        cores, ``-2`` all but one; 0 is rejected.
     random_state : int, RandomState instance or None, default=None
         Seeds weight initialisation and shuffling; a fixed value gives
         bit-identical results.
     verbose : int, default=0
-        If positive, print the training loss after each epoch.
+        If positive, print the training loss after each epoch (one plain-text
+        line per epoch).
 
     Attributes
     ----------
@@ -72,6 +74,14 @@ class TorchMLPClassifier(ClassifierMixin, BaseTorchMLP):
     TorchMLPRegressor : The regression counterpart.
     sklearn.neural_network.MLPClassifier : scikit-learn's numpy MLP.
 
+    Notes
+    -----
+    Protected entry points for the package's other families (documented in
+    ``sklearn_iclr26/neural_network/_base.py``): ``_fit_with_criterion`` fits
+    with a given per-sample loss and auxiliary per-sample arrays,
+    ``_raw_decision`` returns the logits. The label-noise correctors train
+    the network with their corrected losses through them.
+
     Examples
     --------
     >>> from sklearn.datasets import load_iris
@@ -86,6 +96,10 @@ class TorchMLPClassifier(ClassifierMixin, BaseTorchMLP):
         from torch import nn
 
         return nn.CrossEntropyLoss
+
+    def _set_output_encoding(self, n_outputs):
+        # _fit_with_criterion: y holds encoded labels, predictions are indices
+        self.classes_ = np.arange(n_outputs)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -108,7 +122,7 @@ class TorchMLPClassifier(ClassifierMixin, BaseTorchMLP):
         X, _, y_encoded, sample_weight = validate_classifier_fit_data(
             self, X, y, sample_weight, dtype=[np.float64, np.float32]
         )
-        return self._fit_net(
+        return self._train(
             X,
             y_encoded,
             len(self.classes_),
@@ -130,7 +144,7 @@ class TorchMLPClassifier(ClassifierMixin, BaseTorchMLP):
         proba : ndarray of shape (n_samples, n_classes)
             Softmax of the logits; columns follow ``classes_``.
         """
-        return _softmax(self._forward(X))
+        return _softmax(self._raw_decision(X))
 
     def predict(self, X):
         """Predicted class labels.
@@ -145,5 +159,5 @@ class TorchMLPClassifier(ClassifierMixin, BaseTorchMLP):
         y_pred : ndarray of shape (n_samples,)
             The most probable class.
         """
-        logits = self._forward(X)  # raises NotFittedError before classes_ is read
+        logits = self._raw_decision(X)  # NotFittedError before classes_ is read
         return self.classes_[np.argmax(logits, axis=1)]

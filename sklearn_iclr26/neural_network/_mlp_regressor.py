@@ -37,11 +37,13 @@ class TorchMLPRegressor(RegressorMixin, BaseTorchMLP):
     device : str, default="cpu"
         torch device.
     n_jobs : int or None, default=None
-        torch threads during fit and predict; ``None`` means 1.
+        torch threads during fit and predict; ``None`` means 1, ``-1`` all
+        cores; 0 is rejected.
     random_state : int, RandomState instance or None, default=None
         Seeds weight initialisation and shuffling.
     verbose : int, default=0
-        If positive, print the training loss after each epoch.
+        If positive, print the training loss after each epoch (one plain-text
+        line per epoch).
 
     Attributes
     ----------
@@ -59,6 +61,12 @@ class TorchMLPRegressor(RegressorMixin, BaseTorchMLP):
     --------
     TorchMLPClassifier : The classification counterpart.
 
+    Notes
+    -----
+    Protected entry points for the package's other families:
+    ``_fit_with_criterion`` and ``_raw_decision`` (documented in
+    ``sklearn_iclr26/neural_network/_base.py``).
+
     Examples
     --------
     >>> from sklearn.datasets import load_diabetes
@@ -68,6 +76,12 @@ class TorchMLPRegressor(RegressorMixin, BaseTorchMLP):
     >>> reg.predict(X[:3]).shape
     (3,)
     """
+
+    def _set_output_encoding(self, n_outputs):
+        # _fit_with_criterion: the targets are used as given (no scaling)
+        self._y_ndim = 1 if n_outputs == 1 else 2
+        self._y_mean = np.zeros(n_outputs)
+        self._y_scale = np.ones(n_outputs)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -110,7 +124,7 @@ class TorchMLPRegressor(RegressorMixin, BaseTorchMLP):
         )
         self._y_scale = np.where(y_std > 0, y_std, 1.0)
         y_scaled = (y_2d - self._y_mean) / self._y_scale
-        return self._fit_net(
+        return self._train(
             X,
             y_scaled,
             y_2d.shape[1],
@@ -132,7 +146,7 @@ class TorchMLPRegressor(RegressorMixin, BaseTorchMLP):
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
             Predictions in the units of ``y``.
         """
-        out = self._forward(X) * self._y_scale + self._y_mean
+        out = self._raw_decision(X) * self._y_scale + self._y_mean
         return out.ravel() if self._y_ndim == 1 else out
 
     def __sklearn_tags__(self):

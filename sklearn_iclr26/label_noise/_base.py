@@ -1,0 +1,128 @@
+"""The base class of the label-noise correctors."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from abc import ABCMeta, abstractmethod
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    MetaEstimatorMixin,
+    _fit_context,
+    clone,
+)
+from sklearn.utils import get_tags
+from sklearn.utils.validation import check_is_fitted, check_random_state
+
+from sklearn_iclr26.label_noise._backends import get_backend
+from sklearn_iclr26.label_noise._common import validate_meta_fit, validate_meta_X
+from sklearn_iclr26.utils._batching import batched
+from sklearn_iclr26.utils._random import set_child_random_state
+
+__all__ = ["BaseNoiseCorrector"]
+
+
+class BaseNoiseCorrector(
+    ClassifierMixin, MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta
+):
+    """Fit an inner classifier on noisy labels with a corrected loss.
+
+    Validation of ``y`` and the weights, the backend (:mod:`._backends`),
+    seeding of the child, batched prediction and the input tags are shared;
+    ``X`` reaches the inner estimator untouched. Subclasses implement the
+    hooks :meth:`_default_estimator`, :meth:`_fit_corrected` and
+    :meth:`_predict_proba_rows`.
+    """
+
+    @abstractmethod
+    def _default_estimator(self):
+        """The inner classifier used when ``estimator=None``."""
+
+    @abstractmethod
+    def _fit_corrected(self, backend, X, y_encoded, sample_weight, rng):
+        """Fit the corrected model; set the fitted attributes of the subclass."""
+
+    @abstractmethod
+    def _predict_proba_rows(self, X):
+        """Class probabilities of a batch of rows (columns as ``classes_``)."""
+
+    def _get_estimator(self):
+        return self._default_estimator() if self.estimator is None else self.estimator
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the classifier on noisy labels with the corrected loss.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Training data, handed to the inner estimator untouched (so a
+            ``Pipeline`` inside may preprocess a raw DataFrame).
+        y : array-like of shape (n_samples,)
+            Observed, possibly noisy, labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights, multiplied into the corrected loss (routed as
+            ``<final step>__sample_weight`` through a ``Pipeline``).
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        X, _, y_encoded, sample_weight = validate_meta_fit(self, X, y, sample_weight)
+        rng = check_random_state(self.random_state)
+        estimator = set_child_random_state(
+            clone(self._get_estimator()), None if self.random_state is None else rng
+        )
+        backend = get_backend(estimator)
+        self._fit_corrected(backend, X, y_encoded, sample_weight, rng)
+        self._backend = backend
+        return self
+
+    def _row_bytes(self):
+        return 64 * 8 * (getattr(self, "n_features_in_", 1) + len(self.classes_))
+
+    def predict_proba(self, X):
+        """Class probabilities (of the clean labels).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Input data, handed to the inner estimator untouched.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``. Rows are processed in batches sized by
+            scikit-learn's ``working_memory``.
+        """
+        check_is_fitted(self)
+        X = validate_meta_X(self, X, reset=False)
+        return batched(self._predict_proba_rows, X, row_bytes=self._row_bytes())
+
+    def predict(self, X):
+        """Predicted class labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Input data.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The most probable class.
+        """
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        sub = get_tags(self._get_estimator())
+        tags.input_tags.sparse = sub.input_tags.sparse
+        tags.input_tags.allow_nan = sub.input_tags.allow_nan
+        tags.input_tags.string = sub.input_tags.string
+        tags.input_tags.categorical = sub.input_tags.categorical
+        return tags
