@@ -324,7 +324,7 @@ class TorchBackend(Backend):
     supports_loss = True
 
     def fit_loss(self, X, y, sample_weight, loss, *, n_classes, owner, prefix=""):
-        from sklearn_iclr26.neural_network._callbacks import EpochProgress
+        from sklearn_iclr26.utils._skorch_net import EpochProgress
 
         est = clone(self.estimator)
         head, _, final = split_pipeline(est)

@@ -233,6 +233,18 @@ def train_module(
     all_callbacks = list(callbacks or [])
     if not all_callbacks and not verbose:
         all_callbacks = "disable"
+    from sklearn_iclr26.utils._skorch_net import EpochProgress
+
+    plain_log = {}
+    if verbose:
+        # skorch's PrintLog table colours values with raw ANSI codes, which
+        # garble log files: plain lines through EpochProgress instead
+        plain_log["callbacks__print_log"] = None
+        named = [c[1] if isinstance(c, tuple) else c for c in all_callbacks]
+        if not any(isinstance(c, EpochProgress) for c in named):
+            all_callbacks.append(
+                EpochProgress(None, max_epochs, name=getattr(module, "__name__", "net"))
+            )
 
     seed = seed_from_random_state(random_state)
     with torch_rng(seed, n_jobs, device):
@@ -257,6 +269,7 @@ def train_module(
                 callbacks=all_callbacks,
                 verbose=verbose,
                 device=device,
+                **plain_log,
                 **params,
             )
             net.fit(inputs, y)
