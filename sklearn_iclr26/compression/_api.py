@@ -20,9 +20,12 @@ __all__ = ["compress", "decompress"]
 def _make_encoder(
     method, delta, n_bins, helper_prob, precision, chunk_size, checksum, backend
 ):
-    common = dict(
-        precision=precision, chunk_size=chunk_size, checksum=checksum, backend=backend
-    )
+    common = {
+        "precision": precision,
+        "chunk_size": chunk_size,
+        "checksum": checksum,
+        "backend": backend,
+    }
     if method == "plain":
         return ArithmeticEncoder(**common)
     return PMATICEncoder(delta=delta, n_bins=n_bins, helper_prob=helper_prob, **common)

@@ -98,12 +98,12 @@ class ArithmeticEncoder(_BaseEncoder):
     def __init__(self, *, precision=32, chunk_size=None, checksum=True, backend="auto"):
         validate_parameter_constraints(
             PLAIN_CONSTRAINTS,
-            dict(
-                precision=precision,
-                chunk_size=chunk_size,
-                checksum=checksum,
-                backend=backend,
-            ),
+            {
+                "precision": precision,
+                "chunk_size": chunk_size,
+                "checksum": checksum,
+                "backend": backend,
+            },
             caller_name=type(self).__name__,
         )
         self._method = (
@@ -116,4 +116,9 @@ class ArithmeticEncoder(_BaseEncoder):
         return bits, num, np.full_like(num, den)
 
     def _meta(self):
-        return dict(method=self._method, delta=0.0, n_bins=0, helper_numerator=0)
+        return {
+            "method": self._method,
+            "delta": 0.0,
+            "n_bins": 0,
+            "helper_numerator": 0,
+        }

@@ -107,17 +107,17 @@ def unpack_payload(payload):
             f"Payload format version {version} is not supported (this version "
             f"reads {VERSION})."
         )
-    meta = dict(
-        method=fields[2],
-        precision=fields[3],
-        checksum=bool(fields[4] & 1),
-        alphabet_size=fields[5],
-        n_symbols=fields[6],
-        chunk_size=fields[7],
-        delta=fields[9],
-        n_bins=fields[10],
-        helper_numerator=fields[11],
-    )
+    meta = {
+        "method": fields[2],
+        "precision": fields[3],
+        "checksum": bool(fields[4] & 1),
+        "alphabet_size": fields[5],
+        "n_symbols": fields[6],
+        "chunk_size": fields[7],
+        "delta": fields[9],
+        "n_bins": fields[10],
+        "helper_numerator": fields[11],
+    }
     n_chunks = fields[8]
     if meta["method"] not in METHOD_NAMES:
         raise ValueError(f"Unknown coding method {meta['method']} in the header.")

@@ -154,7 +154,7 @@ def optimal_n_bins(delta, *, rounding="paper"):
     r_star = math.sqrt(delta * math.log2(1.0 / delta) / (2.0 * math.log2(math.e)))
     m_star = 1.0 / (2.0 * r_star)
     if rounding == "nearest":
-        m = max(int(round(m_star)), 1)
+        m = max(round(m_star), 1)
     else:
         decade = 1
         m = None

@@ -136,16 +136,16 @@ def decode_rows(
                 elif mode == 1:
                     d = 2 * n_bins
                     if h == 0:
-                        k = int(math.floor(p * n_bins))
+                        k = math.floor(p * n_bins)
                         k = min(max(k, 0), n_bins - 1)
                         num = 2 * k + 1
                     else:
-                        k = int(math.floor(p * n_bins + 0.5))
+                        k = math.floor(p * n_bins + 0.5)
                         k = min(max(k, 1), n_bins - 1)
                         num = 2 * k
                 else:
                     d = den
-                    num = int(math.floor(p * den + 0.5))
+                    num = math.floor(p * den + 0.5)
                     num = min(max(num, 1), den - 1)
                 split = low + ((high - low + 1) * (d - num)) // d
                 if value >= split:

@@ -74,9 +74,12 @@ def check_symbols(symbols, alphabet_size, n_rows):
     s = np.asarray(symbols)
     if s.ndim != 1:
         raise ValueError(f"symbols must be 1-D, got shape {s.shape}.")
-    if s.size and not np.issubdtype(s.dtype, np.integer):
-        if not np.issubdtype(s.dtype, np.floating) or not np.all(s == np.round(s)):
-            raise ValueError("symbols must be integers (alphabet indices).")
+    if (
+        s.size
+        and not np.issubdtype(s.dtype, np.integer)
+        and (not np.issubdtype(s.dtype, np.floating) or not np.all(s == np.round(s)))
+    ):
+        raise ValueError("symbols must be integers (alphabet indices).")
     s = s.astype(np.int64)
     if s.shape[0] != n_rows:
         raise ValueError(

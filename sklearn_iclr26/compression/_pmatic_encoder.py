@@ -128,16 +128,16 @@ class PMATICEncoder(_BaseEncoder):
     ):
         validate_parameter_constraints(
             PMATIC_CONSTRAINTS,
-            dict(
-                delta=delta,
-                n_bins=n_bins,
-                helper_prob=helper_prob,
-                precision=precision,
-                bit_order=bit_order,
-                chunk_size=chunk_size,
-                checksum=checksum,
-                backend=backend,
-            ),
+            {
+                "delta": delta,
+                "n_bins": n_bins,
+                "helper_prob": helper_prob,
+                "precision": precision,
+                "bit_order": bit_order,
+                "chunk_size": chunk_size,
+                "checksum": checksum,
+                "backend": backend,
+            },
             caller_name=type(self).__name__,
         )
         self.delta = float(delta)
@@ -167,9 +167,9 @@ class PMATICEncoder(_BaseEncoder):
         return out_bits, nums, dens
 
     def _meta(self):
-        return dict(
-            method=METHOD_PMATIC,
-            delta=self.delta,
-            n_bins=self.n_bins_,
-            helper_numerator=self.helper_numerator_,
-        )
+        return {
+            "method": METHOD_PMATIC,
+            "delta": self.delta,
+            "n_bins": self.n_bins_,
+            "helper_numerator": self.helper_numerator_,
+        }
