@@ -333,7 +333,7 @@ def test_bad_input_errors():
         PMATICDecoder(payload[:-1])
     with pytest.raises(ValueError, match="Truncated"):
         decompress(payload[:20], P)
-    with pytest.raises(ValueError, match="ArithmeticDecoder|PMATICDecoder"):
+    with pytest.raises(ValueError, match=r"PMATICDecoder"):
         ArithmeticDecoder(payload)
     decoder = PMATICDecoder(payload)
     decoder.decode(P)

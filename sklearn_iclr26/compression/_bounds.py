@@ -222,9 +222,17 @@ def expected_overhead_bits(
     --------
     >>> import numpy as np
     >>> from sklearn_iclr26.compression import expected_overhead_bits
-    >>> P = np.full((4, 8), 1 / 8)
+    >>> P = np.tile([0.62, 0.27, 0.11], (4, 1))
     >>> round(expected_overhead_bits(P, delta=1e-3), 4)
-    0.0292
+    0.0712
+
+    A bit probability lying exactly on an internal bin edge always pays the
+    helper bit ``-log2(delta / r)``: with the paper's even ``m``, ``p = 1/2``
+    is such an edge, so a uniform distribution over 8 symbols costs
+    ``3 * -log2(0.02)`` bits more than its 3 ideal bits:
+
+    >>> round(expected_overhead_bits(np.full((1, 8), 1 / 8), delta=1e-3), 2)
+    16.93
     """
     P = check_probability_rows(probabilities)
     n, V = P.shape
