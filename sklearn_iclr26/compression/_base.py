@@ -365,6 +365,7 @@ class _BaseDecoder:
         self.code_length_ = code_length(self.alphabet_size_)
         self.n_decoded_ = 0
         self.chunk_ok_ = []
+        self.header_bytes_ = len(payload) - sum(len(c[0]) for c in chunks)
         if meta["method"] == METHOD_CONSTRICTION:
             self.backend_ = "constriction"
             self._constriction = import_constriction()
@@ -481,7 +482,13 @@ class _BaseDecoder:
         n = P.shape[0]
         if self.backend_ == "constriction":
             family = self._constriction.stream.model.Categorical(perfect=False)
-            return np.asarray(self._cdecoder.decode(family, P), dtype=np.int64)
+            try:
+                return np.asarray(self._cdecoder.decode(family, P), dtype=np.int64)
+            except (AssertionError, ValueError, RuntimeError) as exc:
+                raise ValueError(
+                    f"Desync detected: constriction cannot decode chunk "
+                    f"{self._chunk_index} with these probabilities ({exc})."
+                ) from exc
         T = mass_tree(P)
         _, decode, compiled = self._kernels
         out = np.zeros(n, dtype=np.int64)

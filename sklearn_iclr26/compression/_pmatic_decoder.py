@@ -52,6 +52,9 @@ class PMATICDecoder(_BaseDecoder):
         One entry per completed chunk: whether its CRC matched.
     code_length_ : int
         ``ceil(log2 alphabet_size_)``.
+    header_bytes_ : int
+        Bytes of the header and chunk table (52 + 8 per chunk); the rest of
+        the payload is the coded symbols.
     backend_ : str
         The backend in use.
 
