@@ -47,6 +47,11 @@ _HEAD = struct.Struct("<4sBBBBIQQIdIQ")
 _CHUNK = struct.Struct("<II")
 
 
+def _cache_rows(coder):
+    """Rows per batch whose mass trees fit in about 2 MiB (cache-friendly)."""
+    return max(16, (1 << 21) // tree_row_bytes(coder.alphabet_size_))
+
+
 def resolve_backend(backend):
     if backend == "auto":
         return "numba" if numba_available() else "python"
@@ -243,7 +248,9 @@ class _BaseEncoder:
             self.alphabet_size_ = int(P.shape[1])
             self.code_length_ = code_length(self.alphabet_size_)
         chunk = self.chunk_size
-        for batch in batch_slices(len(s), tree_row_bytes(self.alphabet_size_)):
+        for batch in batch_slices(
+            len(s), tree_row_bytes(self.alphabet_size_), max_n_rows=_cache_rows(self)
+        ):
             start = batch.start
             while start < batch.stop:
                 stop = batch.stop
@@ -450,7 +457,9 @@ class _BaseDecoder:
                 f"payload's {self.n_symbols_} remain."
             )
         out = np.zeros(n, dtype=np.int64)
-        for batch in batch_slices(n, tree_row_bytes(self.alphabet_size_)):
+        for batch in batch_slices(
+            n, tree_row_bytes(self.alphabet_size_), max_n_rows=_cache_rows(self)
+        ):
             start = batch.start
             while start < batch.stop:
                 chunk_n = self._chunks[self._chunk_index][1]
