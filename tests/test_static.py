@@ -1,0 +1,123 @@
+"""Static checks of the package's structure.
+
+* One torch training engine: no module outside ``utils/_torch.py`` (and its
+  skorch net, ``utils/_skorch_net.py``) calls ``.backward(`` or an optimizer's
+  ``.step(``. Gradients of non-parameter quantities use
+  ``torch.autograd.grad``, which is allowed anywhere.
+* Layering: a family imports only the foundation (``utils``, ``datasets``,
+  ``metrics``) and the ``neural_network`` estimators, and never another
+  family's private names.
+"""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+import sklearn_iclr26
+
+ROOT = Path(sklearn_iclr26.__file__).parent
+ENGINE = {"utils/_torch.py", "utils/_skorch_net.py"}
+# {relative path: reason}: the one allow-list of modules that may call
+# .backward( or .step( outside the engine
+ALLOWED_TRAINING_CALLS = {
+    "conformal/_cvqr_modules.py": (
+        "the L-BFGS conjugate solve of CVQR's solver='lbfgs' minimises over the "
+        "rank u of each row (not over parameters): torch.optim.LBFGS needs "
+        "backward() in its closure"
+    ),
+}
+FOUNDATION = {"utils", "datasets", "metrics"}
+# the families' documented protected entry points: neural_network's estimators
+SHARED_FAMILIES = {"neural_network"}
+
+MODULES = sorted(p for p in ROOT.rglob("*.py") if "tests" not in p.parts)
+
+
+def _rel(path):
+    return path.relative_to(ROOT).as_posix()
+
+
+def _family(rel):
+    parts = rel.split("/")
+    return parts[0] if len(parts) > 1 else None
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_rel)
+def test_no_training_loop_outside_the_engine(path):
+    rel = _rel(path)
+    if rel in ENGINE or rel in ALLOWED_TRAINING_CALLS:
+        return
+    source = path.read_text()
+    tree = ast.parse(source)
+    offending = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("backward", "step")
+        ):
+            receiver = ast.unparse(node.func.value)
+            if node.func.attr == "step" and not re.search(
+                r"optim|opt\b|opt_|_opt|scheduler", receiver, re.I
+            ):
+                continue
+            offending.append(f"line {node.lineno}: {ast.unparse(node)}")
+    assert not offending, (
+        f"{rel} trains outside utils/_torch.py: {offending}. Train through "
+        "train_module; use torch.autograd.grad for gradients of non-parameters."
+    )
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_rel)
+def test_families_import_only_the_foundation(path):
+    rel = _rel(path)
+    family = _family(rel)
+    tree = ast.parse(path.read_text())
+    problems = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            modules = [(node.module, [a.name for a in node.names])]
+        elif isinstance(node, ast.Import):
+            modules = [(a.name, []) for a in node.names]
+        else:
+            continue
+        for module, names in modules:
+            parts = module.split(".")
+            if parts[0] != "sklearn_iclr26" or len(parts) < 2:
+                continue
+            target = parts[1]
+            if target == family or family is None:
+                continue
+            if family in FOUNDATION and target not in FOUNDATION:
+                problems.append(f"foundation imports family {module}")
+                continue
+            if target in FOUNDATION:
+                continue
+            if target in SHARED_FAMILIES:
+                private = [p for p in parts[2:] if p.startswith("_")]
+                private_names = [n for n in names if n.startswith("_")]
+                if private_names:
+                    problems.append(f"private names {private_names} of {module}")
+                elif private and not all(
+                    n[:1].isupper() or n.startswith("Torch") for n in names
+                ):
+                    problems.append(f"{module} {names}")
+                continue
+            problems.append(f"imports another family: {module}")
+    assert not problems, f"{rel}: {problems}"
+
+
+def test_every_public_function_validates_its_parameters():
+    from sklearn_iclr26.utils.discovery import all_functions
+
+    missing = [
+        f"{func.__module__}.{name}"
+        for name, func in all_functions()
+        if not hasattr(func, "__wrapped__")
+    ]
+    assert not missing, f"public functions without @validate_params: {missing}"
