@@ -87,7 +87,7 @@ class BonferroniBoxRegressor(BaseResidualRegion):
     def _half_widths(self, alpha):
         a = alpha / self.n_outputs_
         return np.array(
-            [conformal_quantile(col, a) for col in self.calibration_scores_.T]
+            [conformal_quantile(col, 1 - a) for col in self.calibration_scores_.T]
         )
 
     def _contains(self, X, R, alpha):

@@ -397,7 +397,7 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
         if not np.all(np.isfinite(scores)) and self.conformity_score == "pb":
             raise RuntimeError("Non-finite calibration ranks: the training diverged.")
         self.calibration_scores_ = np.sort(scores)
-        self.threshold_ = conformal_quantile(self.calibration_scores_, self.alpha)
+        self.threshold_ = conformal_quantile(self.calibration_scores_, 1 - self.alpha)
 
     def calibrate(self, X, Y):
         """Re-calibrate the conformal threshold on new data, keeping the map.
@@ -507,7 +507,7 @@ class CVQRRegressor(RegressorMixin, BaseEstimator):
             len(self.calibration_scores_), alpha, error=False
         ):
             return math.inf
-        return conformal_quantile(self.calibration_scores_, alpha)
+        return conformal_quantile(self.calibration_scores_, 1 - alpha)
 
     # ------------------------------------------------------------- predict
     def predict(self, X):

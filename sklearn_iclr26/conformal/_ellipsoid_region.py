@@ -157,7 +157,7 @@ class EllipsoidRegressor(BaseResidualRegion):
         return np.linalg.norm(z, axis=1)
 
     def _threshold(self, alpha):
-        return conformal_quantile(self.calibration_scores_, alpha)
+        return conformal_quantile(self.calibration_scores_, 1 - alpha)
 
     def _contains(self, X, R, alpha):
         return self._mahalanobis(X, R) <= self._threshold(alpha)
