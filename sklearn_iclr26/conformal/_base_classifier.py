@@ -342,8 +342,8 @@ class BaseConformalClassifier(
             X_batch = X if rows == slice(0, n_samples) else _batch(X, rows)
             result = np.asarray(func(X_batch, rows))
             if out is None:
-                shape = (n_samples,) + result.shape[1:]
-                out = np.empty(shape, dtype=dtype or result.dtype)
+                shape = (n_samples, *result.shape[1:])
+                out = np.empty(shape, dtype=result.dtype if dtype is None else dtype)
             out[rows] = result
         if out is None:  # no rows: let the estimator answer (or raise)
             out = np.asarray(func(X, slice(0, 0)))
