@@ -32,8 +32,9 @@ def warn_user(message, category=UserWarning):
     user's line), as Python 3.12's ``skip_file_prefixes`` does.
     """
     internal = _internal_dirs()
+    # stacklevel=1 is this function's own frame, 2 its caller's
     frame = sys._getframe(1)
-    level = 1
+    level = 2
     while frame is not None and frame.f_code.co_filename.startswith(internal):
         frame = frame.f_back
         level += 1
