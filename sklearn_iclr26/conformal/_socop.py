@@ -169,7 +169,7 @@ class SOCOPClassifier(BaseConformalClassifier):
     >>> sets = clf.fit(X, y).predict_set(X[:5])
     >>> sets.shape
     (5, 10)
-    >>> clf.predict_set(X[:5], output="sparse").nnz == sets.sum()
+    >>> int(clf.predict_set(X[:5], output="sparse").nnz) == int(sets.sum())
     True
     """
 
