@@ -16,7 +16,7 @@ rows with an increase far below the dense output, at most 1.5 x the time of
 ``np.argsort`` over the same rows (generated the same way, batch by batch).
 
 Run: ``python benchmarks/bench_memory.py [--ns 100000 1000000]
-[--stream 10000000] [--k 1000]``.
+[--outputs dense sparse] [--stream 10000000] [--k 1000]``.
 """
 
 # Authors: The sklearn-iclr26 developers
@@ -158,9 +158,10 @@ def run(args_list):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ns", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--ns", type=int, nargs="*", default=[100_000, 1_000_000])
     parser.add_argument("--stream", type=int, nargs="*", default=[10_000_000])
     parser.add_argument("--k", type=int, default=1000)
+    parser.add_argument("--outputs", nargs="+", default=["dense", "sparse"])
     parser.add_argument("--worker", action="store_true")
     parser.add_argument("--n", type=int)
     parser.add_argument("--output", default="dense")
@@ -178,7 +179,7 @@ def main():
         f"{'tracemalloc MiB':>16} {'incr - out':>11} {'size':>6} {'coverage':>9}"
     )
     for n in args.ns:
-        for output in ("dense", "sparse"):
+        for output in args.outputs:
             r = run(["--n", str(n), "--k", str(args.k), "--output", output])
             print(
                 f"{n:>9} {output:>7} {r['seconds_sets']:>8.1f} "
