@@ -150,3 +150,15 @@ def test_sparse_output_type(iris):
     assert sp.issparse(sets) and sets.format == "csr" and sets.dtype == bool
     assert sets.shape == (150, 3)
     np.testing.assert_array_equal(sets.toarray(), clf.predict_set(X))
+
+
+def test_a_training_part_too_small_to_fit_warns(iris):
+    """calibration_size=0.97 used to train on 4 rows silently."""
+    X, y = iris
+    clf = SplitConformalClassifier(calibration_size=0.97, random_state=0)
+    with pytest.warns(UserWarning, match=r"training part has 4 samples") as record:
+        clf.fit(X, y)
+    assert record[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        SplitConformalClassifier(calibration_size=0.5, random_state=0).fit(X, y)
