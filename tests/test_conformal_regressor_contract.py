@@ -100,9 +100,11 @@ def test_threshold_is_the_conformal_order_statistic(name):
     est = _make(name, random_state=0).fit(X, y)
     scores = est.calibration_scores_
     if name == "BonferroniBoxRegressor":
-        expected = [conformal_quantile(c, alpha=0.1 / 2) for c in scores.T]
+        expected = [
+            conformal_quantile(c, confidence_level=1 - 0.1 / 2) for c in scores.T
+        ]
     else:
-        expected = conformal_quantile(scores, alpha=0.1)
+        expected = conformal_quantile(scores, confidence_level=0.9)
     np.testing.assert_array_equal(est.threshold_, expected)
     # contains is the score against the threshold
     s = est.conformity_scores(X, y)

@@ -211,9 +211,10 @@ def test_scores_by_name_and_bad_probabilities(name):
 
 def test_conformal_quantile():
     scores = np.arange(1, 20, dtype=float)  # n = 19
-    assert conformal_quantile(scores, 0.1) == 18.0  # ceil(20 * 0.9) = 18
-    assert conformal_quantile(scores[:5], 0.1) == np.inf  # ceil(6 * 0.9) = 6 > 5
-    with pytest.raises(ValueError, match="open interval"):
+    assert conformal_quantile(scores, 0.9) == 18.0  # ceil(20 * 0.9) = 18
+    assert conformal_quantile(scores, confidence_level=0.9) == 18.0
+    assert conformal_quantile(scores[:5], 0.9) == np.inf  # ceil(6 * 0.9) = 6 > 5
+    with pytest.raises(ValueError, match="confidence_level"):
         conformal_quantile(scores, 1.5)
 
 

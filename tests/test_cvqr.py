@@ -142,7 +142,7 @@ def test_exact_order_statistic_threshold():
         for alpha in (0.1, 0.2, 0.3):
             k = math.ceil((n + 1) * (1 - alpha))
             expected = scores[k - 1] if k <= n else np.inf
-            assert conformal_quantile(scores, alpha) == expected
+            assert conformal_quantile(scores, 1 - alpha) == expected
 
 
 def test_ranks_roughly_gaussian_on_held_out(fitted):
@@ -180,7 +180,7 @@ def test_coverage_validity_over_random_splits(fitted, alpha):
     for _ in range(200):
         perm = rng.permutation(len(scores))
         cal, test = np.sort(scores[perm[:n_cal]]), scores[perm[n_cal:]]
-        coverages.append(np.mean(test <= conformal_quantile(cal, alpha)))
+        coverages.append(np.mean(test <= conformal_quantile(cal, 1 - alpha)))
     level = 0.01 / 6
     low = stats.ttest_1samp(coverages, 1 - alpha, alternative="less").pvalue
     high = stats.ttest_1samp(
@@ -190,7 +190,7 @@ def test_coverage_validity_over_random_splits(fitted, alpha):
     # the public path gives the same membership as the scores
     est.calibrate(Xp[:n_cal], Yp[:n_cal])
     inside = est.contains(Xp[n_cal:], Yp[n_cal:], confidence_level=1 - alpha)
-    q = conformal_quantile(np.sort(scores[:n_cal]), alpha)
+    q = conformal_quantile(np.sort(scores[:n_cal]), 1 - alpha)
     np.testing.assert_array_equal(inside, scores[n_cal:] <= q)
 
 
@@ -218,7 +218,7 @@ def test_d1_gives_a_valid_interval():
     # compared with a standard split-conformal interval (absolute residuals)
     lin = LinearRegression().fit(X[:900], y[:900])
     res = np.sort(np.abs(y[900:1200] - lin.predict(X[900:1200])))
-    q = conformal_quantile(res, 0.1)
+    q = conformal_quantile(res, 0.9)
     split_cov = np.mean(np.abs(yt - lin.predict(Xt)) <= q)
     assert abs(inside.mean() - 0.9) < 0.04
     assert abs(split_cov - 0.9) < 0.04

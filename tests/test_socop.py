@@ -17,6 +17,7 @@ from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
+from sklearn.utils.validation import check_random_state
 
 from sklearn_iclr26.conformal import SOCOPClassifier, SplitConformalClassifier
 from sklearn_iclr26.metrics import (
@@ -25,6 +26,8 @@ from sklearn_iclr26.metrics import (
     multiple_prediction_rate,
 )
 from sklearn_iclr26.neural_network import TorchMLPClassifier
+from sklearn_iclr26.utils._random import seed_from_random_state
+from sklearn_iclr26.utils._split import split_indices
 
 N_SPLITS = 100
 N_CAL = 500
@@ -56,7 +59,7 @@ METHODS = [
     # lam = 0: every top label scores exactly 0, ties make coverage conservative
     ("socop_0", lambda m: SOCOPClassifier(m, lam=0.0), False),
 ]
-ALPHAS = [0.05, 0.1, 0.2]
+LEVELS = [0.95, 0.9, 0.8]
 
 
 @pytest.fixture(scope="module")
@@ -69,19 +72,19 @@ def digits_model_and_pool():
     return model, X_pool, y_pool
 
 
-@pytest.mark.parametrize("alpha", ALPHAS)
-def test_coverage_validity_over_random_splits(alpha, digits_model_and_pool):
+@pytest.mark.parametrize("level", LEVELS)
+def test_coverage_validity_over_random_splits(level, digits_model_and_pool):
     """MAPIE-style: a fixed model, many random calibration/test splits.
 
     Conditionally on the calibration set, coverage is Beta distributed with
-    mean in [1 - alpha, 1 - alpha + 1 / (n + 1)] for continuous scores. One-sided
+    mean in [level, level + 1 / (n + 1)] for continuous scores. One-sided
     t-tests on the mean coverage over the splits, Bonferroni-corrected over all
-    (method, alpha, side) cells at a 1% family-wise error.
+    (method, level, side) cells at a 1% family-wise error.
     """
     model, X_pool, y_pool = digits_model_and_pool
     frozen = FrozenEstimator(model)
-    n_tests = len(METHODS) * len(ALPHAS) * 2
-    level = FWER / n_tests
+    n_tests = len(METHODS) * len(LEVELS) * 2
+    test_level = FWER / n_tests
     for name, factory, continuous in METHODS:
         coverages = []
         for split in range(N_SPLITS):
@@ -96,7 +99,7 @@ def test_coverage_validity_over_random_splits(alpha, digits_model_and_pool):
                 )
                 X_test, y_test = X_test[300:], y_test[300:]
             clf = factory(frozen).set_params(
-                alpha=alpha, allow_empty=True, random_state=split
+                confidence_level=level, allow_empty=True, random_state=split
             )
             if name == "socop_auto":
                 clf.set_params(calibration_size=N_CAL / len(y_cal), tuning_size=0.3)
@@ -105,17 +108,17 @@ def test_coverage_validity_over_random_splits(alpha, digits_model_and_pool):
             coverages.append(coverage_score(y_test, sets, classes=clf.classes_))
         coverages = np.asarray(coverages)
         n_cal = clf.n_calibration_samples_
-        low = stats.ttest_1samp(coverages, 1 - alpha, alternative="less").pvalue
-        assert low > level, (name, alpha, coverages.mean())
+        low = stats.ttest_1samp(coverages, level, alternative="less").pvalue
+        assert low > test_level, (name, level, coverages.mean())
         if continuous:
-            upper = 1 - alpha + 1 / (n_cal + 1)
+            upper = level + 1 / (n_cal + 1)
             high = stats.ttest_1samp(coverages, upper, alternative="greater").pvalue
-            assert high > level, (name, alpha, coverages.mean(), upper)
+            assert high > test_level, (name, level, coverages.mean(), upper)
 
 
 def test_allow_empty_false_only_adds_the_top_label(digits_model_and_pool):
     model, X_pool, y_pool = digits_model_and_pool
-    kwargs = {"lam": 0.5, "alpha": 0.3, "random_state": 0}
+    kwargs = {"lam": 0.5, "confidence_level": 0.7, "random_state": 0}
     with_empty = SOCOPClassifier(FrozenEstimator(model), allow_empty=True, **kwargs)
     without = SOCOPClassifier(FrozenEstimator(model), allow_empty=False, **kwargs)
     sets_a = with_empty.fit(X_pool, y_pool).predict_set(X_pool)
@@ -138,8 +141,8 @@ def test_socop_lowers_non_singleton_rate_against_lac_on_digits():
             X, y, test_size=0.3, random_state=split, stratify=y
         )
         base = LogisticRegression(C=1e-4, max_iter=2000)
-        lac = SplitConformalClassifier(base, alpha=0.1, random_state=split)
-        socop = SOCOPClassifier(base, alpha=0.1, random_state=split)
+        lac = SplitConformalClassifier(base, confidence_level=0.9, random_state=split)
+        socop = SOCOPClassifier(base, confidence_level=0.9, random_state=split)
         lac_sets = lac.fit(X_fit, y_fit).predict_set(X_test)
         socop_sets = socop.fit(X_fit, y_fit).predict_set(X_test)
         lac_rates.append(multiple_prediction_rate(lac_sets))
@@ -164,21 +167,21 @@ def test_lam_auto_records_the_path_and_picks_a_grid_value():
     assert clf_sscv.lam_ == clf_sscv.lam_path_["lam"][best]
 
 
-def test_numeric_lam_and_predict_set_alpha_override():
+def test_numeric_lam_and_predict_set_level_override():
     X, y = load_iris(return_X_y=True)
     clf = SOCOPClassifier(lam=0.2, random_state=0).fit(X, y)
     assert clf.lam_ == 0.2 and clf.lam_path_ is None
-    small = clf.predict_set(X, alpha=0.3).sum()
-    large = clf.predict_set(X, alpha=0.05).sum()
+    small = clf.predict_set(X, confidence_level=0.7).sum()
+    large = clf.predict_set(X, confidence_level=0.95).sum()
     assert small <= large
     scores = clf.conformity_scores(X)
     np.testing.assert_array_equal(
-        clf.predict_set(X), (scores <= clf.quantile_) | _top_if_empty(scores, clf)
+        clf.predict_set(X), (scores <= clf.threshold_) | _top_if_empty(scores, clf)
     )
 
 
 def _top_if_empty(scores, clf):
-    sets = scores <= clf.quantile_
+    sets = scores <= clf.threshold_
     extra = np.zeros_like(sets)
     empty = ~sets.any(axis=1)
     extra[np.flatnonzero(empty), np.argmin(scores[empty], axis=1)] = True
@@ -222,7 +225,7 @@ def test_prefit_model_with_frozen_estimator_uses_all_data():
     X_train, X_rest, y_train, y_rest = train_test_split(X, y, random_state=0)
     model = GaussianNB().fit(X_train, y_train)
     clf = SOCOPClassifier(FrozenEstimator(model), lam=0.1).fit(X_rest, y_rest)
-    assert clf.estimator_ is not None
+    assert clf.estimator_ is not None and clf.estimator_.estimator is model
     assert clf.n_calibration_samples_ == len(y_rest)
     np.testing.assert_array_equal(clf.predict(X_rest), model.predict(X_rest))
     auto = SOCOPClassifier(FrozenEstimator(model), random_state=0).fit(X_rest, y_rest)
@@ -233,7 +236,7 @@ def test_prefit_model_with_frozen_estimator_uses_all_data():
 def test_pipeline_grid_search_pickle_and_determinism():
     X, y = load_digits(return_X_y=True)
     pipe = make_pipeline(StandardScaler(), SOCOPClassifier(random_state=0))
-    grid = GridSearchCV(pipe, {"socopclassifier__alpha": [0.05, 0.1]}, cv=3)
+    grid = GridSearchCV(pipe, {"socopclassifier__confidence_level": [0.95, 0.9]}, cv=3)
     grid.fit(X, y)
     assert grid.best_score_ > 0.9
     fitted = grid.best_estimator_
@@ -260,13 +263,13 @@ def test_randomized_aps_is_reproducible():
 
 def test_bad_inputs_raise_clear_errors():
     X, y = load_iris(return_X_y=True)
-    with pytest.raises(ValueError, match="alpha"):
-        SOCOPClassifier(alpha=1.5).fit(X, y)
-    with pytest.raises(ValueError, match="alpha"):
-        SOCOPClassifier(alpha=0.0).fit(X, y)
+    with pytest.raises(ValueError, match="confidence_level"):
+        SOCOPClassifier(confidence_level=1.5).fit(X, y)
+    with pytest.raises(ValueError, match="confidence_level"):
+        SOCOPClassifier(confidence_level=0.0).fit(X, y)
     clf = SOCOPClassifier(lam=0.1, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="open interval"):
-        clf.predict_set(X, alpha=2.0)
+        clf.predict_set(X, confidence_level=2.0)
     # an estimator without predict_proba is named in the error
     with pytest.raises(ValueError, match="predict_proba"):
         SOCOPClassifier(LinearSVC()).fit(X, y)
@@ -290,8 +293,10 @@ def test_too_small_calibration_set_warns_and_gives_full_sets():
     X, y = load_iris(return_X_y=True)
     idx = np.r_[0:10, 50:60, 100:110]
     with pytest.warns(UserWarning, match="too few"):
-        clf = SOCOPClassifier(lam=0.1, alpha=0.05, random_state=0).fit(X[idx], y[idx])
-    assert np.isinf(clf.quantile_)
+        clf = SOCOPClassifier(lam=0.1, confidence_level=0.95, random_state=0).fit(
+            X[idx], y[idx]
+        )
+    assert np.isinf(clf.threshold_)
     assert clf.predict_set(X).all()
 
 
@@ -303,11 +308,21 @@ def test_unseen_labels_in_calibration_raise():
 
 
 def test_sample_weight_is_routed_to_the_training_split():
+    """Non-uniform weights reach the inner fit on the training rows only."""
     X, y = load_iris(return_X_y=True)
-    weights = np.ones(len(y))
-    clf = SOCOPClassifier(LogisticRegression(), lam=0.1, random_state=0)
+    weights = np.random.RandomState(0).uniform(0.1, 5.0, size=len(y))
+    clf = SOCOPClassifier(LogisticRegression(max_iter=1000), lam=0.1, random_state=0)
     clf.fit(X, y, sample_weight=weights)
-    unweighted = SOCOPClassifier(LogisticRegression(), lam=0.1, random_state=0)
-    np.testing.assert_allclose(
-        clf.predict_proba(X), unweighted.fit(X, y).predict_proba(X)
+    # the same split: the training rows are those the unweighted fit used
+    unweighted = SOCOPClassifier(
+        LogisticRegression(max_iter=1000), lam=0.1, random_state=0
     )
+    unweighted.fit(X, y)
+    assert not np.allclose(clf.predict_proba(X), unweighted.predict_proba(X))
+    # equal to fitting the model by hand on the training rows with their weights
+    rng = check_random_state(0)
+    seed_from_random_state(rng)
+    train = split_indices(len(y), [0.7], y=y, random_state=rng)[0]
+    by_hand = LogisticRegression(max_iter=1000)
+    by_hand.fit(X[train], y[train], sample_weight=weights[train])
+    np.testing.assert_allclose(clf.predict_proba(X), by_hand.predict_proba(X))

@@ -63,7 +63,7 @@ def test_no_training_loop_outside_the_engine(path):
         ):
             receiver = ast.unparse(node.func.value)
             if node.func.attr == "step" and not re.search(
-                r"optim|opt\b|opt_|_opt|scheduler", receiver, re.I
+                r"optim|opt\b|opt_|_opt|scheduler", receiver, re.IGNORECASE
             ):
                 continue
             offending.append(f"line {node.lineno}: {ast.unparse(node)}")

@@ -3,10 +3,11 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-import warnings
+from abc import ABCMeta, abstractmethod
 from numbers import Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -14,8 +15,8 @@ from sklearn.base import (
     clone,
 )
 from sklearn.frozen import FrozenEstimator
-from sklearn.model_selection import train_test_split
-from sklearn.utils import get_tags
+from sklearn.utils import column_or_1d, get_tags
+from sklearn.utils._indexing import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.metadata_routing import (
     MetadataRouter,
@@ -25,86 +26,118 @@ from sklearn.utils.metadata_routing import (
 )
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
+    _check_feature_names,
     _check_method_params,
+    _check_n_features,
+    _num_samples,
+    check_consistent_length,
     check_is_fitted,
     check_random_state,
-    validate_data,
 )
 
 from sklearn_iclr26.conformal._scores import conformal_quantile
+from sklearn_iclr26.metrics._set_metrics import _label_indices
+from sklearn_iclr26.utils._batching import batch_slices
+from sklearn_iclr26.utils._random import seed_from_random_state, set_child_random_state
+from sklearn_iclr26.utils._split import split_indices
 from sklearn_iclr26.utils._validation import (
-    check_alpha,
+    calibration_size_ok,
     check_at_least_two_classes,
-    check_calibration_size,
+    check_confidence_level,
     check_has_methods,
     check_probabilities,
-    input_validation_kwargs,
 )
+from sklearn_iclr26.utils._verbose import log_progress
+from sklearn_iclr26.utils._warnings import warn_user
 
 
 def _default_classifier():
+    """A scaled logistic regression: converges on raw numeric features."""
     from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
 
-    return LogisticRegression(max_iter=1000)
+    return make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
 
 
-def _split_indices(y, sizes, rng):
-    """Split ``range(n)`` into consecutive parts of the given fractions.
+def _fill_empty(sets, proba):
+    """Add the most probable label to every empty set, in place."""
+    empty = ~sets.any(axis=1)
+    if empty.any():
+        rows = np.flatnonzero(empty)
+        sets[rows, np.argmax(proba[rows], axis=1)] = True
+    return sets
 
-    Stratified by ``y`` when every class can appear in every part, so that the
-    model sees every label in training; plain random otherwise.
+
+def _check_output(output):
+    if output not in ("dense", "sparse"):
+        raise ValueError(f'output must be "dense" or "sparse", got {output!r}.')
+
+
+def _indexable(X):
+    """``X`` in a form whose rows safe indexing can take, converted only if not.
+
+    DataFrames, ndarrays, lists and CSR/CSC matrices pass untouched; other
+    sparse formats become CSR, other array-likes ndarrays.
     """
-    n = y.shape[0]
-    remaining = np.arange(n)
-    parts = []
-    left = 1.0
-    for fraction in sizes[:-1]:
-        share = fraction / left
-        left -= fraction
-        y_rem = y[remaining]
-        n_classes = np.unique(y_rem).shape[0]
-        n_take = int(np.floor(share * remaining.shape[0]))
-        n_rest = remaining.shape[0] - n_take
-        counts = np.unique(y_rem, return_counts=True)[1]
-        stratify = (
-            y_rem if counts.min() >= 2 and min(n_take, n_rest) >= n_classes else None
-        )
-        if n_take < 1 or n_rest < 1:
-            raise ValueError(
-                f"Cannot split {remaining.shape[0]} samples into parts of fractions "
-                f"{sizes}: a part would be empty. Pass more samples."
-            )
-        taken, rest = train_test_split(
-            remaining,
-            train_size=n_take,
-            random_state=rng.randint(np.iinfo(np.int32).max),
-            stratify=stratify,
-        )
-        parts.append(np.sort(taken))
-        remaining = np.sort(rest)
-    parts.append(remaining)
-    return parts
+    if sp.issparse(X):
+        return X if X.format in ("csr", "csc") else X.tocsr()
+    if not hasattr(X, "__getitem__"):
+        return np.asarray(X)
+    return X
 
 
-class BaseConformalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+def _check_2d(X, estimator):
+    """The one input check a meta-estimator makes itself: 2-D rows."""
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) != 2:
+        raise ValueError(
+            f"Expected a 2D array for X, got {len(shape)}D of shape {shape} in "
+            f"{type(estimator).__name__}. Reshape your data either using "
+            "array.reshape(-1, 1) if your data has a single feature or "
+            "array.reshape(1, -1) if it contains a single sample."
+        )
+
+
+class BaseConformalClassifier(
+    MetaEstimatorMixin, ClassifierMixin, BaseEstimator, metaclass=ABCMeta
+):
     """Split-conformal prediction sets around any probabilistic classifier.
 
-    Subclasses define the conformity score through ``_score_matrix`` and may
-    tune score hyperparameters on a tuning split (``_needs_tuning`` and
-    ``_tune``). ``fit`` splits the data into a training part (omitted when the
-    estimator is a :class:`~sklearn.frozen.FrozenEstimator`), an optional
-    tuning part and a calibration part.
+    Subclasses define the conformity score through the abstract hook
+    ``_score_matrix`` and may tune score hyperparameters on a tuning split
+    (``_needs_tuning``, ``_tuning_fraction`` and ``_tune``) or compute sets
+    without the score matrix (``_sets``). ``fit`` splits the data into a
+    training part (omitted when the estimator is a
+    :class:`~sklearn.frozen.FrozenEstimator`), an optional tuning part and a
+    calibration part. ``X`` reaches the inner estimator untouched (rows are
+    indexed with scikit-learn's safe indexing), so a ``Pipeline`` with a
+    name-based ``ColumnTransformer`` on a raw DataFrame can sit inside.
     """
 
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict_proba"]), None],
-        "alpha": [Interval(Real, 0, 1, closed="neither")],
+        "confidence_level": [Interval(Real, 0, 1, closed="neither")],
         "calibration_size": [Interval(Real, 0, 1, closed="neither")],
         "allow_empty": ["boolean"],
+        "verbose": ["verbose"],
         "random_state": ["random_state"],
     }
 
     # -- hooks -------------------------------------------------------------------
+    @abstractmethod
+    def _score_matrix(self, proba, uniforms=None):
+        """Scores of every label, shape of ``proba``.
+
+        ``uniforms`` (shape (n_samples, 1)) are the row-aligned uniform draws
+        of randomized scores (``None`` for the others, see
+        ``_is_randomized``).
+        """
+
+    def _is_randomized(self):
+        """Whether ``_score_matrix`` uses uniform draws."""
+        return False
+
     def _needs_tuning(self):
         return False
 
@@ -114,12 +147,17 @@ class BaseConformalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator
     def _tune(self, proba, y_index, rng):
         """Choose score hyperparameters on the tuning split (default: none)."""
 
-    def _score_matrix(self, proba, random_state=None):
-        raise NotImplementedError
+    def _sets(self, proba, threshold, uniforms=None):
+        """Prediction sets ``scores <= threshold`` (subclasses may shortcut)."""
+        return self._score_matrix(proba, uniforms) <= threshold
 
-    def _sets(self, proba, quantile):
-        """Prediction sets ``scores <= quantile`` (subclasses may shortcut)."""
-        return self._score_matrix(proba, random_state=self._seed + 1) <= quantile
+    def _row_bytes(self):
+        """Working bytes per row of one prediction batch.
+
+        The inner ``predict_proba`` output, one float working copy and the
+        boolean set row, with room for the inner model's own work.
+        """
+        return 8 * 4 * len(self.classes_) + 64
 
     # -- estimator plumbing ------------------------------------------------------
     def _get_estimator(self):
@@ -138,40 +176,68 @@ class BaseConformalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator
             method_mapping=MethodMapping().add(caller="fit", callee="fit"),
         )
 
+    def _check_fit_y(self, X, y):
+        """Validate what ``fit`` reads itself: the labels and the row count."""
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y "
+                "is None."
+            )
+        _check_2d(X, self)
+        y = column_or_1d(y, warn=True)
+        check_consistent_length(X, y)
+        check_classification_targets(y)
+        check_at_least_two_classes(self, y)
+        return y
+
     def _fit_conformal(self, X, y, **fit_params):
         estimator = self._get_estimator()
         check_has_methods(estimator, ["predict_proba"])
-        alpha = check_alpha(self.alpha)
-        X, y = validate_data(self, X, y, **input_validation_kwargs(estimator))
-        check_classification_targets(y)
-        check_at_least_two_classes(self, y)
+        X = _indexable(X)
+        y = self._check_fit_y(X, y)
+        # recorded without converting X: the inner estimator sees it untouched
+        _check_feature_names(self, X, reset=True)
+        _check_n_features(self, X, reset=True)
         if _routing_enabled():
             fit_params = process_routing(self, "fit", **fit_params).estimator.fit
+        level = float(self.confidence_level)
 
         rng = check_random_state(self.random_state)
-        self._seed = int(rng.randint(np.iinfo(np.int32).max))
+        self._seed = seed_from_random_state(rng)
         prefit = isinstance(estimator, FrozenEstimator)
         tuning = self._tuning_fraction() if self._needs_tuning() else 0.0
         calibration = float(self.calibration_size)
+        n_samples = _num_samples(X)
         if prefit:
-            total = tuning + calibration
-            sizes = [tuning / total, calibration / total] if tuning else [1.0]
+            fractions = [tuning / (tuning + calibration)] if tuning else []
         else:
             if tuning + calibration >= 1:
                 raise ValueError(
                     f"calibration_size + tuning_size must be < 1 so that some data "
                     f"is left for training, got {calibration} + {tuning}."
                 )
-            sizes = [1 - tuning - calibration] + ([tuning] if tuning else [])
-            sizes.append(calibration)
-        parts = _split_indices(y, sizes, rng)
+            fractions = [1 - tuning - calibration] + ([tuning] if tuning else [])
+        parts = split_indices(n_samples, fractions, y=y, random_state=rng)
         if prefit:
             self.estimator_ = estimator
-            train = None
         else:
             train = parts.pop(0)
+            n_labels = np.unique(y).shape[0]
+            if train.shape[0] < 2 * n_labels:
+                warn_user(
+                    f"The training part has {train.shape[0]} samples for "
+                    f"{n_labels} classes (calibration_size={calibration}"
+                    + (f", tuning_size={tuning}" if tuning else "")
+                    + "): too few to fit the estimator well. Use more data or a "
+                    "smaller calibration_size."
+                )
             params = _check_method_params(X, params=fit_params, indices=train)
-            self.estimator_ = clone(estimator).fit(X[train], y[train], **params)
+            log_progress(
+                self,
+                f"fitting {type(estimator).__name__} on {train.shape[0]} samples",
+            )
+            self.estimator_ = set_child_random_state(clone(estimator), rng)
+            self.estimator_.fit(_safe_indexing(X, train), y[train], **params)
         self.classes_ = np.asarray(self.estimator_.classes_)
         tune_index = parts[0] if tuning else None
         cal_index = parts[-1]
@@ -179,7 +245,7 @@ class BaseConformalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator
         for name, index in (("tuning", tune_index), ("calibration", cal_index)):
             if index is None:
                 continue
-            unseen = np.setdiff1d(y[index], self.classes_)
+            unseen = np.unique(y[index][~np.isin(y[index], self.classes_)])
             if unseen.size:
                 raise ValueError(
                     f"The {name} data contains labels {unseen.tolist()} that the "
@@ -190,21 +256,48 @@ class BaseConformalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator
                 )
 
         if tune_index is not None:
-            proba_tune = self._predict_proba_checked(X[tune_index])
+            log_progress(self, f"tuning on {tune_index.shape[0]} samples")
+            proba_tune = self._predict_proba_checked(_safe_indexing(X, tune_index))
             self._tune(proba_tune, self._label_index(y[tune_index]), rng)
 
-        proba_cal = self._predict_proba_checked(X[cal_index])
-        scores = self._score_matrix(proba_cal, random_state=self._seed)
-        true = self._label_index(y[cal_index])
-        cal_scores = scores[np.arange(true.shape[0]), true]
+        cal_scores = self._true_label_scores(
+            _safe_indexing(X, cal_index), y[cal_index], seed=self._seed
+        )
         self.calibration_scores_ = np.sort(cal_scores)
         self.n_calibration_samples_ = int(cal_scores.shape[0])
-        check_calibration_size(self.n_calibration_samples_, alpha, error=False)
-        self.quantile_ = conformal_quantile(cal_scores, alpha)
+        if calibration_size_ok(self.n_calibration_samples_, level):
+            self.threshold_ = conformal_quantile(cal_scores, level)
+        else:
+            self.threshold_ = np.inf
+        log_progress(
+            self,
+            f"calibrated on {self.n_calibration_samples_} samples: "
+            f"threshold_={self.threshold_:.6g} at confidence_level={level}",
+        )
         return self
 
     def _label_index(self, y):
-        return np.searchsorted(self.classes_, y)
+        return _label_indices(y, self.classes_.shape[0], self.classes_)
+
+    def _uniforms(self, n_samples, seed):
+        """Row-aligned uniform draws of randomized scores (or ``None``)."""
+        if not self._is_randomized():
+            return None
+        return check_random_state(seed).uniform(size=(n_samples, 1))
+
+    def _true_label_scores(self, X, y, seed):
+        """Score of the true label of every row, computed by row batches."""
+        n_samples = _num_samples(X)
+        y_index = self._label_index(y)
+        uniforms = self._uniforms(n_samples, seed)
+        out = np.empty(n_samples)
+        for rows in batch_slices(n_samples, self._row_bytes()):
+            X_batch = X if rows == slice(0, n_samples) else _batch(X, rows)
+            proba = self._predict_proba_checked(X_batch)
+            u = None if uniforms is None else uniforms[rows]
+            scores = self._score_matrix(proba, u)
+            out[rows] = scores[np.arange(proba.shape[0]), y_index[rows]]
+        return out
 
     def _predict_proba_checked(self, X):
         proba = check_probabilities(
@@ -217,11 +310,44 @@ class BaseConformalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator
             )
         return proba
 
-    def _validate_X(self, X):
+    def _check_X(self, X):
+        """Check the feature count and names without converting ``X``.
+
+        Returns ``X`` in indexable form and its number of rows.
+        """
         check_is_fitted(self)
-        return validate_data(
-            self, X, reset=False, **input_validation_kwargs(self.estimator_)
-        )
+        X = _indexable(X)
+        _check_2d(X, self)
+        _check_feature_names(self, X, reset=False)
+        _check_n_features(self, X, reset=False)
+        return X, _num_samples(X)
+
+    def _threshold(self, confidence_level):
+        """Threshold at a per-call level (the fitted one for ``None``)."""
+        if confidence_level is None:
+            return self.threshold_
+        level = check_confidence_level(confidence_level)
+        if not calibration_size_ok(self.n_calibration_samples_, level):
+            return np.inf
+        return conformal_quantile(self.calibration_scores_, level)
+
+    def _map_batches(self, X, func, dtype=None):
+        """``func(X_batch, rows)`` over row batches, into one dense output.
+
+        ``X`` is checked already (see ``_check_X``).
+        """
+        n_samples = _num_samples(X)
+        out = None
+        for rows in batch_slices(n_samples, self._row_bytes()):
+            X_batch = X if rows == slice(0, n_samples) else _batch(X, rows)
+            result = np.asarray(func(X_batch, rows))
+            if out is None:
+                shape = (n_samples, *result.shape[1:])
+                out = np.empty(shape, dtype=result.dtype if dtype is None else dtype)
+            out[rows] = result
+        if out is None:  # no rows: let the estimator answer (or raise)
+            out = np.asarray(func(X, slice(0, 0)))
+        return out
 
     # -- public prediction API ---------------------------------------------------
     def predict(self, X):
@@ -230,15 +356,18 @@ class BaseConformalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Input data.
+            Input data, in the form the estimator takes (a DataFrame for a
+            pipeline that selects columns by name).
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
             Predicted labels.
         """
-        X = self._validate_X(X)
-        return self.estimator_.predict(X)
+        X, _ = self._check_X(X)
+        return self._map_batches(
+            X, lambda Xb, rows: self.estimator_.predict(Xb), self.classes_.dtype
+        )
 
     def predict_proba(self, X):
         """Class probabilities of the underlying classifier.
@@ -253,14 +382,16 @@ class BaseConformalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator
         proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``.
         """
-        X = self._validate_X(X)
-        return self.estimator_.predict_proba(X)
+        X, _ = self._check_X(X)
+        return self._map_batches(
+            X, lambda Xb, rows: self.estimator_.predict_proba(Xb), np.float64
+        )
 
     def conformity_scores(self, X):
         """Conformity score of every label for every sample.
 
         A label enters the prediction set when its score is at most
-        ``quantile_``.
+        ``threshold_``.
 
         Parameters
         ----------
@@ -272,46 +403,77 @@ class BaseConformalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator
         scores : ndarray of shape (n_samples, n_classes)
             Scores; columns follow ``classes_``.
         """
-        X = self._validate_X(X)
-        return self._score_matrix(
-            self._predict_proba_checked(X), random_state=self._seed + 1
-        )
+        X, n_samples = self._check_X(X)
+        uniforms = self._uniforms(n_samples, self._seed + 1)
 
-    def predict_set(self, X, alpha=None):
+        def scores(Xb, rows):
+            u = None if uniforms is None else uniforms[rows]
+            return self._score_matrix(self._predict_proba_checked(Xb), u)
+
+        return self._map_batches(X, scores, np.float64)
+
+    def predict_set(self, X, confidence_level=None, output="dense"):
         """Conformal prediction sets.
 
-        With exchangeable data, ``P(y in set) >= 1 - alpha`` (marginally).
+        With exchangeable data, ``P(y in set) >= confidence_level``
+        (marginally). Rows are processed in batches sized by scikit-learn's
+        ``working_memory``, so that only the output and one batch of
+        probabilities are in memory at once.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             Input data.
-        alpha : float, default=None
-            Miscoverage level; ``None`` uses the fitted ``alpha`` (and
-            ``quantile_``). Another value recomputes the quantile from
-            ``calibration_scores_`` (score hyperparameters tuned for
-            ``self.alpha`` are kept).
+        confidence_level : float, default=None
+            Target coverage; ``None`` uses the fitted ``confidence_level``
+            (and ``threshold_``). Another value recomputes the threshold from
+            ``calibration_scores_`` (score hyperparameters tuned at fit are
+            kept); a calibration set too small for it warns and gives full
+            sets.
+        output : {"dense", "sparse"}, default="dense"
+            ``"dense"``: a boolean ndarray; ``"sparse"``: a
+            ``scipy.sparse.csr_array`` of bool (one row per sample), which
+            takes memory in proportion to the total set size rather than to
+            ``n_samples * n_classes``.
 
         Returns
         -------
-        sets : ndarray of bool, shape (n_samples, n_classes)
+        sets : ndarray or scipy.sparse.csr_array of bool, shape (n_samples, n_classes)
             ``sets[i, j]`` tells whether ``classes_[j]`` is in the set of
             sample ``i``.
         """
-        X = self._validate_X(X)
-        proba = self._predict_proba_checked(X)
-        if alpha is None:
-            quantile = self.quantile_
-        else:
-            alpha = check_alpha(alpha)
-            check_calibration_size(self.n_calibration_samples_, alpha, error=False)
-            quantile = conformal_quantile(self.calibration_scores_, alpha)
-        sets = self._sets(proba, quantile)
-        if not self.allow_empty:
-            empty = ~sets.any(axis=1)
-            if empty.any():
-                sets[empty, np.argmax(proba[empty], axis=1)] = True
-        return sets
+        _check_output(output)
+        X, n_samples = self._check_X(X)
+        threshold = self._threshold(confidence_level)
+        uniforms = self._uniforms(n_samples, self._seed + 1)
+
+        def sets_of(Xb, rows):
+            proba = self._predict_proba_checked(Xb)
+            u = None if uniforms is None else uniforms[rows]
+            sets = self._sets(proba, threshold, u)
+            if not self.allow_empty:
+                _fill_empty(sets, proba)
+            return sets
+
+        if output == "dense":
+            return self._map_batches(X, sets_of, bool)
+        n_classes = self.classes_.shape[0]
+        indices, counts = [], []
+        for rows in batch_slices(n_samples, self._row_bytes()):
+            X_batch = X if rows == slice(0, n_samples) else _batch(X, rows)
+            sets = sets_of(X_batch, rows)
+            row_index, col_index = np.nonzero(sets)
+            del sets
+            counts.append(np.bincount(row_index, minlength=rows.stop - rows.start))
+            indices.append(col_index.astype(np.int32 if n_classes < 2**31 else np.intp))
+        indptr = np.zeros(n_samples + 1, dtype=np.int64)
+        if counts:
+            np.cumsum(np.concatenate(counts), out=indptr[1:])
+        col = np.concatenate(indices) if indices else np.zeros(0, dtype=np.int32)
+        if indptr[-1] < 2**31 - 1:
+            indptr = indptr.astype(np.int32)
+        data = np.ones(col.shape[0], dtype=bool)
+        return sp.csr_array((data, col, indptr), shape=(n_samples, n_classes))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -321,10 +483,5 @@ class BaseConformalClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator
         return tags
 
 
-def _warn_degenerate_tuning(n, alpha):
-    warnings.warn(
-        f"The tuning split has {n} samples, too few to tune at alpha={alpha}: "
-        "every candidate gives the same sets.",
-        UserWarning,
-        stacklevel=4,
-    )
+def _batch(X, rows):
+    return _safe_indexing(X, np.arange(rows.start, rows.stop))

@@ -128,7 +128,7 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
     def _threshold_at(self, confidence_level):
         """Threshold from ``calibration_scores_`` (enough points assumed)."""
         return conformal_quantile(
-            self.calibration_scores_, alpha=1.0 - confidence_level
+            self.calibration_scores_, confidence_level=confidence_level
         )
 
     def _n_calibration_needed(self, confidence_level):

@@ -119,7 +119,10 @@ class BonferroniBoxRegressor(BaseResidualRegion):
     def _threshold_at(self, confidence_level):
         alpha = (1.0 - confidence_level) / self.n_outputs_
         return np.array(
-            [conformal_quantile(col, alpha=alpha) for col in self.calibration_scores_.T]
+            [
+                conformal_quantile(col, confidence_level=1.0 - alpha)
+                for col in self.calibration_scores_.T
+            ]
         )
 
     def _infinite_threshold(self):

@@ -35,9 +35,11 @@ def run_demo():
                 X_rest, y_rest, test_size=0.4, random_state=split, stratify=y_rest
             )
             model = FrozenEstimator(GaussianNB().fit(X_train, y_train))
-            socop = SOCOPClassifier(model, alpha=0.1, random_state=split)
+            socop = SOCOPClassifier(model, confidence_level=0.9, random_state=split)
             socop.set_params(calibration_size=0.5, tuning_size=0.5).fit(X_cal, y_cal)
-            lac = SplitConformalClassifier(model, alpha=0.1, random_state=split)
+            lac = SplitConformalClassifier(
+                model, confidence_level=0.9, random_state=split
+            )
             lac.fit(X_cal[: len(y_cal) // 2], y_cal[: len(y_cal) // 2])
             for method, clf in (("SOCOP", socop), ("LAC", lac)):
                 sets = clf.predict_set(X_test)
@@ -51,7 +53,7 @@ def run_demo():
         socop_mean = np.mean(stats["SOCOP"], axis=0)
         lac_mean = np.mean(stats["LAC"], axis=0)
         for i, metric in enumerate(
-            ["coverage (alpha=0.1)", "mean set size", "P(size>1)"]
+            ["coverage (confidence_level=0.9)", "mean set size", "P(size>1)"]
         ):
             rows.append(
                 {

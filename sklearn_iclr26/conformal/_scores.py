@@ -19,7 +19,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.validation import check_random_state
 
-from sklearn_iclr26.utils._validation import check_alpha, check_probabilities
+from sklearn_iclr26.utils._validation import check_probabilities
 
 __all__ = [
     "SCORE_NAMES",
@@ -69,13 +69,16 @@ def _uniforms(random_state, n_samples):
     return check_random_state(random_state).uniform(size=(n_samples, 1))
 
 
-def _cumulative_mass(proba, randomized, random_state):
-    """APS score: probability mass of the labels ranked at or above ``y``."""
+def _cumulative_mass(proba, uniforms=None):
+    """APS score: probability mass of the labels ranked at or above ``y``.
+
+    ``uniforms`` (shape (n_samples, 1)) randomizes the score; ``None`` does not.
+    """
     order = np.argsort(-proba, axis=1, kind="stable")
     sorted_proba = np.take_along_axis(proba, order, axis=1)
     mass = np.cumsum(sorted_proba, axis=1)
-    if randomized:
-        mass = mass - _uniforms(random_state, proba.shape[0]) * sorted_proba
+    if uniforms is not None:
+        mass -= uniforms * sorted_proba
     scores = np.empty_like(proba)
     np.put_along_axis(scores, order, mass, axis=1)
     return scores, order
@@ -123,7 +126,8 @@ def aps_scores(proba, *, randomized=False, random_state=None):
     array([[0.5, 1. , 0.8]])
     """
     proba = check_probabilities(proba)
-    return _cumulative_mass(proba, randomized, random_state)[0]
+    uniforms = _uniforms(random_state, proba.shape[0]) if randomized else None
+    return _cumulative_mass(proba, uniforms)[0]
 
 
 @validate_params(
@@ -172,14 +176,21 @@ def raps_scores(proba, *, lam_reg=0.01, k_reg=1, randomized=False, random_state=
     array([[0.5, 1.2, 0.9]])
     """
     proba = check_probabilities(proba)
-    scores, order = _cumulative_mass(proba, randomized, random_state)
+    uniforms = _uniforms(random_state, proba.shape[0]) if randomized else None
+    return _raps_with_uniforms(proba, lam_reg, k_reg, uniforms)
+
+
+def _raps_with_uniforms(proba, lam_reg=0.01, k_reg=1, uniforms=None):
+    """RAPS scores of validated ``proba`` with given uniform draws (or none)."""
+    scores, order = _cumulative_mass(proba, uniforms)
     n_classes = proba.shape[1]
     penalty_sorted = lam_reg * np.maximum(0, np.arange(1, n_classes + 1) - k_reg)
     penalty = np.empty_like(proba)
     np.put_along_axis(
         penalty, order, np.broadcast_to(penalty_sorted, proba.shape), axis=1
     )
-    return scores + penalty
+    scores += penalty
+    return scores
 
 
 @validate_params(
@@ -361,6 +372,15 @@ def socop_scores(proba, lam, k0=1):
     return scores
 
 
+@validate_params(
+    {
+        "proba": ["array-like"],
+        "lam": [Interval(Real, 0, None, closed="left")],
+        "quantile": [Real],
+        "k0": [Interval(Integral, 1, None, closed="left")],
+    },
+    prefer_skip_nested_validation=True,
+)
 def socop_sets(proba, lam, quantile, k0=1):
     """SOCOP prediction sets ``{y : socop_score(x, y) <= quantile}``, directly.
 
@@ -369,7 +389,8 @@ def socop_sets(proba, lam, quantile, k0=1):
     when ``lam / gamma_1 <= quantile``, and another label when ``tau* <=
     quantile`` and ``lam / p(y | x) <= quantile``, where ``tau* <= q`` holds
     exactly when the probabilities of the other labels above ``lam / q``
-    exceed it by at least ``1 / q`` in total.
+    exceed it by at least ``1 / q`` in total. It holds one float working copy
+    of ``proba`` (plus the boolean output), whatever the number of rows.
 
     Parameters
     ----------
@@ -397,18 +418,19 @@ def socop_sets(proba, lam, quantile, k0=1):
         return socop_scores(proba, lam=lam, k0=k0) <= quantile
     proba = check_probabilities(proba)
     lam = float(lam)
-    if lam < 0:
-        raise ValueError(f"lam must be >= 0, got {lam}.")
+    quantile = float(quantile)
     if proba.shape[1] <= 1:
         return _inverse_proba_ratio(lam, proba) <= quantile
     n_samples = proba.shape[0]
     rows = np.arange(n_samples)
     top = np.argmax(proba, axis=1)
     top_proba = proba[rows, top]
+    # the one float working copy of proba, reused below
+    work = np.empty_like(proba)
     if quantile <= 0 or not np.isfinite(quantile):
         # tau* > 0 always; with q = inf every finite score passes
         tau_ok = np.full(n_samples, quantile > 0)
-        if np.isinf(quantile):
+        if np.isinf(quantile) and quantile > 0:
             tau, _ = _socop_bridge_k1(proba, lam)
             tau_ok = tau <= quantile
     else:
@@ -419,7 +441,9 @@ def socop_sets(proba, lam, quantile, k0=1):
         # exact tau* of the sorted path, so the sets equal the thresholded
         # scores exactly.
         cut = lam / quantile
-        hinge = np.maximum(proba - cut, 0.0) @ np.ones(proba.shape[1])
+        np.subtract(proba, cut, out=work)
+        np.maximum(work, 0.0, out=work)
+        hinge = work @ np.ones(proba.shape[1])
         hinge -= np.maximum(top_proba - cut, 0.0)
         margin = hinge - 1.0 / quantile
         tau_ok = margin >= 0
@@ -429,7 +453,13 @@ def socop_sets(proba, lam, quantile, k0=1):
             tau_ok[close] = tau <= quantile
     # lam / p <= q, compared exactly as the scores are (not p >= lam / q,
     # which can differ by one rounding)
-    sets = _inverse_proba_ratio(lam, proba) <= quantile
+    if lam == 0:
+        work.fill(0.0)
+    else:
+        with np.errstate(divide="ignore", over="ignore"):
+            np.divide(lam, proba, out=work)
+    sets = np.less_equal(work, quantile)
+    del work
     sets &= tau_ok[:, None]
     sets[rows, top] = _inverse_proba_ratio(lam, top_proba) <= quantile
     return sets
@@ -443,7 +473,9 @@ _SCORE_FUNCTIONS = {
     "socop": socop_scores,
 }
 
-#: Names accepted by :func:`conformity_scores` and the ``score`` parameters.
+#: Names accepted by :func:`conformity_scores`; all but ``"socop"`` (which
+#: needs ``lam``: use ``SOCOPClassifier``) are the ``conformity_score``
+#: options of ``SplitConformalClassifier``.
 SCORE_NAMES = tuple(sorted(_SCORE_FUNCTIONS))
 
 
@@ -482,37 +514,44 @@ def conformity_scores(proba, score="lac", **params):
     return _SCORE_FUNCTIONS[score](proba, **params)
 
 
-def conformal_quantile(scores, alpha):
-    """Split-conformal quantile of calibration scores.
+@validate_params(
+    {
+        "scores": ["array-like"],
+        "confidence_level": [Interval(Real, 0, 1, closed="neither")],
+    },
+    prefer_skip_nested_validation=True,
+)
+def conformal_quantile(scores, confidence_level):
+    """Split-conformal threshold of calibration scores.
 
-    The ``ceil((n + 1)(1 - alpha))``-th smallest score, or ``+inf`` when that
-    rank exceeds ``n`` (too few calibration points for ``alpha``). With
-    exchangeable data, ``P(s(X, Y) <= q) >= 1 - alpha``.
+    The ``ceil((n + 1) * confidence_level)``-th smallest score, or ``+inf``
+    when that rank exceeds ``n`` (too few calibration points for the level).
+    With exchangeable data, ``P(s(X, Y) <= q) >= confidence_level``.
 
     Parameters
     ----------
     scores : array-like of shape (n_calibration,)
         Scores of the true labels of the calibration points.
-    alpha : float
-        Miscoverage level in (0, 1).
+    confidence_level : float
+        Target coverage in (0, 1), e.g. 0.9.
 
     Returns
     -------
-    quantile : float
+    threshold : float
         The conformal threshold.
 
     Examples
     --------
     >>> from sklearn_iclr26.conformal import conformal_quantile
-    >>> conformal_quantile([0.1, 0.2, 0.3, 0.4], alpha=0.4)
+    >>> conformal_quantile([0.1, 0.2, 0.3, 0.4], confidence_level=0.6)
     0.3
     """
-    alpha = check_alpha(alpha)
+    level = float(confidence_level)
     scores = np.asarray(scores, dtype=np.float64).ravel()
     if np.isnan(scores).any():
         raise ValueError("scores contain NaN.")
     n = scores.shape[0]
-    rank = math.ceil((n + 1) * (1.0 - alpha) - 1e-12)
+    rank = math.ceil((n + 1) * level - 1e-12)
     if rank > n or n == 0:
         return math.inf
     return float(np.partition(scores, rank - 1)[rank - 1])

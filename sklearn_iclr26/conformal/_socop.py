@@ -3,20 +3,24 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from sklearn_iclr26.conformal._base_classifier import BaseConformalClassifier
+from sklearn_iclr26.conformal._base_classifier import (
+    BaseConformalClassifier,
+    _fill_empty,
+)
 from sklearn_iclr26.conformal._scores import (
     conformal_quantile,
     socop_scores,
     socop_sets,
 )
 from sklearn_iclr26.metrics import set_size_stratified_coverage_violation
+from sklearn_iclr26.utils._verbose import log_progress
+from sklearn_iclr26.utils._warnings import warn_user
 
 __all__ = ["SOCOPClassifier"]
 
@@ -54,7 +58,7 @@ class SOCOPClassifier(BaseConformalClassifier):
     Split-conformal classification whose conformity score minimises the
     probability of non-singleton sets, ``P(|C(X)| > 1)`` (Vovk's M-criterion),
     plus ``lam`` times the expected set size, under the coverage constraint
-    ``P(Y in C(X)) >= 1 - alpha`` (Wang, Sun and Dobriban, ICLR 2026). A label's
+    ``P(Y in C(X)) >= confidence_level`` (Wang, Sun and Dobriban, ICLR 2026). A label's
     score is the smallest Lagrange price at which it enters the per-instance
     optimal set (see :func:`socop_scores`); the scores then go through plain
     split conformal prediction, so the finite-sample marginal guarantee holds
@@ -67,17 +71,23 @@ class SOCOPClassifier(BaseConformalClassifier):
     model trained elsewhere is passed as ``FrozenEstimator(model)``: then all
     the data given to ``fit`` is tuning and calibration data.
 
+    ``X`` reaches ``estimator`` untouched: put the preprocessing inside, e.g.
+    ``SOCOPClassifier(make_pipeline(ColumnTransformer(...), LGBMClassifier()))``
+    on a raw DataFrame with string columns, so that :meth:`predict_set` takes
+    the raw data too.
+
     Parameters
     ----------
     estimator : classifier with ``predict_proba``, default=None
         The probabilistic classifier; ``None`` means
-        ``LogisticRegression(max_iter=1000)``. Any classifier works
-        (LightGBM, :class:`~sklearn_iclr26.neural_network.TorchMLPClassifier`,
-        a :class:`~sklearn.pipeline.Pipeline`...); wrap a fitted one in
-        :class:`~sklearn.frozen.FrozenEstimator`.
-    alpha : float, default=0.1
-        Target miscoverage: sets contain the true label with probability at
-        least ``1 - alpha``.
+        ``make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))``.
+        Any classifier works (LightGBM,
+        :class:`~sklearn_iclr26.neural_network.TorchMLPClassifier`, a
+        :class:`~sklearn.pipeline.Pipeline` with its preprocessing...); wrap a
+        fitted one in :class:`~sklearn.frozen.FrozenEstimator`.
+    confidence_level : float, default=0.9
+        Target coverage: sets contain the true label with probability at
+        least ``confidence_level``.
     lam : "auto" or float >= 0, default="auto"
         Weight of the expected set size against the non-singleton indicator.
         ``0`` gives "pure singleton" sets (the top label, or every label);
@@ -96,11 +106,14 @@ class SOCOPClassifier(BaseConformalClassifier):
         ``lam="auto"``). With a ``FrozenEstimator`` the two fractions are
         rescaled to share all the data.
     allow_empty : bool, default=False
-        SOCOP sets are empty when ``lam / max p(y | x)`` exceeds the quantile
-        (a confident model at small ``alpha``). With ``False`` the top label is
-        added to empty sets, which can only raise coverage.
+        SOCOP sets are empty when ``lam / max p(y | x)`` exceeds the threshold
+        (a confident model at a low ``confidence_level``). With ``False`` the
+        top label is added to empty sets, which can only raise coverage.
+    verbose : int, default=0
+        Print the fitting, tuning and calibration steps when positive.
     random_state : int, RandomState instance or None, default=None
-        Controls the train/tuning/calibration splits.
+        Controls the train/tuning/calibration splits and seeds the
+        ``random_state`` parameters of ``estimator`` left at ``None``.
 
     Attributes
     ----------
@@ -114,9 +127,10 @@ class SOCOPClassifier(BaseConformalClassifier):
         With ``lam="auto"``: ``"lam"``, ``"mean_size"``, ``"multiple_rate"``
         (P(size > ``k0``)), ``"coverage"`` and ``"sscv"`` on the tuning split
         for every candidate. ``None`` with a numeric ``lam``.
-    quantile_ : float
-        The conformal threshold at ``alpha``; ``inf`` when the calibration set
-        is too small for ``alpha`` (then every set is the full label set).
+    threshold_ : float
+        The conformal threshold at ``confidence_level``; ``inf`` when the
+        calibration set is too small for it (then every set is the full label
+        set, after a warning).
     calibration_scores_ : ndarray of shape (`n_calibration_samples_`,)
         Sorted scores of the true labels of the calibration points.
     n_calibration_samples_ : int
@@ -151,10 +165,12 @@ class SOCOPClassifier(BaseConformalClassifier):
     >>> from sklearn.naive_bayes import GaussianNB
     >>> from sklearn_iclr26.conformal import SOCOPClassifier
     >>> X, y = load_digits(return_X_y=True)
-    >>> clf = SOCOPClassifier(GaussianNB(), alpha=0.1, random_state=0).fit(X, y)
-    >>> sets = clf.predict_set(X[:5])
+    >>> clf = SOCOPClassifier(GaussianNB(), confidence_level=0.9, random_state=0)
+    >>> sets = clf.fit(X, y).predict_set(X[:5])
     >>> sets.shape
     (5, 10)
+    >>> int(clf.predict_set(X[:5], output="sparse").nnz) == int(sets.sum())
+    True
     """
 
     _parameter_constraints: dict = {
@@ -170,7 +186,7 @@ class SOCOPClassifier(BaseConformalClassifier):
         self,
         estimator=None,
         *,
-        alpha=0.1,
+        confidence_level=0.9,
         lam="auto",
         k0=1,
         lam_grid=None,
@@ -178,10 +194,11 @@ class SOCOPClassifier(BaseConformalClassifier):
         calibration_size=0.3,
         tuning_size=0.2,
         allow_empty=False,
+        verbose=0,
         random_state=None,
     ):
         self.estimator = estimator
-        self.alpha = alpha
+        self.confidence_level = confidence_level
         self.lam = lam
         self.k0 = k0
         self.lam_grid = lam_grid
@@ -189,6 +206,7 @@ class SOCOPClassifier(BaseConformalClassifier):
         self.calibration_size = calibration_size
         self.tuning_size = tuning_size
         self.allow_empty = allow_empty
+        self.verbose = verbose
         self.random_state = random_state
 
     def _needs_tuning(self):
@@ -197,47 +215,43 @@ class SOCOPClassifier(BaseConformalClassifier):
     def _tuning_fraction(self):
         return float(self.tuning_size)
 
-    def _score_matrix(self, proba, random_state=None):
+    def _score_matrix(self, proba, uniforms=None):
         return socop_scores(proba, lam=self.lam_, k0=self.k0)
 
-    def _sets(self, proba, quantile):
-        return socop_sets(proba, lam=self.lam_, quantile=quantile, k0=self.k0)
+    def _sets(self, proba, threshold, uniforms=None):
+        return socop_sets(proba, lam=self.lam_, quantile=threshold, k0=self.k0)
 
     def _tune(self, proba, y_index, rng):
         grid = DEFAULT_LAM_GRID if self.lam_grid is None else self.lam_grid
         grid = np.sort(np.asarray(grid, dtype=float).ravel())
         if grid.size == 0 or np.any(grid < 0) or not np.all(np.isfinite(grid)):
             raise ValueError("lam_grid must be a non-empty array of finite lam >= 0.")
+        level = float(self.confidence_level)
         n = proba.shape[0]
-        # cross-fitting on two halves: quantile on one, sets on the other
+        # cross-fitting on two halves: threshold on one, sets on the other
         permutation = rng.permutation(n)
         halves = (permutation[: n // 2], permutation[n // 2 :])
         n_smallest = min(len(h) for h in halves)
-        if n_smallest < max(np.ceil(1 / self.alpha - 1), 1):
-            warnings.warn(
+        if np.isinf(conformal_quantile(np.zeros(n_smallest), level)):
+            warn_user(
                 f"The tuning split ({n} samples) is too small to choose lam at "
-                f"alpha={self.alpha}: each half needs at least 1/alpha - 1 "
-                f"samples. lam={_FALLBACK_LAM} is used; pass more data, a larger "
-                "tuning_size, or a numeric lam.",
-                UserWarning,
-                stacklevel=4,
+                f"confidence_level={self.confidence_level}: each half gives an "
+                f"infinite threshold. lam={_FALLBACK_LAM} is used; pass more data, "
+                "a larger tuning_size, or a numeric lam."
             )
             self.lam_ = _FALLBACK_LAM
             self.lam_path_ = None
             return
-        rows = np.arange(n)
         path = {k: [] for k in ("mean_size", "multiple_rate", "coverage", "sscv")}
         for lam in grid:
             scores = socop_scores(proba, lam=lam, k0=self.k0)
-            true_scores = scores[rows, y_index]
+            true_scores = scores[np.arange(n), y_index]
             stats = {k: 0.0 for k in path}
             for fit_half, eval_half in (halves, halves[::-1]):
-                q = conformal_quantile(true_scores[fit_half], self.alpha)
-                sets = scores[eval_half] <= q
+                threshold = conformal_quantile(true_scores[fit_half], level)
+                sets = scores[eval_half] <= threshold
                 if not self.allow_empty:
-                    empty = ~sets.any(axis=1)
-                    top = np.argmax(proba[eval_half][empty], axis=1)
-                    sets[np.flatnonzero(empty), top] = True
+                    _fill_empty(sets, proba[eval_half])
                 sizes = sets.sum(axis=1)
                 stats["mean_size"] += sizes.mean() / 2
                 stats["multiple_rate"] += np.mean(sizes > self.k0) / 2
@@ -245,7 +259,7 @@ class SOCOPClassifier(BaseConformalClassifier):
                 stats["coverage"] += covered.mean() / 2
                 stats["sscv"] += (
                     set_size_stratified_coverage_violation(
-                        y_index[eval_half], sets, self.alpha
+                        y_index[eval_half], sets, confidence_level=level
                     )
                     / 2
                 )
@@ -257,6 +271,7 @@ class SOCOPClassifier(BaseConformalClassifier):
         else:
             best = int(np.argmin(path["sscv"]))
         self.lam_ = float(grid[best])
+        log_progress(self, f"lam_={self.lam_:.4g} ({self.lam_criterion})")
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, **fit_params):

@@ -3,15 +3,23 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import StrOptions
 
 from sklearn_iclr26.conformal._base_classifier import BaseConformalClassifier
-from sklearn_iclr26.conformal._scores import conformity_scores
+from sklearn_iclr26.conformal._scores import (
+    SCORE_NAMES,
+    _cumulative_mass,
+    _raps_with_uniforms,
+    conformity_scores,
+)
 
 __all__ = ["SplitConformalClassifier"]
 
 _RANDOMIZED = {"aps", "raps"}
+# every named score but SOCOP's, which needs lam (SOCOPClassifier tunes it)
+_SCORES = sorted(set(SCORE_NAMES) - {"socop"})
 
 
 class SplitConformalClassifier(BaseConformalClassifier):
@@ -23,12 +31,16 @@ class SplitConformalClassifier(BaseConformalClassifier):
     MAPIE's class of the same name, it is a scikit-learn estimator: it clones,
     pickles and works in ``Pipeline`` and ``GridSearchCV``.
 
+    ``X`` reaches ``estimator`` untouched: put the preprocessing inside (a
+    :class:`~sklearn.pipeline.Pipeline`), so that :meth:`predict_set` takes
+    the raw data too.
+
     Parameters
     ----------
     estimator : classifier with ``predict_proba``, default=None
         The probabilistic classifier; ``None`` means
-        ``LogisticRegression(max_iter=1000)``. Wrap a fitted one in
-        :class:`~sklearn.frozen.FrozenEstimator`.
+        ``make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))``.
+        Wrap a fitted one in :class:`~sklearn.frozen.FrozenEstimator`.
     conformity_score : {"lac", "aps", "raps", "margin"}, default="lac"
         Conformity score: ``1 - p(y|x)`` (LAC), cumulative sorted mass (APS),
         APS plus a rank penalty (RAPS), or the margin
@@ -36,15 +48,19 @@ class SplitConformalClassifier(BaseConformalClassifier):
     score_params : dict, default=None
         Parameters of the score function: ``randomized`` for APS/RAPS,
         ``lam_reg`` and ``k_reg`` for RAPS.
-    alpha : float, default=0.1
-        Target miscoverage.
+    confidence_level : float, default=0.9
+        Target coverage.
     calibration_size : float, default=0.3
         Fraction of the data used for calibration (all of it with a
         ``FrozenEstimator``).
     allow_empty : bool, default=False
         If ``False`` the top label is added to empty sets.
+    verbose : int, default=0
+        Print the fitting and calibration steps when positive.
     random_state : int, RandomState instance or None, default=None
-        Controls the split and the uniform draws of randomized scores.
+        Controls the split and the uniform draws of randomized scores, and
+        seeds the ``random_state`` parameters of ``estimator`` left at
+        ``None``.
 
     Attributes
     ----------
@@ -52,9 +68,9 @@ class SplitConformalClassifier(BaseConformalClassifier):
         The fitted classifier.
     classes_ : ndarray of shape (n_classes,)
         Class labels.
-    quantile_ : float
-        Conformal threshold at ``alpha`` (``inf`` if the calibration set is
-        too small).
+    threshold_ : float
+        Conformal threshold at ``confidence_level`` (``inf``, after a
+        warning, if the calibration set is too small).
     calibration_scores_ : ndarray of shape (`n_calibration_samples_`,)
         Sorted scores of the true calibration labels.
     n_calibration_samples_ : int
@@ -74,14 +90,15 @@ class SplitConformalClassifier(BaseConformalClassifier):
     >>> from sklearn.datasets import load_iris
     >>> from sklearn_iclr26.conformal import SplitConformalClassifier
     >>> X, y = load_iris(return_X_y=True)
-    >>> clf = SplitConformalClassifier(conformity_score="aps", random_state=0).fit(X, y)
+    >>> clf = SplitConformalClassifier(conformity_score="aps", random_state=0)
+    >>> clf = clf.fit(X, y)
     >>> clf.predict_set(X[:3]).sum(axis=1)
     array([1, 1, 1])
     """
 
     _parameter_constraints: dict = {
         **BaseConformalClassifier._parameter_constraints,
-        "conformity_score": [StrOptions({"lac", "aps", "raps", "margin"})],
+        "conformity_score": [StrOptions(set(_SCORES))],
         "score_params": [dict, None],
     }
 
@@ -91,24 +108,39 @@ class SplitConformalClassifier(BaseConformalClassifier):
         *,
         conformity_score="lac",
         score_params=None,
-        alpha=0.1,
+        confidence_level=0.9,
         calibration_size=0.3,
         allow_empty=False,
+        verbose=0,
         random_state=None,
     ):
         self.estimator = estimator
         self.conformity_score = conformity_score
         self.score_params = score_params
-        self.alpha = alpha
+        self.confidence_level = confidence_level
         self.calibration_size = calibration_size
         self.allow_empty = allow_empty
+        self.verbose = verbose
         self.random_state = random_state
 
-    def _score_matrix(self, proba, random_state=None):
+    def _is_randomized(self):
+        params = self.score_params or {}
+        return self.conformity_score in _RANDOMIZED and bool(
+            params.get("randomized", False)
+        )
+
+    def _score_matrix(self, proba, uniforms=None):
         params = dict(self.score_params or {})
-        if self.conformity_score in _RANDOMIZED and params.get("randomized", False):
-            params["random_state"] = random_state
-        return conformity_scores(proba, self.conformity_score, **params)
+        if not self._is_randomized():
+            return conformity_scores(proba, self.conformity_score, **params)
+        # the uniform draws are row-aligned and given, so that batches of rows
+        # get the draws of one batch
+        # (random_state is the estimator's: the draws come from its seed)
+        params.pop("randomized")
+        params.pop("random_state", None)
+        if self.conformity_score == "aps":
+            return _cumulative_mass(proba, uniforms)[0]
+        return _raps_with_uniforms(proba, uniforms=uniforms, **params)
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, **fit_params):
@@ -128,4 +160,8 @@ class SplitConformalClassifier(BaseConformalClassifier):
         self : object
             Fitted estimator.
         """
+        # score_params checked once, by the score function itself
+        conformity_scores(
+            np.full((1, 2), 0.5), self.conformity_score, **(self.score_params or {})
+        )
         return self._fit_conformal(X, y, **fit_params)

@@ -1,10 +1,22 @@
-"""Metrics for conformal prediction sets."""
+"""Metrics for conformal prediction sets.
+
+Prediction sets are boolean arrays of shape (n_samples, n_classes), dense or
+``scipy.sparse`` (as ``predict_set(X, output="sparse")`` returns), column ``j``
+for ``classes[j]``. The metrics that read the true labels need the column
+labels ``classes`` (e.g. the estimator's ``classes_``) unless the labels are
+column indices ``0, ..., n_classes - 1``; a label that is not a known class is
+an error, never silently "not covered".
+"""
 
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from numbers import Integral, Real
+
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils import column_or_1d
+from sklearn.utils._param_validation import Interval, validate_params
 
 __all__ = [
     "coverage_score",
@@ -16,6 +28,15 @@ __all__ = [
 
 
 def _check_sets(sets):
+    """Boolean sets, dense ndarray or CSR sparse array, of shape (n, K)."""
+    if sp.issparse(sets):
+        sets = sp.csr_array(sets)
+        if sets.data.size and not np.isin(sets.data, (0, 1)).all():
+            raise ValueError("prediction sets must be boolean (or 0/1).")
+        if sets.dtype != bool:
+            sets = sets.astype(bool)
+        sets.eliminate_zeros()
+        return sets
     sets = np.asarray(sets)
     if sets.ndim != 2:
         raise ValueError(
@@ -29,27 +50,91 @@ def _check_sets(sets):
     return sets
 
 
-def _label_indices(y_true, sets, classes):
+def _set_sizes(sets):
+    """Number of labels in each set (``sets`` from :func:`_check_sets`)."""
+    if sp.issparse(sets):
+        return np.diff(sets.indptr).astype(np.int64)
+    return sets.sum(axis=1)
+
+
+def _label_indices(y_true, n_classes, classes):
+    """Column index of every true label; raise on unknown labels.
+
+    Without ``classes`` the labels must be column indices ``0..K-1``.
+    """
+    y_true = column_or_1d(y_true)
+    if classes is None:
+        is_index = y_true.dtype.kind in "iu" or (
+            y_true.dtype.kind == "f"
+            and np.all(np.isfinite(y_true))
+            and np.all(y_true == np.round(y_true))
+        )
+        if not is_index:
+            raise ValueError(
+                f"y_true holds labels of dtype {y_true.dtype}, not column indices: "
+                "pass classes= (the labels of the set columns, e.g. the "
+                "estimator's classes_)."
+            )
+        bad = (y_true < 0) | (y_true >= n_classes)
+        if bad.any():
+            raise ValueError(
+                f"y_true contains {np.unique(y_true[bad]).tolist()[:10]}, which are "
+                f"not column indices 0..{n_classes - 1} of the sets: pass classes= "
+                "(the labels of the set columns, e.g. the estimator's classes_)."
+            )
+        return y_true.astype(np.intp)
+    classes = column_or_1d(classes)
+    if classes.shape[0] != n_classes:
+        raise ValueError(
+            f"{classes.shape[0]} classes given for sets with {n_classes} columns."
+        )
+    if np.unique(classes).shape[0] != classes.shape[0]:
+        raise ValueError("classes contains duplicates.")
+    try:
+        sorter = np.argsort(classes, kind="stable")
+        pos = np.searchsorted(classes, y_true, sorter=sorter)
+    except TypeError as exc:
+        raise ValueError(
+            f"y_true (dtype {y_true.dtype}) and classes (dtype {classes.dtype}) "
+            "cannot be compared: are they the same kind of labels?"
+        ) from exc
+    pos = np.clip(pos, 0, n_classes - 1)
+    index = sorter[pos]
+    unknown = classes[index] != y_true
+    if unknown.any():
+        raise ValueError(
+            f"y_true contains labels {np.unique(y_true[unknown]).tolist()[:10]} that "
+            f"are not among classes {classes.tolist()[:20]}: every label must be a "
+            "class of the sets."
+        )
+    return index
+
+
+def _covered(y_true, sets, classes):
+    """Boolean array: is each true label in its set."""
+    sets = _check_sets(sets)
     y_true = column_or_1d(y_true)
     if y_true.shape[0] != sets.shape[0]:
         raise ValueError(
             f"y_true has {y_true.shape[0]} samples but the sets have {sets.shape[0]}."
         )
-    if classes is None:
-        classes = np.arange(sets.shape[1])
-    classes = np.asarray(classes)
-    if classes.shape[0] != sets.shape[1]:
-        raise ValueError(
-            f"{classes.shape[0]} classes given for sets with {sets.shape[1]} columns."
-        )
-    sorter = np.argsort(classes)
-    pos = np.searchsorted(classes, y_true, sorter=sorter)
-    pos = np.clip(pos, 0, len(classes) - 1)
-    index = sorter[pos]
-    known = classes[index] == y_true
-    return index, known
+    index = _label_indices(y_true, sets.shape[1], classes)
+    rows = np.arange(sets.shape[0])
+    if sp.issparse(sets):
+        covered = np.asarray(sets[rows, index]).ravel().astype(bool)
+    else:
+        covered = sets[rows, index]
+    return covered, sets
 
 
+_Y_AND_SETS = {
+    "y_true": ["array-like"],
+    "sets": ["array-like", "sparse matrix"],
+    "classes": ["array-like", None],
+}
+
+
+@validate_params(_Y_AND_SETS, prefer_skip_nested_validation=True)
 def coverage_score(y_true, sets, *, classes=None):
     """Fraction of samples whose true label is in the prediction set.
 
@@ -57,11 +142,13 @@ def coverage_score(y_true, sets, *, classes=None):
     ----------
     y_true : array-like of shape (n_samples,)
         True labels.
-    sets : array-like of bool, shape (n_samples, n_classes)
+    sets : {array-like, sparse matrix} of bool, shape (n_samples, n_classes)
         Prediction sets, column ``j`` for ``classes[j]``.
     classes : array-like of shape (n_classes,), default=None
-        Labels of the columns; default ``0, ..., n_classes - 1``. A label not
-        among them is never covered.
+        Labels of the columns, e.g. the fitted estimator's ``classes_``.
+        Required unless ``y_true`` holds column indices ``0, ...,
+        n_classes - 1``. Every label of ``y_true`` must be among them
+        (``ValueError`` otherwise).
 
     Returns
     -------
@@ -74,19 +161,22 @@ def coverage_score(y_true, sets, *, classes=None):
     >>> from sklearn_iclr26.metrics import coverage_score
     >>> coverage_score([0, 1], np.array([[True, False], [True, False]]))
     0.5
+    >>> coverage_score(["b", "a"], [[True, False], [True, False]], classes=["a", "b"])
+    0.5
     """
-    sets = _check_sets(sets)
-    index, known = _label_indices(y_true, sets, classes)
-    covered = known & sets[np.arange(sets.shape[0]), index]
+    covered, _ = _covered(y_true, sets, classes)
     return float(np.mean(covered))
 
 
+@validate_params(
+    {"sets": ["array-like", "sparse matrix"]}, prefer_skip_nested_validation=True
+)
 def mean_set_size(sets):
     """Average number of labels per prediction set.
 
     Parameters
     ----------
-    sets : array-like of bool, shape (n_samples, n_classes)
+    sets : {array-like, sparse matrix} of bool, shape (n_samples, n_classes)
         Prediction sets.
 
     Returns
@@ -101,15 +191,18 @@ def mean_set_size(sets):
     >>> mean_set_size(np.array([[True, True], [True, False]]))
     1.5
     """
-    return float(np.mean(_check_sets(sets).sum(axis=1)))
+    return float(np.mean(_set_sizes(_check_sets(sets))))
 
 
+@validate_params(
+    {"sets": ["array-like", "sparse matrix"]}, prefer_skip_nested_validation=True
+)
 def singleton_rate(sets):
     """Fraction of prediction sets with exactly one label.
 
     Parameters
     ----------
-    sets : array-like of bool, shape (n_samples, n_classes)
+    sets : {array-like, sparse matrix} of bool, shape (n_samples, n_classes)
         Prediction sets.
 
     Returns
@@ -124,9 +217,16 @@ def singleton_rate(sets):
     >>> singleton_rate(np.array([[True, True], [True, False]]))
     0.5
     """
-    return float(np.mean(_check_sets(sets).sum(axis=1) == 1))
+    return float(np.mean(_set_sizes(_check_sets(sets)) == 1))
 
 
+@validate_params(
+    {
+        "sets": ["array-like", "sparse matrix"],
+        "k0": [Interval(Integral, 0, None, closed="left")],
+    },
+    prefer_skip_nested_validation=True,
+)
 def multiple_prediction_rate(sets, k0=1):
     """Fraction of prediction sets with more than ``k0`` labels.
 
@@ -135,7 +235,7 @@ def multiple_prediction_rate(sets, k0=1):
 
     Parameters
     ----------
-    sets : array-like of bool, shape (n_samples, n_classes)
+    sets : {array-like, sparse matrix} of bool, shape (n_samples, n_classes)
         Prediction sets.
     k0 : int, default=1
         Size threshold.
@@ -152,28 +252,37 @@ def multiple_prediction_rate(sets, k0=1):
     >>> multiple_prediction_rate(np.array([[True, True], [True, False]]))
     0.5
     """
-    return float(np.mean(_check_sets(sets).sum(axis=1) > k0))
+    return float(np.mean(_set_sizes(_check_sets(sets)) > k0))
 
 
+@validate_params(
+    {
+        **_Y_AND_SETS,
+        "confidence_level": [Interval(Real, 0, 1, closed="neither")],
+        "strata": [list, None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def set_size_stratified_coverage_violation(
-    y_true, sets, alpha, *, classes=None, strata=None
+    y_true, sets, *, confidence_level, classes=None, strata=None
 ):
     """Size-stratified coverage violation (SSCV).
 
-    The largest absolute gap between ``1 - alpha`` and the coverage within a
-    stratum of set sizes (Angelopoulos et al., 2021), over the non-empty
-    strata.
+    The largest absolute gap between ``confidence_level`` and the coverage
+    within a stratum of set sizes (Angelopoulos et al., 2021), over the
+    non-empty strata.
 
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
         True labels.
-    sets : array-like of bool, shape (n_samples, n_classes)
+    sets : {array-like, sparse matrix} of bool, shape (n_samples, n_classes)
         Prediction sets.
-    alpha : float
-        Target miscoverage.
+    confidence_level : float
+        Target coverage, e.g. 0.9.
     classes : array-like of shape (n_classes,), default=None
-        Labels of the columns; default ``0, ..., n_classes - 1``.
+        Labels of the columns; required unless ``y_true`` holds column
+        indices (see :func:`coverage_score`).
     strata : list of (int, int), default=None
         Inclusive size ranges; default ``[(0, 1), (2, 3), (4, 6), (7, 10),
         (11, 100), (101, n_classes)]`` clipped to the number of classes.
@@ -181,26 +290,26 @@ def set_size_stratified_coverage_violation(
     Returns
     -------
     sscv : float
-        Max over strata of ``|coverage in stratum - (1 - alpha)|``.
+        Max over strata of ``|coverage in stratum - confidence_level|``.
 
     Examples
     --------
     >>> import numpy as np
     >>> from sklearn_iclr26.metrics import set_size_stratified_coverage_violation
     >>> sets = np.array([[True, False], [True, False], [True, True], [True, True]])
-    >>> set_size_stratified_coverage_violation([0, 1, 0, 1], sets, alpha=0.1)
+    >>> set_size_stratified_coverage_violation(
+    ...     [0, 1, 0, 1], sets, confidence_level=0.9
+    ... )
     0.4
     """
-    sets = _check_sets(sets)
+    covered, sets = _covered(y_true, sets, classes)
     n_classes = sets.shape[1]
     if strata is None:
         strata = [(0, 1), (2, 3), (4, 6), (7, 10), (11, 100), (101, n_classes)]
-    index, known = _label_indices(y_true, sets, classes)
-    covered = known & sets[np.arange(sets.shape[0]), index]
-    sizes = sets.sum(axis=1)
+    sizes = _set_sizes(sets)
     violations = []
     for low, high in strata:
         mask = (sizes >= low) & (sizes <= high)
         if mask.any():
-            violations.append(abs(covered[mask].mean() - (1 - alpha)))
+            violations.append(abs(covered[mask].mean() - float(confidence_level)))
     return float(max(violations)) if violations else 0.0
