@@ -14,6 +14,7 @@ from sklearn_iclr26.conformal import (
     SOCOPClassifier,
     SplitConformalClassifier,
 )
+from sklearn_iclr26.datasets import InteractionSequenceEncoder
 from sklearn_iclr26.deferral import (
     DeferralCurveDisplay,
     TopKDeferralRegressor,
@@ -38,7 +39,11 @@ from sklearn_iclr26.nas import (
     PenaltyNASSearch,
     RandomNASSearch,
 )
-from sklearn_iclr26.neural_network import TorchMLPClassifier, TorchMLPRegressor
+from sklearn_iclr26.neural_network import (
+    DiffusionInterestFusionClassifier,
+    TorchMLPClassifier,
+    TorchMLPRegressor,
+)
 from sklearn_iclr26.ot import TreeSlicedEmbedding
 
 __version__ = "0.1.0.dev0"
@@ -50,8 +55,10 @@ __all__ = [
     "ClassConditionalNoiseCorrector",
     "ConNASSearch",
     "DeferralCurveDisplay",
+    "DiffusionInterestFusionClassifier",
     "EllipsoidRegressor",
     "InstanceNoiseCorrector",
+    "InteractionSequenceEncoder",
     "MultiPPIMeanEstimator",
     "PenaltyNASSearch",
     "RLPHeadClassifier",

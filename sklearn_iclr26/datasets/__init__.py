@@ -4,13 +4,19 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 from sklearn_iclr26.datasets._experts import make_experts
+from sklearn_iclr26.datasets._interactions import (
+    InteractionSequenceEncoder,
+    load_movielens_interactions,
+)
 from sklearn_iclr26.datasets._keel import load_keel
 from sklearn_iclr26.datasets._label_noise import make_label_noise
 from sklearn_iclr26.datasets._multioutput import get_data_home, load_multioutput
 
 __all__ = [
+    "InteractionSequenceEncoder",
     "get_data_home",
     "load_keel",
+    "load_movielens_interactions",
     "load_multioutput",
     "make_experts",
     "make_label_noise",

@@ -3,7 +3,12 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from sklearn_iclr26.neural_network._ifusion import DiffusionInterestFusionClassifier
 from sklearn_iclr26.neural_network._mlp_classifier import TorchMLPClassifier
 from sklearn_iclr26.neural_network._mlp_regressor import TorchMLPRegressor
 
-__all__ = ["TorchMLPClassifier", "TorchMLPRegressor"]
+__all__ = [
+    "DiffusionInterestFusionClassifier",
+    "TorchMLPClassifier",
+    "TorchMLPRegressor",
+]

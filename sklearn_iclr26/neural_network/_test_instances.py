@@ -3,6 +3,11 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from sklearn_iclr26.neural_network._ifusion_test_params import (
+    IFUSION_TEST_PARAMS,
+    ifusion_failures,
+)
+
 _MINIBATCH_REASON = (
     "with mini-batch training, weighting samples is not equivalent to repeating "
     "them (the batches differ)"
@@ -16,11 +21,13 @@ def _torch_mlp_failures(estimator):
 
 
 TEST_PARAMS = {
+    "DiffusionInterestFusionClassifier": IFUSION_TEST_PARAMS,
     "TorchMLPClassifier": [{"max_iter": 30}, {"max_iter": 30, "batch_size": 16}],
     "TorchMLPRegressor": [{"max_iter": 30}],
 }
 
 EXPECTED_FAILED_CHECKS = {
+    "DiffusionInterestFusionClassifier": ifusion_failures,
     "TorchMLPClassifier": _torch_mlp_failures,
     "TorchMLPRegressor": _torch_mlp_failures,
 }

