@@ -26,6 +26,8 @@ k entities.
 # The expert answers are named columns of the DataFrame (labels of ``y``; NaN
 # would mean "unavailable"), given to the estimator by ``expert_columns``.
 # The predictor and the allocator never see them.
+import os
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -37,6 +39,8 @@ from sklearn_iclr26.datasets import make_experts
 from sklearn_iclr26.deferral import DeferralCurveDisplay, TopKDeferrer
 from sklearn_iclr26.metrics import get_scorer
 
+# SKLEARN_ICLR26_QUICK=1 (the test suite) draws fewer random allocations
+N_RANDOM_DRAWS = 5 if os.environ.get("SKLEARN_ICLR26_QUICK") == "1" else 20
 X, y = load_digits(return_X_y=True, as_frame=True)
 experts, fees = make_experts(X, y, n_experts=5, coverage=0.3, random_state=0)
 expert_names = [f"expert_{j}" for j in range(5)]
@@ -104,7 +108,7 @@ answers = np.column_stack(
 random_acc, random_budget = [], []
 for k in curve.k:
     accs, budgets = [], []
-    for _ in range(20):
+    for _ in range(N_RANDOM_DRAWS):
         picked = np.argsort(rng.uniform(size=answers.shape), axis=1)[:, :k]
         votes = np.zeros((len(answers), 10))
         for column in picked.T:

@@ -15,6 +15,7 @@ real data sets.
 # SPDX-License-Identifier: BSD-3-Clause
 
 # %%
+import os
 import time
 import warnings
 
@@ -30,21 +31,26 @@ from sklearn_iclr26.datasets import load_keel
 from sklearn_iclr26.neural_network import TorchMLPClassifier, TorchMLPRegressor
 
 warnings.filterwarnings("ignore", message=".*Maximum iterations")  # sklearn's MLPs
+# SKLEARN_ICLR26_QUICK=1 (the test suite) trains for fewer epochs
+EPOCHS = 30 if os.environ.get("SKLEARN_ICLR26_QUICK") == "1" else 100
 X_clf, y_clf = load_keel("segment", return_X_y=True)
 X_reg, y_reg = load_diabetes(return_X_y=True)
 
 models = {
     ("segment", "TorchMLPClassifier"): TorchMLPClassifier(
-        hidden_layer_sizes=(64,), max_iter=100, random_state=0
+        hidden_layer_sizes=(64,), max_iter=EPOCHS, random_state=0
     ),
     ("segment", "sklearn MLPClassifier"): MLPClassifier(
-        hidden_layer_sizes=(64,), max_iter=100, random_state=0
+        hidden_layer_sizes=(64,), max_iter=EPOCHS, random_state=0
     ),
     ("diabetes", "TorchMLPRegressor"): TorchMLPRegressor(
-        hidden_layer_sizes=(32,), alpha=1e-2, max_iter=100, random_state=0
+        hidden_layer_sizes=(32,), alpha=1e-2, max_iter=EPOCHS, random_state=0
     ),
     ("diabetes", "sklearn MLPRegressor"): MLPRegressor(
-        hidden_layer_sizes=(32,), learning_rate_init=1e-2, max_iter=100, random_state=0
+        hidden_layer_sizes=(32,),
+        learning_rate_init=1e-2,
+        max_iter=EPOCHS,
+        random_state=0,
     ),
 }
 rows = []
