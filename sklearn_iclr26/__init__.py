@@ -19,6 +19,10 @@ from sklearn_iclr26.deferral import (
     TopKDeferralRegressor,
     TopKDeferrer,
 )
+from sklearn_iclr26.ensemble import (
+    AdaptiveCompositionClassifier,
+    AdaptiveCompositionRegressor,
+)
 from sklearn_iclr26.inference import (
     MultiPPIMeanEstimator,
     ResamplingUtilityEstimator,
@@ -44,6 +48,8 @@ from sklearn_iclr26.ot import TreeSlicedEmbedding
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "AdaptiveCompositionClassifier",
+    "AdaptiveCompositionRegressor",
     "ArchitectureFrontierDisplay",
     "BonferroniBoxRegressor",
     "CVQRRegressor",
