@@ -14,6 +14,7 @@ from sklearn_iclr26.conformal import (
     SOCOPClassifier,
     SplitConformalClassifier,
 )
+from sklearn_iclr26.decomposition import SparseAutoencoder
 from sklearn_iclr26.deferral import (
     DeferralCurveDisplay,
     TopKDeferralRegressor,
@@ -66,6 +67,7 @@ __all__ = [
     "ResamplingUtilityEstimator",
     "SOCOPClassifier",
     "SampleGradientMemorization",
+    "SparseAutoencoder",
     "SplitConformalClassifier",
     "TopKDeferralRegressor",
     "TopKDeferrer",

@@ -242,7 +242,7 @@ class BaseAdaptiveComposition(BaseEstimator):
                 self.heads_.append(head)
             # iterations of the head solvers (1 for a closed-form ridge)
             self.n_iter_ = max(
-                int(np.max(getattr(head[-1], "n_iter_", 1))) for head in self.heads_
+                int(np.max(getattr(head, "n_iter_", 1))) for head in self.heads_
             )
         return self
 

@@ -6,8 +6,6 @@
 import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 
 from sklearn_iclr26.ensemble._base import BaseAdaptiveComposition
 from sklearn_iclr26.utils._validation import validate_classifier_fit_data
@@ -140,7 +138,7 @@ class AdaptiveCompositionClassifier(ClassifierMixin, BaseAdaptiveComposition):
         return nn.CrossEntropyLoss, {"reduction": "none"}
 
     def _make_head(self):
-        return make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+        return LogisticRegression(max_iter=1000)
 
     @staticmethod
     def _head_output(head, embedding):

@@ -6,8 +6,6 @@
 import numpy as np
 from sklearn.base import RegressorMixin, _fit_context
 from sklearn.linear_model import RidgeCV
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import validate_data
 
 from sklearn_iclr26.ensemble._base import BaseAdaptiveComposition
@@ -34,7 +32,7 @@ class AdaptiveCompositionRegressor(RegressorMixin, BaseAdaptiveComposition):
        the selected torch modules with those weights (they must share one
        initialisation), adds a new output layer and fine-tunes the whole
        network for ``max_iter`` epochs; ``merge="predictions"`` fits a new
-       linear head (standardised ``RidgeCV``) on each selected module's
+       linear head (``RidgeCV``) on each selected module's
        embedding and averages the heads' predictions with the weights.
 
     Parameters
@@ -154,7 +152,9 @@ class AdaptiveCompositionRegressor(RegressorMixin, BaseAdaptiveComposition):
         return nn.MSELoss, {"reduction": "none"}
 
     def _make_head(self):
-        return make_pipeline(StandardScaler(), RidgeCV(alphas=np.logspace(-3, 3, 7)))
+        # no per-feature scaling: a hidden unit active on a handful of training
+        # rows would get a tiny scale and blow up on test rows
+        return RidgeCV(alphas=np.logspace(-3, 4, 15))
 
     @staticmethod
     def _head_output(head, embedding):
