@@ -168,6 +168,14 @@ def test_perfect_proxy_module_gets_weight_one():
     assert list(reg.selected_modules_) == ["oracle"]
 
 
+def test_predictions_mode_predicts_in_target_units():
+    hub, X, y = _cluster_hub()
+    y = 1000.0 + 50.0 * y
+    reg = AdaptiveCompositionRegressor(hub, merge="predictions").fit(X, y)
+    # the oracle module's one-hot embedding makes the ridge head near exact
+    assert np.max(np.abs(reg.predict(X) - y)) < 0.05 * np.std(y)
+
+
 def test_proxy_subsample_follows_random_state():
     hub, X, y = _cluster_hub()
     a = AdaptiveCompositionRegressor(hub, proxy_samples=20, random_state=0).fit(X, y)

@@ -192,9 +192,9 @@ class AdaptiveCompositionRegressor(RegressorMixin, BaseAdaptiveComposition):
         -------
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
         """
-        out = self._raw_output(X)
-        if self.merge_ == "weights":
-            out = out * self._y_scale + self._y_mean
+        # both the fine-tuned network and the heads predict the standardised
+        # target
+        out = self._raw_output(X) * self._y_scale + self._y_mean
         return out.ravel() if self._y_ndim == 1 else out
 
     def __sklearn_tags__(self):
