@@ -15,10 +15,15 @@ from sklearn_iclr26.conformal import (
     SplitConformalClassifier,
 )
 from sklearn_iclr26.datasets import InteractionSequenceEncoder
+from sklearn_iclr26.decomposition import SparseAutoencoder
 from sklearn_iclr26.deferral import (
     DeferralCurveDisplay,
     TopKDeferralRegressor,
     TopKDeferrer,
+)
+from sklearn_iclr26.ensemble import (
+    AdaptiveCompositionClassifier,
+    AdaptiveCompositionRegressor,
 )
 from sklearn_iclr26.inference import (
     MultiPPIMeanEstimator,
@@ -49,6 +54,8 @@ from sklearn_iclr26.ot import TreeSlicedEmbedding
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "AdaptiveCompositionClassifier",
+    "AdaptiveCompositionRegressor",
     "ArchitectureFrontierDisplay",
     "BonferroniBoxRegressor",
     "CVQRRegressor",
@@ -67,6 +74,7 @@ __all__ = [
     "ResamplingUtilityEstimator",
     "SOCOPClassifier",
     "SampleGradientMemorization",
+    "SparseAutoencoder",
     "SplitConformalClassifier",
     "TopKDeferralRegressor",
     "TopKDeferrer",

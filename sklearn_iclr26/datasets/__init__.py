@@ -10,6 +10,7 @@ from sklearn_iclr26.datasets._interactions import (
 )
 from sklearn_iclr26.datasets._keel import load_keel
 from sklearn_iclr26.datasets._label_noise import make_label_noise
+from sklearn_iclr26.datasets._latent_concepts import make_latent_concepts
 from sklearn_iclr26.datasets._multioutput import get_data_home, load_multioutput
 
 __all__ = [
@@ -20,4 +21,5 @@ __all__ = [
     "load_multioutput",
     "make_experts",
     "make_label_noise",
+    "make_latent_concepts",
 ]

@@ -3,6 +3,10 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from sklearn_iclr26.metrics._identifiability import (
+    concept_identifiability_score,
+    linear_identifiability_check,
+)
 from sklearn_iclr26.metrics._region_metrics import (
     log_volume_per_dimension,
     region_coverage_score,
@@ -19,9 +23,11 @@ from sklearn_iclr26.metrics._set_metrics import (
 
 __all__ = [
     "MethodScorer",
+    "concept_identifiability_score",
     "coverage_score",
     "get_scorer",
     "get_scorer_names",
+    "linear_identifiability_check",
     "log_volume_per_dimension",
     "mean_set_size",
     "multiple_prediction_rate",

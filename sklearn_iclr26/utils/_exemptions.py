@@ -44,4 +44,22 @@ DEFAULT_PARAMS_EXEMPTIONS = {
         ),
         "missing": "per-sample binary records `accepted` and `correct`",
     },
+    "AdaptiveCompositionRegressor": {
+        "reason": (
+            "composes the fitted modules of a hub for a new task; the hub's "
+            "modules are trained on source tasks of the user's feature space, "
+            "which no default can give. The common checks run with a hub of "
+            "stateless FunctionTransformer modules (ensemble/_test_instances.py)."
+        ),
+        "missing": "hub",
+    },
+    "AdaptiveCompositionClassifier": {
+        "reason": (
+            "composes the fitted modules of a hub for a new task; the hub's "
+            "modules are trained on source tasks of the user's feature space, "
+            "which no default can give. The common checks run with a hub of "
+            "stateless FunctionTransformer modules (ensemble/_test_instances.py)."
+        ),
+        "missing": "hub",
+    },
 }

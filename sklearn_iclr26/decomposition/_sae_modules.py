@@ -1,0 +1,151 @@
+"""torch module, loss and callback of the sparse autoencoder.
+
+Imported lazily (inside ``fit``); defined at module level so fitted
+estimators pickle.
+"""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+import torch
+from skorch.callbacks import Callback
+from torch import nn
+
+
+class SAEModule(nn.Module):
+    """Sparse autoencoder: ``z = sparsify(W_enc (x - b_dec) + b_enc)``.
+
+    The reconstruction is ``x_hat = z W_dec + b_dec``.
+
+    ``W_dec`` has shape (n_components, n_features): its rows are the dictionary
+    atoms (scikit-learn's ``components_`` convention), kept at unit norm by
+    :class:`UnitNormDecoder`. The encoder starts as the decoder's transpose
+    and ``b_dec`` at the data mean. With ``structured_rank`` a low-rank code
+    ``R = (x - b_dec) A B`` (rank at most ``structured_rank``) is added to the
+    sparse code before decoding; its batch matrix carries a nuclear-norm
+    penalty.
+    """
+
+    def __init__(
+        self,
+        n_features,
+        n_components,
+        sparsity="topk",
+        k=1,
+        positive_codes=True,
+        structured_rank=None,
+        data_mean=None,
+        dtype=None,
+    ):
+        super().__init__()
+        W = torch.randn(n_components, n_features, dtype=dtype)
+        W = W / W.norm(dim=1, keepdim=True).clamp_min(1e-12)
+        self.W_dec = nn.Parameter(W)
+        self.W_enc = nn.Parameter(W.T.clone())
+        self.b_enc = nn.Parameter(torch.zeros(n_components, dtype=dtype))
+        mean = torch.zeros(n_features, dtype=dtype)
+        if data_mean is not None:
+            mean = torch.as_tensor(np.asarray(data_mean), dtype=dtype)
+        self.b_dec = nn.Parameter(mean)
+        self.sparsity = sparsity
+        self.k = k
+        self.positive_codes = positive_codes
+        self.structured_rank = structured_rank
+        # inference threshold of BatchTopK (set after training)
+        self.register_buffer("threshold", torch.zeros((), dtype=dtype))
+        if structured_rank:
+            scale = 1.0 / np.sqrt(n_features)
+            self.A = nn.Parameter(
+                scale * torch.randn(n_features, structured_rank, dtype=dtype)
+            )
+            self.B = nn.Parameter(
+                0.01 * torch.randn(structured_rank, n_components, dtype=dtype)
+            )
+
+    def pre_activations(self, X):
+        return (X - self.b_dec) @ self.W_enc + self.b_enc
+
+    def sparse_code(self, X, batch_topk=None):
+        pre = self.pre_activations(X)
+        if self.sparsity == "l1":
+            return torch.relu(pre)
+        if self.sparsity == "batchtopk":
+            act = torch.relu(pre)
+            if batch_topk:  # training: keep the k * batch largest of the batch
+                flat = act.flatten()
+                n_keep = min(self.k * act.shape[0], flat.numel())
+                idx = torch.topk(flat, n_keep).indices
+                mask = torch.zeros_like(flat)
+                mask[idx] = 1.0
+                return act * mask.view_as(act)
+            return act * (act > self.threshold)
+        # topk: the k largest pre-activations of each row
+        values, idx = torch.topk(pre, self.k, dim=1)
+        if self.positive_codes:
+            values = torch.relu(values)
+        return torch.zeros_like(pre).scatter(1, idx, values)
+
+    def low_rank_code(self, X):
+        return (X - self.b_dec) @ self.A @ self.B
+
+    def encode(self, X, **aux):
+        z = self.sparse_code(X)
+        if self.structured_rank:
+            z = z + self.low_rank_code(X)
+        return z
+
+    def decode(self, Z):
+        return Z @ self.W_dec + self.b_dec
+
+    def forward(self, X, **aux):
+        s = self.sparse_code(X, batch_topk=self.training)
+        z = s
+        low = None
+        if self.structured_rank:
+            low = self.low_rank_code(X)
+            z = s + low
+        x_hat = self.decode(z)
+        l1 = s.abs().sum(dim=1)
+        nuclear = (
+            torch.linalg.svdvals(low).sum() * torch.ones_like(l1) / X.shape[0]
+            if low is not None
+            else torch.zeros_like(l1)
+        )
+        return x_hat, l1, nuclear
+
+
+class SAELoss(nn.Module):
+    """Per-sample ``||x - x_hat||^2 + l1_penalty * ||s||_1 + nuclear share``."""
+
+    def __init__(self, l1_penalty=0.0, nuclear_penalty=0.0):
+        super().__init__()
+        self.l1_penalty = l1_penalty
+        self.nuclear_penalty = nuclear_penalty
+
+    def forward(self, y_pred, y_true, **aux):
+        x_hat, l1, nuclear = y_pred
+        loss = ((x_hat - y_true) ** 2).sum(dim=1)
+        return loss + self.l1_penalty * l1 + self.nuclear_penalty * nuclear
+
+
+class UnitNormDecoder(Callback):
+    """Renormalise the decoder atoms to unit norm after every optimizer step.
+
+    skorch calls ``on_batch_end`` after the training step (the optimizer's
+    ``step``), so the constraint holds after every step. ``norms_`` records
+    the largest deviation from 1 seen after a renormalisation (a check).
+    """
+
+    def initialize(self):
+        self.max_deviation_ = 0.0
+        return self
+
+    def on_batch_end(self, net, batch=None, training=None, **kwargs):
+        if not training:
+            return
+        with torch.no_grad():
+            W = net.module_.W_dec
+            W.div_(W.norm(dim=1, keepdim=True).clamp_min(1e-12))
+            dev = float((W.norm(dim=1) - 1).abs().max())
+        self.max_deviation_ = max(self.max_deviation_, dev)

@@ -1,0 +1,349 @@
+"""Sparse autoencoder transformer (TopK, BatchTopK, L1; optional low-rank term)."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    _fit_context,
+)
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from sklearn_iclr26.utils._torch import forward_module, train_module
+
+__all__ = ["SparseAutoencoder"]
+
+
+def _encode(module, X, **aux):
+    return module.encode(X)
+
+
+def _decode(module, Z, **aux):
+    return module.decode(Z)
+
+
+def _relu_pre(module, X, **aux):
+    return module.pre_activations(X).clamp_min(0)
+
+
+class SparseAutoencoder(
+    ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
+    """Sparse autoencoder with unit-norm decoder atoms (torch, through skorch).
+
+    Learns an overcomplete dictionary ``components_`` (unit-norm rows, as
+    scikit-learn's :class:`~sklearn.decomposition.DictionaryLearning`) and an
+    encoder giving sparse codes: ``z = sparsify(W_enc (x - b) + c)``,
+    ``x_hat = z @ components_ + b``. The sparsity is
+
+    * ``"topk"``: the ``k`` largest pre-activations of each row (then a ReLU
+      when ``positive_codes``), so every code has at most ``k`` non-zeros
+      (exactly ``k`` with ``positive_codes=False``);
+    * ``"batchtopk"``: during training the ``k * batch`` largest activations of
+      a batch; at inference a single threshold ``threshold_`` (the mean over
+      training batches of the smallest kept activation), so rows may use more
+      or fewer than ``k`` features;
+    * ``"l1"``: ReLU codes with an L1 penalty ``l1_penalty``.
+
+    The decoder atoms are renormalised to unit norm after every optimizer step
+    (a skorch callback of the one training engine), so the sparsity penalty
+    cannot be evaded by scaling. ``structured_rank`` adds the "structured SAE"
+    of Liu et al. (ICLR 2026): a low-rank code ``R = (x - b) A B`` added to the
+    sparse code, with a nuclear-norm penalty ``nuclear_penalty`` on its batch
+    matrix.
+
+    Parameters
+    ----------
+    n_components : int, default=None
+        Dictionary size; ``None`` means ``4 * n_features``.
+    sparsity : {"topk", "batchtopk", "l1"}, default="topk"
+        Sparsity mechanism.
+    k : int, default=None
+        Active features per row (``"topk"``, ``"batchtopk"``); ``None`` means
+        ``max(1, n_components // 4)``. Must not exceed ``n_components``.
+    positive_codes : bool, default=True
+        Apply a ReLU after the TopK selection (codes non-negative).
+    l1_penalty : float, default=1e-3
+        L1 penalty on the sparse codes (``sparsity="l1"``; ignored otherwise).
+    structured_rank : int, default=None
+        Rank of the low-rank code; ``None`` for a plain SAE.
+    nuclear_penalty : float, default=1e-3
+        Nuclear-norm penalty on the low-rank code (with ``structured_rank``).
+    max_iter : int, default=50
+        Training epochs.
+    learning_rate_init : float, default=1e-3
+        Adam learning rate.
+    batch_size : int, default=256
+        Mini-batch size (clipped to the number of samples).
+    dtype : {"float64", "float32"}, default="float64"
+        Precision of the torch module.
+    device : str, default="cpu"
+        torch device.
+    n_jobs : int or None, default=None
+        torch threads; ``None`` means 1.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initialisation and the batch order.
+    verbose : int, default=0
+        If positive, print the training loss after each epoch.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        Decoder atoms (unit-norm rows).
+    n_components_ : int
+        Dictionary size used.
+    k_ : int
+        Active features per row used (TopK / BatchTopK).
+    threshold_ : float
+        Inference threshold of BatchTopK (0 for the other modes).
+    dead_features_ : ndarray of bool of shape (n_components,)
+        Features that are zero on every training row.
+    reconstruction_error_ : float
+        Mean over training rows of ``||x - x_hat||^2``.
+    n_iter_ : int
+        Epochs run.
+    net_ : skorch.NeuralNet
+        The fitted net.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit. Defined only when `X` has feature
+        names that are all strings.
+
+    See Also
+    --------
+    sklearn.decomposition.MiniBatchDictionaryLearning : Dictionary learning
+        with sparse coding by optimisation.
+    sklearn_iclr26.metrics.concept_identifiability_score : Score codes against
+        concept log-posteriors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_iclr26.decomposition import SparseAutoencoder
+    >>> X = np.random.RandomState(0).normal(size=(200, 8))
+    >>> sae = SparseAutoencoder(n_components=16, k=3, max_iter=5, random_state=0)
+    >>> codes = sae.fit_transform(X)
+    >>> codes.shape, int((codes != 0).sum(axis=1).max()) <= 3
+    ((200, 16), True)
+    >>> np.allclose(np.linalg.norm(sae.components_, axis=1), 1.0)
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "sparsity": [StrOptions({"topk", "batchtopk", "l1"})],
+        "k": [Interval(Integral, 1, None, closed="left"), None],
+        "positive_codes": ["boolean"],
+        "l1_penalty": [Interval(Real, 0, None, closed="left")],
+        "structured_rank": [Interval(Integral, 1, None, closed="left"), None],
+        "nuclear_penalty": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "dtype": [StrOptions({"float64", "float32"})],
+        "device": [str],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        n_components=None,
+        *,
+        sparsity="topk",
+        k=None,
+        positive_codes=True,
+        l1_penalty=1e-3,
+        structured_rank=None,
+        nuclear_penalty=1e-3,
+        max_iter=50,
+        learning_rate_init=1e-3,
+        batch_size=256,
+        dtype="float64",
+        device="cpu",
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.n_components = n_components
+        self.sparsity = sparsity
+        self.k = k
+        self.positive_codes = positive_codes
+        self.l1_penalty = l1_penalty
+        self.structured_rank = structured_rank
+        self.nuclear_penalty = nuclear_penalty
+        self.max_iter = max_iter
+        self.learning_rate_init = learning_rate_init
+        self.batch_size = batch_size
+        self.dtype = dtype
+        self.device = device
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Train the autoencoder.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        from sklearn_iclr26.decomposition._sae_modules import (
+            SAELoss,
+            SAEModule,
+            UnitNormDecoder,
+        )
+
+        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        n_features = X.shape[1]
+        n_components = (
+            4 * n_features if self.n_components is None else self.n_components
+        )
+        k = max(1, n_components // 4) if self.k is None else self.k
+        if k > n_components:
+            raise ValueError(
+                f"k={k} must not exceed n_components={n_components} (k > "
+                "n_components would keep more features than exist)."
+            )
+        if self.structured_rank is not None and self.structured_rank > min(
+            n_features, n_components
+        ):
+            raise ValueError(
+                f"structured_rank={self.structured_rank} must not exceed "
+                f"min(n_features, n_components) = {min(n_features, n_components)}."
+            )
+        self.n_components_ = n_components
+        self.k_ = k
+        X64 = np.asarray(X, dtype=np.float64)
+        callback = UnitNormDecoder()
+        self.net_ = train_module(
+            SAEModule,
+            X64,
+            X64,
+            criterion=SAELoss,
+            criterion_params={
+                "l1_penalty": self.l1_penalty if self.sparsity == "l1" else 0.0,
+                "nuclear_penalty": self.nuclear_penalty
+                if self.structured_rank
+                else 0.0,
+            },
+            module_params={
+                "n_features": n_features,
+                "n_components": n_components,
+                "sparsity": self.sparsity,
+                "k": k,
+                "positive_codes": self.positive_codes,
+                "structured_rank": self.structured_rank,
+                "data_mean": X64.mean(axis=0),
+            },
+            max_epochs=self.max_iter,
+            batch_size=self.batch_size,
+            learning_rate=self.learning_rate_init,
+            dtype=self.dtype,
+            device=self.device,
+            random_state=self.random_state,
+            n_jobs=self.n_jobs,
+            verbose=self.verbose,
+            callbacks=[("unit_norm_decoder", callback)],
+        )
+        self.n_iter_ = len(self.net_.history)
+        self.threshold_ = 0.0
+        if self.sparsity == "batchtopk":
+            self.threshold_ = self._batchtopk_threshold(X64)
+            self.net_.module_.threshold.fill_(self.threshold_)
+        W = self.net_.module_.W_dec.detach().cpu().numpy().astype(np.float64)
+        self.components_ = W
+        codes = self._forward(X64, _encode)
+        self.dead_features_ = ~np.any(codes != 0, axis=0)
+        recon = self._forward(codes, _decode)
+        self.reconstruction_error_ = float(np.mean(np.sum((X64 - recon) ** 2, axis=1)))
+        return self
+
+    def _batchtopk_threshold(self, X):
+        # mean over training-size batches of the smallest kept activation
+        acts = self._forward(X, _relu_pre)
+        batch = max(1, min(self.batch_size, len(X)))
+        mins = []
+        for start in range(0, len(X), batch):
+            flat = acts[start : start + batch].ravel()
+            n_keep = min(self.k_ * (min(start + batch, len(X)) - start), flat.size)
+            kept = np.partition(flat, flat.size - n_keep)[flat.size - n_keep :]
+            kept = kept[kept > 0]
+            if kept.size:
+                mins.append(kept.min())
+        return float(np.mean(mins)) if mins else 0.0
+
+    def _forward(self, X, func):
+        return forward_module(
+            self.net_,
+            X,
+            dtype=self.dtype,
+            n_jobs=self.n_jobs,
+            func=func,
+            row_bytes=8 * 16 * (X.shape[1] + self.n_components_),
+        )
+
+    def transform(self, X):
+        """Sparse codes (plus the low-rank code with ``structured_rank``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Data.
+
+        Returns
+        -------
+        codes : ndarray of shape (n_samples, n_components)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        return self._forward(np.asarray(X, dtype=np.float64), _encode)
+
+    def inverse_transform(self, X):
+        """Decode codes back to the data space.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components)
+            Codes.
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+        """
+        check_is_fitted(self)
+        from sklearn.utils import check_array
+
+        Z = check_array(X, dtype=[np.float64, np.float32])
+        if Z.shape[1] != self.n_components_:
+            raise ValueError(
+                f"X has {Z.shape[1]} columns; the codes have {self.n_components_}."
+            )
+        return self._forward(np.asarray(Z, dtype=np.float64), _decode)
+
+    @property
+    def _n_features_out(self):
+        return self.n_components_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = False
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        return tags

@@ -1,0 +1,195 @@
+"""Adaptive module composition for classification (MoMa)."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.linear_model import LogisticRegression
+
+from sklearn_iclr26.ensemble._base import BaseAdaptiveComposition
+from sklearn_iclr26.utils._validation import validate_classifier_fit_data
+
+__all__ = ["AdaptiveCompositionClassifier"]
+
+
+def _softmax(logits):
+    logits = logits - logits.max(axis=1, keepdims=True)
+    proba = np.exp(logits)
+    return proba / proba.sum(axis=1, keepdims=True)
+
+
+class AdaptiveCompositionClassifier(ClassifierMixin, BaseAdaptiveComposition):
+    """Compose a hub of task modules for a new classification task (MoMa's AMC).
+
+    As :class:`AdaptiveCompositionRegressor`, with one-hot class indicators as
+    the propagated labels: each module's proxy predicts class frequencies among
+    a row's neighbours, the simplex weights minimise the squared error of the
+    blended frequencies to the one-hot labels, and the merged network is
+    fine-tuned with cross-entropy (``merge="weights"``) or a logistic head per
+    selected module is averaged in probability (``merge="predictions"``).
+
+    Parameters
+    ----------
+    hub : ModuleHub
+        Fitted source-task modules. Required: ``fit`` raises a ``ValueError``
+        without it.
+    n_neighbors : int, default=5
+        Neighbours of the kNN proxy.
+    temperature : float, default=0.2
+        Temperature of the affinity ``exp(cos / temperature)``.
+    proxy_samples : int, default=800
+        At most this many downstream rows (a random subset) for the proxy.
+    max_modules : int, default=None
+        Keep at most this many modules (largest weights, re-solved).
+    weights : {"proxy", "uniform"} or array-like of shape (n_modules,), \
+            default="proxy"
+        ``"proxy"`` (AMC), ``"uniform"`` (soup) or fixed weights in hub order.
+    merge : {"weights", "predictions"}, default=None
+        ``None`` means ``"weights"`` when every module is a torch MLP of the
+        package, else ``"predictions"``.
+    max_iter : int, default=200
+        Fine-tune epochs (``merge="weights"``).
+    learning_rate_init : float, default=1e-2
+        Adam learning rate of the fine-tune.
+    batch_size : int or None, default=None
+        Fine-tune mini-batch size; ``None`` means full batch.
+    alpha : float, default=0.0
+        L2 penalty (weight decay) of the fine-tune.
+    dtype : {"float64", "float32"}, default="float64"
+        Precision of the fine-tuned network.
+    device : str, default="cpu"
+        torch device.
+    n_jobs : int or None, default=None
+        torch threads; ``None`` means 1.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the proxy subsample, the new head and the fine-tune.
+    verbose : int, default=0
+        If positive, print the proxy errors, weights and fine-tune losses.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    module_names_ : ndarray of str
+        Hub module names, in hub order.
+    module_weights_ : ndarray of shape (n_modules,)
+        Composition weights.
+    proxy_errors_ : ndarray of shape (n_modules,)
+        Misclassification rate of each module's proxy (NaN: dropped).
+    selected_modules_ : ndarray of str
+        Modules with positive weight.
+    proxy_indices_ : ndarray of int
+        Downstream rows used by the proxy.
+    merge_ : str
+        The merge mode used.
+    net_ : skorch.NeuralNet
+        Fine-tuned merged network (``merge_ == "weights"``).
+    heads_ : list of estimators
+        One head per selected module (``merge_ == "predictions"``).
+    n_iter_ : int
+        Fine-tune epochs run (``merge_ == "weights"``), or the largest number of
+        solver iterations of the heads (``merge_ == "predictions"``; 1 for the
+        closed-form ridge).
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit. Defined only when `X` has feature
+        names that are all strings.
+
+    See Also
+    --------
+    AdaptiveCompositionRegressor : The regression counterpart.
+    ModuleHub : The hub of modules.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_iclr26.ensemble import AdaptiveCompositionClassifier, ModuleHub
+    >>> from sklearn_iclr26.neural_network import TorchMLPRegressor
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(80, 4))
+    >>> hub = ModuleHub(TorchMLPRegressor((16,), max_iter=30), random_state=0)
+    >>> hub = hub.add_task("x0", X, X[:, 0]).add_task("x1", X, X[:, 1])
+    >>> clf = AdaptiveCompositionClassifier(hub, max_iter=20, random_state=0)
+    >>> clf = clf.fit(X, (X[:, 0] > 0).astype(int))
+    >>> clf.predict_proba(X[:2]).shape
+    (2, 2)
+    """
+
+    def _validate_targets(self, X, y):
+        X_checked, _, y_enc, _ = validate_classifier_fit_data(
+            self, X, y, dtype="numeric"
+        )
+        Y = np.zeros((len(y_enc), len(self.classes_)))
+        Y[np.arange(len(y_enc)), y_enc] = 1.0
+        X_mod = X if hasattr(X, "columns") else X_checked
+        return X_mod, Y, y_enc
+
+    def _n_outputs(self):
+        return len(self.classes_)
+
+    def _proxy_error(self, proxy, target):
+        return float(np.mean(proxy.argmax(axis=1) != target.argmax(axis=1)))
+
+    def _finetune_spec(self, n_outputs):
+        from torch import nn
+
+        return nn.CrossEntropyLoss, {"reduction": "none"}
+
+    def _make_head(self):
+        return LogisticRegression(max_iter=1000)
+
+    @staticmethod
+    def _head_output(head, embedding):
+        return head.predict_proba(embedding)
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Compute the proxy, solve the weights, merge and fine-tune.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Downstream inputs (handed to the hub's modules).
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        return self._fit(X, y)
+
+    def predict_proba(self, X):
+        """Class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        out = self._raw_output(X)
+        if self.merge_ == "weights":
+            return _softmax(out)
+        return out / out.sum(axis=1, keepdims=True)
+
+    def predict(self, X):
+        """Predicted class labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Inputs.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]

@@ -1,0 +1,365 @@
+"""Tests of the ensemble family: ModuleHub, adaptive module composition (MoMa)."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import itertools
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer, StandardScaler
+
+from sklearn_iclr26.ensemble import (
+    AdaptiveCompositionClassifier,
+    AdaptiveCompositionRegressor,
+    ModuleHub,
+    simplex_least_squares,
+)
+from sklearn_iclr26.ensemble._proxy import knn_proxy_predictions
+from sklearn_iclr26.ensemble._simplex import _kkt_solve
+from sklearn_iclr26.neural_network import TorchMLPClassifier, TorchMLPRegressor
+
+
+# --------------------------------------------------------------- simplex LS
+def _oracle(P, y):
+    """Exact: enumerate every support, solve its KKT system, keep the best."""
+    Q, c, n = P.T @ P, P.T @ y, P.shape[1]
+    best = (np.inf, None)
+    for r in range(1, n + 1):
+        for support in itertools.combinations(range(n), r):
+            z = _kkt_solve(Q, c, list(support))
+            if np.all(z >= -1e-12):
+                w = np.zeros(n)
+                w[list(support)] = np.maximum(z, 0)
+                w /= w.sum()
+                f = np.sum((P @ w - y) ** 2)
+                if f < best[0]:
+                    best = (f, w)
+    return best
+
+
+def _module_predictions(rng, m, n):
+    y, common = rng.normal(size=m), rng.normal(size=m)
+    P = np.column_stack(
+        [
+            rng.uniform(0.5, 1.5) * y
+            + rng.normal(0, 0.5)
+            + rng.uniform(0.3, 2) * (0.6 * common + 0.8 * rng.normal(size=m))
+            for _ in range(n)
+        ]
+    )
+    return P, y
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_simplex_least_squares_equals_support_enumeration(seed):
+    rng = np.random.RandomState(seed)
+    n = rng.randint(2, 9)
+    P, y = _module_predictions(rng, rng.randint(5, 80), n)
+    if seed % 4 == 0:
+        P[:, 1] = P[:, 0]  # duplicated module: singular Gram matrix
+    w = simplex_least_squares(P, y)
+    assert np.all(w >= 0) and w.sum() == pytest.approx(1.0, abs=1e-12)
+    f_oracle, _ = _oracle(P, y)
+    f = np.sum((P @ w - y) ** 2)
+    assert f <= f_oracle * (1 + 1e-9) + 1e-12
+
+
+def test_simplex_least_squares_recovers_planted_weights_and_3d():
+    rng = np.random.RandomState(0)
+    P = rng.normal(size=(40, 3, 5))
+    w_true = np.array([0.5, 0.0, 0.25, 0.25, 0.0])
+    y = P @ w_true
+    np.testing.assert_allclose(simplex_least_squares(P, y), w_true, atol=1e-10)
+
+
+def test_simplex_least_squares_not_normalised_nnls():
+    # the normalised NNLS solution is not the simplex optimum (method note §4)
+    from scipy.optimize import nnls
+
+    rng = np.random.RandomState(3)
+    P, y = _module_predictions(rng, 200, 6)
+    w_nnls, _ = nnls(P, y)
+    w_nnls /= w_nnls.sum()
+    w = simplex_least_squares(P, y)
+    assert np.sum((P @ w - y) ** 2) < np.sum((P @ w_nnls - y) ** 2)
+
+
+def test_simplex_least_squares_cvxpy_cross_check():
+    cp = pytest.importorskip("cvxpy")
+    rng = np.random.RandomState(1)
+    P, y = _module_predictions(rng, 100, 8)
+    w = cp.Variable(8)
+    cp.Problem(cp.Minimize(cp.sum_squares(P @ w - y)), [w >= 0, cp.sum(w) == 1]).solve()
+    ours = simplex_least_squares(P, y)
+    assert np.sum((P @ ours - y) ** 2) <= np.sum((P @ w.value - y) ** 2) + 1e-6
+
+
+def test_simplex_least_squares_errors():
+    with pytest.raises(ValueError, match="mismatched"):
+        simplex_least_squares(np.ones((4, 2)), np.ones(3))
+    with pytest.raises(ValueError, match="finite"):
+        simplex_least_squares(np.full((4, 2), np.nan), np.ones(4))
+    np.testing.assert_array_equal(
+        simplex_least_squares(np.ones((4, 1)), np.ones(4)), [1]
+    )
+
+
+# --------------------------------------------------------------- kNN proxy
+def _proxy_loop(E, y, k, tau):
+    n = len(E)
+    En = E / np.maximum(np.linalg.norm(E, axis=1, keepdims=True), 1e-12)
+    out = np.zeros_like(y, dtype=float)
+    for i in range(n):
+        aff = [(np.exp(En[i] @ En[j] / tau), j) for j in range(n) if j != i]
+        top = sorted(aff, reverse=True)[:k]
+        total = sum(a for a, _ in top)
+        out[i] = sum(a * y[j] for a, j in top) / total
+    return out
+
+
+@pytest.mark.parametrize("k, tau", [(1, 0.2), (5, 0.2), (7, 1.0)])
+def test_knn_proxy_equals_direct_loop(k, tau):
+    rng = np.random.RandomState(k)
+    E, y = rng.normal(size=(30, 4)), rng.normal(size=30)
+    np.testing.assert_allclose(
+        knn_proxy_predictions(E, y, n_neighbors=k, temperature=tau),
+        _proxy_loop(E, y, k, tau),
+        rtol=1e-12,
+        atol=1e-12,
+    )
+
+
+def _cluster_hub():
+    """A hub whose module 'oracle' embeds rows by their cluster (a perfect proxy)."""
+    rng = np.random.RandomState(0)
+    n, n_clusters = 60, 4
+    cluster = np.repeat(np.arange(n_clusters), n // n_clusters)
+    X = np.column_stack([cluster, rng.normal(size=(n, 3))]).astype(float)
+    y = np.array([3.0, -1.0, 0.5, 2.0])[cluster]
+    hub = ModuleHub()
+    hub.add_module(
+        "oracle",
+        FunctionTransformer(_one_hot_first_column, kw_args={"n": n_clusters}),
+    )
+    hub.add_module("noise", FunctionTransformer(_columns_after_first))
+    hub.add_module("sin", FunctionTransformer(np.sin))
+    return hub, X, y
+
+
+def _one_hot_first_column(X, n):
+    return np.eye(n)[np.asarray(X)[:, 0].astype(int)]
+
+
+def _columns_after_first(X):
+    return np.asarray(X)[:, 1:]
+
+
+def test_perfect_proxy_module_gets_weight_one():
+    hub, X, y = _cluster_hub()
+    reg = AdaptiveCompositionRegressor(hub, random_state=0).fit(X, y)
+    assert reg.merge_ == "predictions"
+    np.testing.assert_array_equal(reg.module_weights_, [1.0, 0.0, 0.0])
+    assert reg.proxy_errors_[0] < 1e-12
+    assert list(reg.selected_modules_) == ["oracle"]
+
+
+def test_predictions_mode_predicts_in_target_units():
+    hub, X, y = _cluster_hub()
+    y = 1000.0 + 50.0 * y
+    reg = AdaptiveCompositionRegressor(hub, merge="predictions").fit(X, y)
+    # the oracle module's one-hot embedding makes the ridge head near exact
+    assert np.max(np.abs(reg.predict(X) - y)) < 0.05 * np.std(y)
+
+
+def test_proxy_subsample_follows_random_state():
+    hub, X, y = _cluster_hub()
+    a = AdaptiveCompositionRegressor(hub, proxy_samples=20, random_state=0).fit(X, y)
+    b = AdaptiveCompositionRegressor(hub, proxy_samples=20, random_state=0).fit(X, y)
+    c = AdaptiveCompositionRegressor(hub, proxy_samples=20, random_state=1).fit(X, y)
+    np.testing.assert_array_equal(a.proxy_indices_, b.proxy_indices_)
+    assert not np.array_equal(a.proxy_indices_, c.proxy_indices_)
+    assert len(a.proxy_indices_) == 20
+    np.testing.assert_array_equal(a.module_weights_, b.module_weights_)
+
+
+# --------------------------------------------------------------- torch hub
+@pytest.fixture(scope="module")
+def torch_hub():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(120, 5))
+    targets = {
+        "lin": X @ rng.normal(size=5),
+        "sq": X[:, 0] ** 2 - X[:, 1],
+        "sin": np.sin(2 * X[:, 2]) + X[:, 3],
+    }
+    hub = ModuleHub(TorchMLPRegressor((16,), max_iter=60), random_state=0)
+    for name, t in targets.items():
+        hub.add_task(name, X, t)
+    y = 0.7 * targets["lin"] + 0.3 * targets["sq"] + 0.1 * rng.normal(size=120)
+    return hub, X, y
+
+
+def test_hub_trains_from_one_shared_initialisation(torch_hub):
+    hub, X, _ = torch_hub
+    assert hub.shares_initialisation()
+    assert len({hub[n].random_state for n in hub.names}) == 1
+    # same seed and architecture: identical initial hidden layers, verified by
+    # training a copy for zero effective steps (learning rate ~ 0)
+    fresh = clone(hub["lin"]).set_params(max_iter=1, learning_rate_init=1e-300)
+    fresh_b = clone(hub["sq"]).set_params(max_iter=1, learning_rate_init=1e-300)
+    X_b = X[:, ::-1].copy()
+    fresh.fit(X, X[:, 0])
+    fresh_b.fit(X_b, X[:, 1] ** 2)
+    W_a = fresh.net_.module_.layers[0].weight.detach().numpy()
+    W_b = fresh_b.net_.module_.layers[0].weight.detach().numpy()
+    np.testing.assert_allclose(W_a, W_b, rtol=0, atol=1e-250)
+
+
+def test_one_hot_merge_returns_module_parameters_exactly(torch_hub):
+    hub, _, _ = torch_hub
+    for j, name in enumerate(hub.names):
+        weights = np.zeros(len(hub))
+        weights[j] = 1.0
+        merged = hub.merge(weights)
+        for (mW, mb), (W, b) in zip(merged, hub.body_parameters(name), strict=True):
+            np.testing.assert_array_equal(mW, W)
+            np.testing.assert_array_equal(mb, b)
+    # the composed network starts from those parameters
+    import torch
+
+    from sklearn_iclr26.ensemble._modules import ComposedMLPModule
+
+    body = hub.body_parameters("sq")
+    module = ComposedMLPModule(
+        5, 1, (16,), "relu", body_state=body, dtype=torch.float64
+    )
+    np.testing.assert_array_equal(module.body[0].weight.detach().numpy(), body[0][0])
+
+
+def test_weights_mode_fit_predict_and_embedding(torch_hub):
+    hub, X, y = torch_hub
+    reg = AdaptiveCompositionRegressor(hub, max_iter=30, random_state=0).fit(X, y)
+    assert reg.merge_ == "weights"
+    assert reg.module_weights_.sum() == pytest.approx(1.0)
+    assert reg.predict(X).shape == (120,)
+    assert reg.n_iter_ == 30
+    assert hub.embed("lin", X[:4]).shape == (4, 16)
+
+
+def test_random_state_bit_identical(torch_hub):
+    hub, X, y = torch_hub
+    for merge in ("weights", "predictions"):
+        a = AdaptiveCompositionRegressor(hub, merge=merge, max_iter=10, random_state=3)
+        b = clone(a)
+        np.testing.assert_array_equal(a.fit(X, y).predict(X), b.fit(X, y).predict(X))
+
+
+def test_pickle_clone_pipeline_gridsearch_and_hub_persistence(torch_hub, tmp_path):
+    hub, X, y = torch_hub
+    reg = AdaptiveCompositionRegressor(hub, max_iter=10, random_state=0).fit(X, y)
+    again = pickle.loads(pickle.dumps(reg))
+    np.testing.assert_array_equal(again.predict(X), reg.predict(X))
+    assert clone(reg).get_params()["max_iter"] == 10
+    grid = GridSearchCV(
+        AdaptiveCompositionRegressor(hub, max_iter=5, random_state=0),
+        {"n_neighbors": [3, 5]},
+        cv=2,
+    ).fit(X, y)
+    assert grid.best_params_["n_neighbors"] in (3, 5)
+    # a scaler before the composition model would change the modules' inputs,
+    # so the pipeline puts the composition model last on raw features
+    pipe = make_pipeline(
+        FunctionTransformer(),
+        AdaptiveCompositionRegressor(hub, max_iter=5, random_state=0),
+    ).fit(X, y)
+    assert pipe.predict(X).shape == (120,)
+    path = tmp_path / "hub.pkl"
+    hub.save(path)
+    loaded = ModuleHub.load(path)
+    assert loaded.names == hub.names
+    np.testing.assert_array_equal(loaded.embed("sq", X), hub.embed("sq", X))
+
+
+def test_classifier_both_merges(torch_hub):
+    hub, X, y = torch_hub
+    labels = (y > np.median(y)).astype(int)
+    for merge in ("weights", "predictions"):
+        clf = AdaptiveCompositionClassifier(
+            hub, merge=merge, max_iter=30, random_state=0
+        ).fit(X, labels)
+        proba = clf.predict_proba(X)
+        np.testing.assert_allclose(proba.sum(1), 1.0)
+        # floor tied to the majority-class rate (0.5 here)
+        assert clf.score(X, labels) > 0.75
+
+
+def test_baseline_weights(torch_hub):
+    hub, X, y = torch_hub
+    soup = AdaptiveCompositionRegressor(hub, weights="uniform", max_iter=5).fit(X, y)
+    np.testing.assert_allclose(soup.module_weights_, 1 / 3)
+    fixed = AdaptiveCompositionRegressor(hub, weights=[0, 2, 2], max_iter=5).fit(X, y)
+    np.testing.assert_allclose(fixed.module_weights_, [0, 0.5, 0.5])
+    top1 = AdaptiveCompositionRegressor(hub, max_modules=1, max_iter=5).fit(X, y)
+    assert np.count_nonzero(top1.module_weights_) == 1
+    with pytest.raises(ValueError, match="one entry per hub module"):
+        AdaptiveCompositionRegressor(hub, weights=[1, 0]).fit(X, y)
+
+
+# --------------------------------------------------------------- bad input
+def test_bad_input_errors(torch_hub):
+    hub, X, y = torch_hub
+    with pytest.raises(ValueError, match="hub"):
+        AdaptiveCompositionRegressor().fit(X, y)
+    with pytest.raises(ValueError, match="empty"):
+        AdaptiveCompositionRegressor(ModuleHub()).fit(X, y)
+    with pytest.raises(ValueError, match="n_neighbors \\+ 1"):
+        AdaptiveCompositionRegressor(hub, n_neighbors=5).fit(X[:5], y[:5])
+    mixed = ModuleHub()
+    mixed.add_module("a", TorchMLPRegressor((4,), max_iter=2, random_state=0).fit(X, y))
+    mixed.add_module("b", TorchMLPRegressor((4,), max_iter=2, random_state=1).fit(X, y))
+    with pytest.raises(ValueError, match="shared initialisation"):
+        AdaptiveCompositionRegressor(mixed, merge="weights").fit(X, y)
+    with pytest.raises(ValueError, match="shared"):
+        mixed.merge([0.5, 0.5])
+    # without a shared initialisation, the default falls back to... weights:
+    # both are torch modules, so the default is refused too, with the hint
+    with pytest.raises(ValueError, match="merge='predictions'"):
+        AdaptiveCompositionRegressor(mixed).fit(X, y)
+    AdaptiveCompositionRegressor(mixed, merge="predictions").fit(X, y)
+    stateless = ModuleHub().add_module("t", FunctionTransformer(np.tanh))
+    with pytest.raises(ValueError, match="torch MLP"):
+        AdaptiveCompositionRegressor(stateless, merge="weights").fit(X, y)
+    with pytest.raises(ValueError, match="already holds"):
+        stateless.add_module("t", FunctionTransformer())
+    with pytest.raises(TypeError, match="embedding"):
+        ModuleHub().add_module("s", StandardScaler().fit(X).fit)
+
+
+def _nan_embedding(X):
+    return np.full(np.shape(X), np.nan)
+
+
+def test_nan_proxy_module_dropped_with_warning():
+    hub, X, y = _cluster_hub()
+    hub.add_module("broken", FunctionTransformer(_nan_embedding))
+    with pytest.warns(UserWarning, match="'broken'.*dropped"):
+        reg = AdaptiveCompositionRegressor(hub, random_state=0).fit(X, y)
+    assert reg.module_weights_[-1] == 0 and np.isnan(reg.proxy_errors_[-1])
+    only_broken = ModuleHub().add_module("broken", FunctionTransformer(_nan_embedding))
+    with pytest.warns(UserWarning), pytest.raises(ValueError, match="No module"):
+        AdaptiveCompositionRegressor(only_broken).fit(X, y)
+
+
+def test_hub_accepts_classifier_modules():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(80, 3))
+    hub = ModuleHub(TorchMLPClassifier((8,), max_iter=20), random_state=0)
+    hub.add_task("a", X, X[:, 0] > 0).add_task("b", X, X[:, 1] > 0)
+    assert hub.shares_initialisation()
+    reg = AdaptiveCompositionRegressor(hub, max_iter=5, random_state=0)
+    assert reg.fit(X, X[:, 0] + X[:, 1]).merge_ == "weights"
