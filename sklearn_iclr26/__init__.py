@@ -7,6 +7,12 @@ them, so importing the package is fast.
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from sklearn_iclr26.causal import (
+    GeodesicCATERegressor,
+    GLearner,
+    TLearnerRegressor,
+    XLearnerRegressor,
+)
 from sklearn_iclr26.conformal import (
     BonferroniBoxRegressor,
     CVQRRegressor,
@@ -45,6 +51,8 @@ __all__ = [
     "ConNASSearch",
     "DeferralCurveDisplay",
     "EllipsoidRegressor",
+    "GLearner",
+    "GeodesicCATERegressor",
     "InstanceNoiseCorrector",
     "MultiPPIMeanEstimator",
     "PenaltyNASSearch",
@@ -52,9 +60,11 @@ __all__ = [
     "ResamplingUtilityEstimator",
     "SOCOPClassifier",
     "SplitConformalClassifier",
+    "TLearnerRegressor",
     "TopKDeferralRegressor",
     "TopKDeferrer",
     "TorchMLPClassifier",
     "TorchMLPRegressor",
+    "XLearnerRegressor",
     "__version__",
 ]

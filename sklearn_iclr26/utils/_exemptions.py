@@ -17,6 +17,27 @@ names the missing input (the value of this table's ``"missing"`` entry).
 __all__ = ["DEFAULT_PARAMS_EXEMPTIONS"]
 
 DEFAULT_PARAMS_EXEMPTIONS = {
+    "GeodesicCATERegressor": {
+        "reason": (
+            "fit needs a binary treatment vector (metadata `treatment`, or a "
+            "user-named `treatment_column`); the common checks run through the "
+            "declared instances of causal/_test_instances.py, which read it from "
+            "column 0 of X with treatment_threshold."
+        ),
+        "missing": "`treatment`",
+    },
+    "GLearner": {
+        "reason": "alias of GeodesicCATERegressor (same class, same reason).",
+        "missing": "`treatment`",
+    },
+    "TLearnerRegressor": {
+        "reason": "fit needs a binary treatment vector (see GeodesicCATERegressor).",
+        "missing": "`treatment`",
+    },
+    "XLearnerRegressor": {
+        "reason": "fit needs a binary treatment vector (see GeodesicCATERegressor).",
+        "missing": "`treatment`",
+    },
     "ResamplingUtilityEstimator": {
         "reason": (
             "fit takes per-sample binary records (accepted, correct, problem id), "
