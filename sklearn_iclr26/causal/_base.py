@@ -246,7 +246,7 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
 
     def _fit_propensity(self, X, t, seed):
         model = self._clone_child(self._get_propensity_estimator(), seed)
-        model.fit(X, t.astype(int))
+        model.fit(self._propensity_features(X), t.astype(int))
         self.propensity_estimator_ = model
         e = self._propensity(X)
         outside = np.mean((e < _OVERLAP) | (e > 1 - _OVERLAP))
@@ -258,8 +258,12 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
             )
         return e
 
+    def _propensity_features(self, X):
+        """What the propensity model sees: the raw covariates here."""
+        return X
+
     def _propensity(self, X):
-        proba = self.propensity_estimator_.predict_proba(X)
+        proba = self.propensity_estimator_.predict_proba(self._propensity_features(X))
         classes = list(self.propensity_estimator_.classes_)
         return np.asarray(proba[:, classes.index(1)], dtype=np.float64)
 

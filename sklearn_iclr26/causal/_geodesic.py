@@ -9,7 +9,7 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed
-from sklearn import get_config
+from sklearn import config_context
 from sklearn.base import clone
 from sklearn.ensemble import BaseEnsemble, HistGradientBoostingRegressor
 from sklearn.pipeline import Pipeline
@@ -28,6 +28,7 @@ from sklearn_iclr26.causal._ot import (
     sqeuclidean_cost,
 )
 from sklearn_iclr26.causal._t_learner import fit_arm_models
+from sklearn_iclr26.utils._random import set_child_random_state
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -44,14 +45,16 @@ def fit_weighted(estimator, X, y, sample_weight, seed):
     """Fit a clone of ``estimator`` with ``sample_weight`` reaching its loss.
 
     A ``Pipeline`` gets the weights routed to its last step
-    (``<laststep>__sample_weight``, or a fit request on the clone's last step
-    when metadata routing is enabled). An estimator without ``sample_weight``
-    is fitted on a weighted resample of the rows.
+    (``<laststep>__sample_weight``; metadata routing is switched off for this
+    internal call, so the user's requests on the steps do not matter). An
+    estimator without ``sample_weight`` is fitted on a weighted resample.
     """
-    est = clone(estimator)
-    from sklearn_iclr26.utils._random import set_child_random_state
+    est = set_child_random_state(clone(estimator), seed)
+    return _fit_with_weights(est, X, y, sample_weight, seed)
 
-    set_child_random_state(est, seed)
+
+def _fit_with_weights(est, X, y, sample_weight, seed):
+    """Fit ``est`` itself (no clone) as :func:`fit_weighted` does."""
     if sample_weight is None:
         return est.fit(X, y)
     if isinstance(est, Pipeline):
@@ -61,10 +64,9 @@ def fit_weighted(estimator, X, y, sample_weight, seed):
             and last != "passthrough"
             and has_fit_parameter(last, "sample_weight")
         ):
-            if get_config()["enable_metadata_routing"]:
-                last.set_fit_request(sample_weight=True)
-                return est.fit(X, y, sample_weight=sample_weight)
-            return est.fit(X, y, **{f"{name}__sample_weight": sample_weight})
+            # an internal call: the step__param form, with routing off for it
+            with config_context(enable_metadata_routing=False):
+                return est.fit(X, y, **{f"{name}__sample_weight": sample_weight})
     elif has_fit_parameter(est, "sample_weight"):
         return est.fit(X, y, sample_weight=sample_weight)
     rng = np.random.RandomState(seed)
@@ -73,8 +75,7 @@ def fit_weighted(estimator, X, y, sample_weight, seed):
     return est.fit(_safe_indexing(X, rows), y[rows])
 
 
-def _warm_started(previous, estimator):
-    """A deep copy of the fitted ``previous`` model set to continue training."""
+def _check_warm_start(estimator):
     _, final = final_step(estimator)
     if isinstance(final, (BaseEnsemble, HistGradientBoostingRegressor)):
         raise ValueError(  # noqa: TRY004 - a parameter combination, not a type
@@ -87,6 +88,11 @@ def _warm_started(previous, estimator):
             f"warm_start_chain=True needs an estimator with a `warm_start` "
             f"parameter; {type(final).__name__} has none."
         )
+
+
+def _warm_started(previous, estimator):
+    """A deep copy of the fitted ``previous`` model set to continue training."""
+    _check_warm_start(estimator)
     model = copy.deepcopy(previous)
     if isinstance(model, Pipeline):
         model.set_params(**{f"{model.steps[-1][0]}__warm_start": True})
@@ -166,8 +172,8 @@ class GeodesicCATERegressor(BaseCATERegressor):
         ``treatment_column`` when set, else ``e(x) >= 0.5``. All three come
         from one fit (see :meth:`predict_outcomes`).
     propensity_estimator : classifier, default=None
-        Propensity model on the raw covariates. ``None``: a standardised
-        ``LogisticRegression``.
+        Propensity model, fitted in the numeric ``transformer`` space.
+        ``None``: a standardised ``LogisticRegression``.
     ot_solver : {"auto", "emd", "sinkhorn"}, default="auto"
         ``"emd"``: the exact plan (POT's ``ot.emd`` when installed, else
         scipy's HiGHS dual simplex). ``"sinkhorn"``: entropic plan with
@@ -332,6 +338,10 @@ class GeodesicCATERegressor(BaseCATERegressor):
                 "estimator Pipeline whose steps before the final one do so."
             ) from None
 
+    def _propensity_features(self, X):
+        """The propensity model sees the numeric ``transformer`` space."""
+        return self._transform(X)
+
     def _fit_transformer(self, X):
         if self.transformer is None:
             transformer, _ = final_step(self._get_estimator())
@@ -420,11 +430,7 @@ class GeodesicCATERegressor(BaseCATERegressor):
             seed_k = _draw(rng)
             if self.warm_start_chain:
                 model = _warm_started(model, chain_est)
-                model.fit(
-                    Zk[mask], yk[mask], sample_weight=w[mask]
-                ) if has_fit_parameter(model, "sample_weight") else model.fit(
-                    Zk[mask], yk[mask]
-                )
+                _fit_with_weights(model, Zk[mask], yk[mask], w[mask], seed_k)
             else:
                 model = fit_weighted(chain_est, Zk[mask], yk[mask], w[mask], seed_k)
             chain.append(model)
@@ -436,7 +442,7 @@ class GeodesicCATERegressor(BaseCATERegressor):
         if self.n_jobs == 0:
             raise ValueError("n_jobs == 0 has no meaning; use None, -1 or >= 1.")
         if self.warm_start_chain:
-            _warm_started(None, self._chain_estimator())  # validate early
+            _check_warm_start(self._chain_estimator())
         self.estimators_ = fit_arm_models(self, X, y, t, rng)
         self._fit_transformer(X)
         Z = self._transform(X)

@@ -77,5 +77,19 @@ class TreatmentStratifiedKFold(_BaseKFold):
         )
         yield from inner.split(X, treatment)
 
+    def get_n_splits(self, X=None, y=None, groups=None, treatment=None):
+        """Number of splits, ``n_splits``.
+
+        Parameters
+        ----------
+        X, y, groups, treatment : object
+            Ignored.
+
+        Returns
+        -------
+        n_splits : int
+        """
+        return self.n_splits
+
     def _iter_test_indices(self, X=None, y=None, groups=None):  # pragma: no cover
         raise NotImplementedError

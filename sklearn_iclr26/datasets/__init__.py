@@ -4,12 +4,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 from sklearn_iclr26.datasets._experts import make_experts
+from sklearn_iclr26.datasets._ihdp import load_ihdp
 from sklearn_iclr26.datasets._keel import load_keel
 from sklearn_iclr26.datasets._label_noise import make_label_noise
 from sklearn_iclr26.datasets._multioutput import get_data_home, load_multioutput
 
 __all__ = [
     "get_data_home",
+    "load_ihdp",
     "load_keel",
     "load_multioutput",
     "make_experts",
