@@ -401,3 +401,39 @@ def test_load_ihdp_matches_econml():
 def test_load_ihdp_data_home(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"sim\.csv"):
         load_ihdp(data_home=tmp_path)
+
+
+def _ihdp_paired_pehe(n_replications=20):
+    from lightgbm import LGBMRegressor
+
+    lgbm = LGBMRegressor(
+        n_estimators=100, num_leaves=15, learning_rate=0.05, verbose=-1, n_jobs=1
+    )
+    g_err, t_err = [], []
+    for rep in range(n_replications):
+        b = load_ihdp(surface="B", random_state=rep)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # IHDP has propensities near 0
+            g = GeodesicCATERegressor(lgbm, random_state=rep)  # K=3, keep=1
+            g.fit(b.data, b.target, treatment=b.treatment)
+        g_err.append(pehe_score(b.tau, g.predict(b.data)))
+        t_err.append(pehe_score(b.tau, g.predict(b.data, combine="source")))
+    return np.array(g_err), np.array(t_err)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "measured: sqrt(PEHE) 1.176 (G) vs 1.118 (T), paired difference "
+        "+5.2% (se 3.0%) of the T-learner's: the issue's 5% non-inferiority "
+        "margin is missed on IHDP-B with LightGBM and default parameters"
+    ),
+)
+def test_ihdp_non_inferiority_to_the_t_learner():
+    """Issue 15's fixed-margin test: over 20 IHDP-B replications (seeds 0-19,
+    all 747 units), the mean paired difference in sqrt(PEHE), G-learner with
+    default parameters (K=3, keep=1, combine="propensity") minus T-learner on
+    the same LightGBM model, is at most 0.05 x the T-learner's mean."""
+    g_err, t_err = _ihdp_paired_pehe()
+    assert np.mean(g_err - t_err) <= 0.05 * np.mean(t_err)
