@@ -443,7 +443,7 @@ class GeodesicCATERegressor(BaseCATERegressor):
             raise ValueError("n_jobs == 0 has no meaning; use None, -1 or >= 1.")
         if self.warm_start_chain:
             _check_warm_start(self._chain_estimator())
-        self.estimators_ = fit_arm_models(self, X, y, t, rng)
+        self.estimators_, source_seeds = fit_arm_models(self, X, y, t, rng)
         self._fit_transformer(X)
         Z = self._transform(X)
         rows0, rows1 = np.flatnonzero(t == 0), np.flatnonzero(t == 1)
@@ -452,6 +452,9 @@ class GeodesicCATERegressor(BaseCATERegressor):
         chain_est = self._chain_estimator()
         starts = []
         for arm, (Za, ra) in enumerate([(Z0, rows0), (Z1, rows1)]):
+            # the chain starts in the numeric space with the source model's
+            # seed: for numeric X and no transformer it *is* the source model,
+            # so it is reused; the draws never depend on the type of X
             if (
                 isinstance(X, np.ndarray)
                 and self.transformer_ is None
@@ -459,7 +462,7 @@ class GeodesicCATERegressor(BaseCATERegressor):
             ):
                 start = self.estimators_[arm]
             else:
-                start = fit_weighted(chain_est, Za, y[ra], None, _draw(rng))
+                start = fit_weighted(chain_est, Za, y[ra], None, source_seeds[arm])
             starts.append((start, (Za, y[ra], None)))
         seeds = [_draw(rng), _draw(rng)]
         n_jobs = 1 if self.n_jobs is None else self.n_jobs

@@ -195,8 +195,8 @@ def make_cate_scorer(
     >>> y = X[:, 0] + t * (1 + X[:, 1]) + rng.normal(scale=0.1, size=300)
     >>> est = TLearnerRegressor(LinearRegression()).fit(X, y, treatment=t)
     >>> scorer = make_cate_scorer("pehe")
-    >>> round(scorer(est, X, y, tau_true=1 + X[:, 1]), 2)
-    -0.01
+    >>> -0.1 < scorer(est, X, y, tau_true=1 + X[:, 1]) <= 0
+    True
     >>> make_cate_scorer("r_loss")(est, X, y, treatment=t) < 0
     True
     """

@@ -17,18 +17,20 @@ def fit_arm_models(learner, X, y, t, rng):
 
     The seeds are drawn in a fixed order (control, then treated), shared by
     every learner of the family, so that learners with the same
-    ``random_state`` fit identical arm models.
+    ``random_state`` fit identical arm models. Returns the models and their
+    seeds.
     """
-    models = []
+    models, seeds = [], []
     for arm in (0, 1):
         rows = np.flatnonzero(t == arm)
-        model = learner._clone_child(learner._get_estimator(), _draw(rng))
+        seeds.append(_draw(rng))
+        model = learner._clone_child(learner._get_estimator(), seeds[-1])
         log_progress(
             learner, f"fitting the outcome model of arm {arm} ({len(rows)} units)"
         )
         model.fit(_safe_indexing(X, rows), y[rows])
         models.append(model)
-    return models
+    return models, seeds
 
 
 class TLearnerRegressor(BaseCATERegressor):
@@ -104,7 +106,7 @@ class TLearnerRegressor(BaseCATERegressor):
     """
 
     def _fit_cate(self, X, y, t, rng):
-        self.estimators_ = fit_arm_models(self, X, y, t, rng)
+        self.estimators_, _ = fit_arm_models(self, X, y, t, rng)
 
     def _predict_outcomes(self, X, t):
         mu0 = np.asarray(self.estimators_[0].predict(X), dtype=np.float64).ravel()

@@ -86,7 +86,7 @@ class XLearnerRegressor(BaseCATERegressor):
     """
 
     def _fit_cate(self, X, y, t, rng):
-        self.estimators_ = fit_arm_models(self, X, y, t, rng)
+        self.estimators_, _ = fit_arm_models(self, X, y, t, rng)
         rows0, rows1 = np.flatnonzero(t == 0), np.flatnonzero(t == 1)
         X0, X1 = _safe_indexing(X, rows0), _safe_indexing(X, rows1)
         d1 = (
