@@ -437,3 +437,15 @@ def test_ihdp_non_inferiority_to_the_t_learner():
     the same LightGBM model, is at most 0.05 x the T-learner's mean."""
     g_err, t_err = _ihdp_paired_pehe()
     assert np.mean(g_err - t_err) <= 0.05 * np.mean(t_err)
+
+
+def test_n_jobs_and_verbose(capsys):
+    X, y, t, _ = confounded(15, n=150)
+    one = GeodesicCATERegressor(Ridge(), n_steps=1, random_state=0, verbose=1)
+    two = clone(one).set_params(n_jobs=2, verbose=0)
+    assert_array_equal(
+        one.fit(X, y, treatment=t).predict(X), two.fit(X, y, treatment=t).predict(X)
+    )
+    assert "[GeodesicCATERegressor] chain of arm 1: step 2/2" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="n_jobs"):
+        clone(one).set_params(n_jobs=0).fit(X, y, treatment=t)
