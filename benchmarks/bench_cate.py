@@ -100,6 +100,7 @@ def main():
         f"{'econml X':>8s} {'G/econT':>7s} {'G/econX':>7s}"
     )
     lines = [header]
+    run_size(300, TLearner, XLearner)  # warm-up: imports, thread pools
     for n in sizes:
         lines.append(run_size(n, TLearner, XLearner))
         print(lines[-1], flush=True)

@@ -88,7 +88,7 @@ def emd_plan(a, b, C, *, backend="auto"):
     return sp.coo_matrix(G)
 
 
-def sinkhorn_plan(a, b, C, *, reg, max_iter=1000, tol=1e-9, n_keep=None):
+def sinkhorn_plan(a, b, C, *, reg, max_iter=500, tol=1e-6, n_keep=None):
     """Entropic plan (log-domain Sinkhorn), keeping its ``n_keep`` largest entries.
 
     ``reg`` is relative to the mean cost (the cost is divided by its mean), so
