@@ -7,6 +7,12 @@ them, so importing the package is fast.
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from sklearn_iclr26.causal import (
+    GeodesicCATERegressor,
+    GLearner,
+    TLearnerRegressor,
+    XLearnerRegressor,
+)
 from sklearn_iclr26.conformal import (
     BonferroniBoxRegressor,
     CVQRRegressor,
@@ -64,6 +70,8 @@ __all__ = [
     "DeferralCurveDisplay",
     "DiffusionInterestFusionClassifier",
     "EllipsoidRegressor",
+    "GLearner",
+    "GeodesicCATERegressor",
     "InstanceNoiseCorrector",
     "InteractionSequenceEncoder",
     "MultiPPIMeanEstimator",
@@ -76,10 +84,12 @@ __all__ = [
     "SampleGradientMemorization",
     "SparseAutoencoder",
     "SplitConformalClassifier",
+    "TLearnerRegressor",
     "TopKDeferralRegressor",
     "TopKDeferrer",
     "TorchMLPClassifier",
     "TorchMLPRegressor",
     "TreeSlicedEmbedding",
+    "XLearnerRegressor",
     "__version__",
 ]

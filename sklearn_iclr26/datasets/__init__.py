@@ -8,6 +8,7 @@ from sklearn_iclr26.datasets._interactions import (
     InteractionSequenceEncoder,
     load_movielens_interactions,
 )
+from sklearn_iclr26.datasets._ihdp import load_ihdp
 from sklearn_iclr26.datasets._keel import load_keel
 from sklearn_iclr26.datasets._label_noise import make_label_noise
 from sklearn_iclr26.datasets._latent_concepts import make_latent_concepts
@@ -16,6 +17,7 @@ from sklearn_iclr26.datasets._multioutput import get_data_home, load_multioutput
 __all__ = [
     "InteractionSequenceEncoder",
     "get_data_home",
+    "load_ihdp",
     "load_keel",
     "load_movielens_interactions",
     "load_multioutput",

@@ -34,6 +34,17 @@ DEFAULT_PARAMS_EXEMPTIONS = {
             "two_d_array=False and tests/test_ifusion.py runs the API checks on logs."
         ),
         "missing": "interaction table",
+    "GeodesicCATERegressor": {
+            "fit needs a binary treatment vector (metadata `treatment`, or a "
+            "user-named `treatment_column`); the common checks run through the "
+            "declared instances of causal/_test_instances.py, which read it from "
+            "column 0 of X with treatment_threshold."
+        "missing": "`treatment`",
+    "GLearner": {
+        "reason": "alias of GeodesicCATERegressor (same class, same reason).",
+    "TLearnerRegressor": {
+        "reason": "fit needs a binary treatment vector (see GeodesicCATERegressor).",
+    "XLearnerRegressor": {
     },
     "ResamplingUtilityEstimator": {
         "reason": (
