@@ -11,6 +11,7 @@ from sklearn_iclr26.conformal import (
     BonferroniBoxRegressor,
     CVQRRegressor,
     EllipsoidRegressor,
+    OTCPRegressor,
     SOCOPClassifier,
     SplitConformalClassifier,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "EllipsoidRegressor",
     "InstanceNoiseCorrector",
     "MultiPPIMeanEstimator",
+    "OTCPRegressor",
     "PenaltyNASSearch",
     "RLPHeadClassifier",
     "RandomLabelProbe",
