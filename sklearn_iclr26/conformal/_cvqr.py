@@ -403,7 +403,11 @@ class CVQRRegressor(BaseConformalRegressor):
         n_train = Xs.shape[0]
         n_valid = math.ceil(self.validation_fraction * n_train)
         stopper = None
-        if self.early_stopping and n_valid >= _MIN_VALIDATION_ROWS:
+        if (
+            self.early_stopping
+            and n_valid >= _MIN_VALIDATION_ROWS
+            and n_train - n_valid >= _MIN_VALIDATION_ROWS
+        ):
             valid_idx, fit_idx = split_indices(n_train, [n_valid], random_state=rng)
             import torch
 
@@ -428,7 +432,8 @@ class CVQRRegressor(BaseConformalRegressor):
         elif self.early_stopping:
             log_progress(
                 self,
-                f"no early stopping: {n_valid} validation rows, fewer than "
+                f"no early stopping: {n_valid} validation rows and "
+                f"{n_train - n_valid} fitting rows, one of them fewer than "
                 f"{_MIN_VALIDATION_ROWS}; running max_iter={self.max_iter} "
                 "epochs on all rows",
             )
