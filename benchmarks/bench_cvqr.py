@@ -75,13 +75,94 @@ def rank_timings(reg, X, Y, tol=1e-6):
     return rows
 
 
+def breakdown(reg, X, Y, tol=1e-6):
+    """Where the time of the default rank solve goes (amortized + Newton).
+
+    Wraps the solver's derivative routine (``phi``, gradient and the d-row
+    Hessian by d backward passes) and ``torch.linalg.solve`` with timers, and
+    records how many rows are still active at each Newton iteration: the
+    solver runs until the slowest row converges, so the active-row profile
+    shows whether the time goes to all rows or to a tail of hard ones.
+    """
+    from sklearn_iclr26.conformal import _cvqr_modules as mod
+
+    module = reg.net_.module_
+    x = torch.as_tensor(reg._scaled_features(X))
+    y = torch.as_tensor((Y - reg._center(X) - reg._y_mean) / reg._y_scale)
+    timers = {"derivatives (phi, grad, Hessian)": 0.0, "linear solve": 0.0}
+    active = []
+    orig_deriv, orig_solve = mod._derivatives, torch.linalg.solve
+
+    def deriv(phi_of_u, u):
+        active.append(u.shape[0])
+        t0 = time.perf_counter()
+        out = orig_deriv(phi_of_u, u)
+        timers["derivatives (phi, grad, Hessian)"] += time.perf_counter() - t0
+        return out
+
+    def solve(*a, **k):
+        t0 = time.perf_counter()
+        out = orig_solve(*a, **k)
+        timers["linear solve"] += time.perf_counter() - t0
+        return out
+
+    mod._derivatives, torch.linalg.solve = deriv, solve
+    try:
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            u0 = module.amortizer(x, y)
+        t_amort = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        _, n_iter = mod.newton_conjugate(module.potential, x, y, u0, tol=tol)
+        total = time.perf_counter() - t0
+    finally:
+        mod._derivatives, torch.linalg.solve = orig_deriv, orig_solve
+    rest = total - sum(timers.values())
+    print(f"amortizer forward: {t_amort:.2f}s; Newton total {total:.2f}s")
+    for name, t in {**timers, "line search + bookkeeping": rest}.items():
+        print(f"  {name}: {t:.2f}s ({100 * t / total:.0f}%)")
+    n = x.shape[0]
+    print(f"  Newton iterations: {n_iter}; active rows per iteration (of {n}):")
+    print("  " + ", ".join(str(a) for a in active))
+    work = sum(active)
+    print(
+        f"  row-iterations: {work} = {work / n:.1f} per row on average; the "
+        f"iterations with < 10% of the rows active take "
+        f"{sum(a for a in active if a < 0.1 * n) / work:.0%} of the row-work"
+    )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data-home", default="../shared/data/multioutput")
     parser.add_argument("--n-test", type=int, default=10000)
+    parser.add_argument(
+        "--breakdown-only",
+        action="store_true",
+        help="only the scm20d model: where the rank time goes",
+    )
     args = parser.parse_args()
     rng = np.random.RandomState(0)
 
+    if args.breakdown_only:
+        Xs, Ys = load_multioutput("scm20d", data_home=args.data_home, return_X_y=True)
+        Ys = (Ys - Ys.mean(0)) / Ys.std(0)
+        perm = rng.permutation(len(Xs))
+        reg16 = CVQRRegressor(
+            hidden_dim=10,
+            n_layers=1,
+            batch_size=256,
+            max_iter=5,
+            warmup_epochs=1,
+            train_inner_iter=3,
+            early_stopping=False,
+            random_state=0,
+        ).fit(Xs[perm[:6000]], Ys[perm[:6000]])
+        idx = np.resize(perm[6000:], args.n_test)
+        torch.set_num_threads(1)
+        print("== scm20d, d=16: breakdown of the default rank solve ==")
+        breakdown(reg16, Xs[idx], Ys[idx])
+        return
     print("== ranks of 10,000 test pairs (float64, 1 thread) ==")
     X, Y = banana(3000, rng)
     reg = CVQRRegressor(

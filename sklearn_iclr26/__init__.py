@@ -17,6 +17,7 @@ from sklearn_iclr26.conformal import (
     BonferroniBoxRegressor,
     CVQRRegressor,
     EllipsoidRegressor,
+    OTCPRegressor,
     SOCOPClassifier,
     SplitConformalClassifier,
 )
@@ -75,6 +76,7 @@ __all__ = [
     "InstanceNoiseCorrector",
     "InteractionSequenceEncoder",
     "MultiPPIMeanEstimator",
+    "OTCPRegressor",
     "PenaltyNASSearch",
     "RLPHeadClassifier",
     "RandomLabelProbe",

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 from scipy import stats
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
@@ -31,6 +31,7 @@ from sklearn_iclr26.metrics import (
 
 FAST = {
     "max_iter": 30,
+    "early_stopping": False,
     "learning_rate_init": 3e-2,
     "hidden_dim": 16,
     "warmup_epochs": 5,
@@ -451,3 +452,124 @@ def test_region_metrics():
         region_coverage_score(np.ones((2, 2)))
     with pytest.raises(ValueError, match="inconsistent"):
         worst_slab_coverage_score(X, covered[:10])
+
+
+# ------------------------------------------------- cross-fitted residuals
+class _Recorder(RegressorMixin, BaseEstimator):
+    """Predicts 1 for the rows it was fitted on (column 0 is a row id), else 0."""
+
+    def __init__(self, multi=True):
+        self.multi = multi
+
+    def fit(self, X, y):
+        self.ids_ = set(np.asarray(X)[:, 0].astype(int).tolist())
+        self.n_fit_ = len(self.ids_)
+        self.n_out_ = 1 if np.ndim(y) == 1 else np.shape(y)[1]
+        return self
+
+    def predict(self, X):
+        seen = np.array([int(i) in self.ids_ for i in np.asarray(X)[:, 0]], float)
+        return seen if self.n_out_ == 1 else np.repeat(seen[:, None], self.n_out_, 1)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = self.multi
+        return tags
+
+
+def _id_data(n, seed=0):
+    rng = np.random.RandomState(seed)
+    X = np.c_[np.arange(n), rng.normal(size=(n, 2))]
+    Y = X[:, 1:] + rng.normal(size=(n, 2))
+    return X, Y
+
+
+@pytest.mark.parametrize("multi", [True, False])
+def test_cross_fitted_residuals_never_use_a_rows_own_fit(multi):
+    from sklearn.multioutput import MultiOutputRegressor
+
+    from sklearn_iclr26.conformal._base_regressor import cross_fit_point_model
+
+    X, Y = _id_data(103)
+    est = _Recorder(multi=multi)
+    est = est if multi else MultiOutputRegressor(est)
+    final, R = cross_fit_point_model(
+        clone(est), X, Y, cv=5, random_state=np.random.RandomState(0)
+    )
+    # out of fold: no row was in the fit that predicted it, so R == Y exactly
+    np.testing.assert_array_equal(R, Y)
+    # the final model is fitted on all rows
+    inner = final if multi else final.estimators_[0]
+    assert inner.n_fit_ == 103
+    _, R_in = cross_fit_point_model(
+        clone(est), X, Y, cv=None, random_state=np.random.RandomState(0)
+    )
+    np.testing.assert_array_equal(R_in, Y - 1)
+
+
+def test_residual_variants_calibrate_with_the_final_point_model():
+    X, Y = _id_data(400)
+    ell = EllipsoidRegressor(_Recorder(), random_state=0).fit(X, Y)
+    n_train = 400 - ell.n_calibration_samples_
+    assert ell.estimator_.n_fit_ == n_train
+    train = np.array(sorted(ell.estimator_.ids_))
+    cal = np.setdiff1d(np.arange(400), train)
+    # the shape comes from out-of-fold residuals (here: Y itself)
+    np.testing.assert_allclose(ell.covariance_, np.cov(Y[train].T), rtol=1e-6)
+    # calibration scores are those of the final model (which predicts 0 on
+    # the calibration rows it never saw)
+    np.testing.assert_allclose(
+        np.sort(ell.conformity_scores(X[cal], Y[cal])), ell.calibration_scores_
+    )
+    cvqr = CVQRRegressor(
+        residual_estimator=_Recorder(multi=False),
+        max_iter=2,
+        warmup_epochs=1,
+        hidden_dim=4,
+        random_state=0,
+    ).fit(X, Y)
+    inner = cvqr.residual_estimator_.estimators_  # wrapped: single-output
+    assert all(e.n_fit_ == n_train for e in inner)
+    train = np.array(sorted(inner[0].ids_))
+    cal = np.setdiff1d(np.arange(400), train)
+    # the map standardizes out-of-fold residuals (= Y), not in-sample (= Y - 1)
+    np.testing.assert_allclose(cvqr._y_mean, Y[train].mean(axis=0))
+    scores = np.sort(cvqr.calibration_scores_)
+    np.testing.assert_allclose(
+        np.sort(cvqr.conformity_scores(X[cal], Y[cal])), scores, rtol=1e-10
+    )
+
+
+def test_early_stopping_restores_the_best_epoch(capsys):
+    rng = np.random.RandomState(0)
+    X, Y = banana(900, rng)
+    reg = CVQRRegressor(
+        max_iter=25,
+        warmup_epochs=2,
+        n_iter_no_change=3,
+        tol=0.0,
+        hidden_dim=8,
+        random_state=0,
+        verbose=1,
+    ).fit(X, Y)
+    assert "early stopping on the semi-dual objective of 68" in capsys.readouterr().out
+    scores = reg.validation_scores_
+    assert len(scores) == reg.n_iter_ - 2
+    assert reg.best_validation_score_ == min(scores)
+    assert reg.best_iter_ == 2 + 1 + int(np.argmin(scores))
+    # the restored parameters are those of the best epoch: re-evaluating the
+    # held-out objective on the same rows gives its value
+    import torch
+
+    from sklearn_iclr26.conformal._cvqr_modules import semi_dual_objective
+
+    stopper = dict(reg.net_.callbacks_)["early_stopping"]
+    args = [torch.as_tensor(a) for a in (stopper.X_valid, stopper.Y_valid)]
+    value = semi_dual_objective(
+        reg.net_.module_, *args, torch.as_tensor(stopper.U_valid)
+    )
+    assert value == pytest.approx(reg.best_validation_score_, rel=1e-10)
+    # fewer than 50 validation rows: no early stopping, all epochs
+    small = CVQRRegressor(max_iter=4, warmup_epochs=1, hidden_dim=4, random_state=0)
+    small.fit(X[:300], Y[:300])
+    assert small.validation_scores_ is None and small.n_iter_ == 4

@@ -6,6 +6,7 @@
 from sklearn_iclr26.conformal._box_region import BonferroniBoxRegressor
 from sklearn_iclr26.conformal._cvqr import CVQRRegressor
 from sklearn_iclr26.conformal._ellipsoid_region import EllipsoidRegressor
+from sklearn_iclr26.conformal._otcp import OTCPRegressor
 from sklearn_iclr26.conformal._scores import (
     SCORE_NAMES,
     aps_scores,
@@ -25,6 +26,7 @@ __all__ = [
     "BonferroniBoxRegressor",
     "CVQRRegressor",
     "EllipsoidRegressor",
+    "OTCPRegressor",
     "SOCOPClassifier",
     "SplitConformalClassifier",
     "aps_scores",

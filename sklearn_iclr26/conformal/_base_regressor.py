@@ -59,7 +59,11 @@ from sklearn_iclr26.utils._validation import (
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
-__all__ = ["BaseConformalRegressor", "log_unit_ball_volume"]
+__all__ = [
+    "BaseConformalRegressor",
+    "cross_fit_point_model",
+    "log_unit_ball_volume",
+]
 
 # fraction of the rows below which the training part is too small to fit
 _MIN_TRAIN_FRACTION = 0.1
@@ -93,6 +97,69 @@ def default_transformer(fitted_estimator):
     if isinstance(est, Pipeline) and len(est.steps) > 1:
         return est[:-1]
     return None
+
+
+def cross_fit_point_model(estimator, X, y, *, cv, random_state):
+    """Fit a point model and its residuals, out of fold when ``cv`` is set.
+
+    The residuals a region shape is learned from must be honest: a flexible
+    regressor (a random forest) nearly interpolates its own training rows, so
+    in-sample residuals are far smaller and differently shaped than the
+    residuals of new rows. With ``cv=K``, the training rows are split into
+    ``K`` shuffled folds; each row's residual comes from a clone fitted on
+    the other folds (never on the row itself), and the returned point model
+    is then fitted on **all** rows, so no data is lost to the point model.
+    The conformal calibration, on rows disjoint from all of these fits, uses
+    that final model: its scores are a fixed function of ``(x, y)`` given the
+    training part, so split-conformal validity is untouched.
+
+    Parameters
+    ----------
+    estimator : regressor
+        Unfitted point regressor (already wrapped for a multi-output ``y``
+        and seeded). A ``FrozenEstimator`` is never refitted: its residuals
+        are its predictions on the rows.
+    X : array-like of shape (n_samples, n_features)
+        Covariates, handed untouched to the regressor.
+    y : ndarray of shape (n_samples, n_outputs)
+        Responses.
+    cv : int or None
+        Number of folds (clipped to ``n_samples``); ``None`` gives in-sample
+        residuals of the model fitted on all rows.
+    random_state : RandomState instance
+        Seeds the fold shuffling.
+
+    Returns
+    -------
+    estimator : regressor
+        The point model fitted on all rows.
+    residuals : ndarray of shape (n_samples, n_outputs)
+        ``y`` minus the out-of-fold (or in-sample) predictions.
+    """
+    from sklearn.model_selection import KFold, cross_val_predict
+
+    n, d = y.shape
+    target = y if d > 1 else y[:, 0]
+    oof = None
+    if cv is not None and not isinstance(estimator, FrozenEstimator):
+        seed = int(random_state.randint(np.iinfo(np.int32).max))
+        folds = KFold(n_splits=min(cv, n), shuffle=True, random_state=seed)
+        oof = cross_val_predict(estimator, X, target, cv=folds)
+    estimator.fit(X, target)
+    if oof is None:
+        oof = estimator.predict(X)
+    oof = np.asarray(oof, dtype=np.float64)
+    if (
+        oof.shape[0] != n
+        or (oof.ndim == 2 and oof.shape[1] != d)
+        or (oof.ndim == 1 and d > 1)
+    ):
+        raise ValueError(
+            f"The estimator predicts shape {oof.shape} for {d} outputs. Use a "
+            "multi-output regressor (e.g. wrap it in "
+            "sklearn.multioutput.MultiOutputRegressor)."
+        )
+    return estimator, y - oof.reshape(n, -1)
 
 
 class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
@@ -440,7 +507,7 @@ class BaseResidualRegion(BaseConformalRegressor):
     Shared by :class:`BonferroniBoxRegressor` and :class:`EllipsoidRegressor`:
     the point model ``estimator_`` (a single-output regressor is wrapped in
     ``MultiOutputRegressor`` for a multi-output ``y``) sees ``X`` untouched.
-    Subclasses implement ``_fit_region(X_train, R_train)``,
+    Subclasses implement ``_fit_region(X_train, R_train, random_state)``,
     ``_residual_scores(X, R)``, ``_contains_batch`` and ``_log_volume_batch``.
     """
 
@@ -452,14 +519,17 @@ class BaseResidualRegion(BaseConformalRegressor):
     def _fit_model(self, X, y, random_state):
         est = self._point_estimator(self._get_estimator(), self.n_outputs_)
         set_child_random_state(est, random_state)
-        est.fit(X, y if self.n_outputs_ > 1 else y[:, 0])
-        self.estimator_ = est
-        log_progress(self, f"fitted {type(est).__name__}")
-        self._fit_region(X, y - self._point(X))
+        cv = getattr(self, "cv", None)
+        self.estimator_, R = cross_fit_point_model(
+            est, X, y, cv=cv, random_state=random_state
+        )
+        how = "in-sample" if cv is None else f"{cv}-fold out-of-fold"
+        log_progress(self, f"fitted {type(est).__name__} ({how} residuals)")
+        self._fit_region(X, R, random_state)
 
     @abstractmethod
-    def _fit_region(self, X, R):
-        """Fit the region shape on the training residuals."""
+    def _fit_region(self, X, R, random_state):
+        """Fit the region shape on the (cross-fitted) training residuals."""
 
     @abstractmethod
     def _residual_scores(self, X, R):

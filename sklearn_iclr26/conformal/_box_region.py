@@ -105,7 +105,7 @@ class BonferroniBoxRegressor(BaseResidualRegion):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _fit_region(self, X, R):
+    def _fit_region(self, X, R, random_state):
         pass
 
     def _residual_scores(self, X, R):

@@ -49,6 +49,13 @@ class EllipsoidRegressor(BaseResidualRegion):
         ``y``.
     confidence_level : float, default=0.9
         Coverage level of the regions, in (0, 1).
+    cv : int or None, default=5
+        Folds of the cross-fitted residuals the covariances are estimated
+        from: each training row's residual comes from a clone of
+        ``estimator`` fitted on the other folds, and ``estimator_`` is then
+        fitted on all training rows (used for the calibration and the
+        regions). ``None`` uses in-sample residuals, which a flexible
+        regressor shrinks (it nearly interpolates its own rows).
     covariance : {"global", "local"}, default="global"
         Covariance model of the residuals.
     n_neighbors : int, default=100
@@ -84,7 +91,7 @@ class EllipsoidRegressor(BaseResidualRegion):
     n_outputs_ : int
         Number of outputs ``d``.
     covariance_ : ndarray of shape (n_outputs, n_outputs)
-        Global residual covariance.
+        Global covariance of the (cross-fitted) training residuals.
     n_neighbors_ : int
         Neighbours used by ``covariance="local"`` (``n_neighbors`` clipped to
         the training size).
@@ -122,6 +129,7 @@ class EllipsoidRegressor(BaseResidualRegion):
     _parameter_constraints: dict = {
         **BaseResidualRegion._parameter_constraints,
         "estimator": [HasMethods(["fit", "predict"]), None],
+        "cv": [Interval(Integral, 2, None, closed="left"), None],
         "covariance": [StrOptions({"global", "local"})],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "shrinkage": [Interval(Real, 0, 1, closed="both")],
@@ -133,6 +141,7 @@ class EllipsoidRegressor(BaseResidualRegion):
         estimator=None,
         *,
         confidence_level=0.9,
+        cv=5,
         covariance="global",
         n_neighbors=100,
         shrinkage=0.95,
@@ -143,6 +152,7 @@ class EllipsoidRegressor(BaseResidualRegion):
     ):
         self.estimator = estimator
         self.confidence_level = confidence_level
+        self.cv = cv
         self.covariance = covariance
         self.n_neighbors = n_neighbors
         self.shrinkage = shrinkage
@@ -161,7 +171,7 @@ class EllipsoidRegressor(BaseResidualRegion):
         ridge = 1e-8 * max(np.trace(cov) / d, 1e-12)
         return cov + ridge * np.eye(d)
 
-    def _fit_region(self, X, R):
+    def _fit_region(self, X, R, random_state):
         self.covariance_ = self._cov(R)
         if self.covariance != "local":
             return

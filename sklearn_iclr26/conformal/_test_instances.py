@@ -32,6 +32,10 @@ TEST_PARAMS = {
         {},
         {"covariance": "local", "n_neighbors": 10},
     ],
+    "OTCPRegressor": [
+        {},
+        {"transport": "local", "n_neighbors": 10},
+    ],
     "SOCOPClassifier": [
         {},
         {"lam": 0.1, "k0": 2, "estimator": LogisticRegression(C=10.0)},

@@ -7,6 +7,7 @@ from sklearn_iclr26.metrics._identifiability import (
     concept_identifiability_score,
     linear_identifiability_check,
 )
+from sklearn_iclr26.metrics._rank_diagnostics import rank_calibration
 from sklearn_iclr26.metrics._region_metrics import (
     log_volume_per_dimension,
     region_coverage_score,
@@ -31,6 +32,7 @@ __all__ = [
     "log_volume_per_dimension",
     "mean_set_size",
     "multiple_prediction_rate",
+    "rank_calibration",
     "region_coverage_score",
     "set_size_stratified_coverage_violation",
     "singleton_rate",
