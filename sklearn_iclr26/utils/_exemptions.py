@@ -17,60 +17,70 @@ names the missing input (the value of this table's ``"missing"`` entry).
 __all__ = ["DEFAULT_PARAMS_EXEMPTIONS"]
 
 DEFAULT_PARAMS_EXEMPTIONS = {
-    "DiffusionInterestFusionClassifier": {
+    "AdaptiveCompositionClassifier": {
         "reason": (
-            "fit needs the block layout of X (long-term history, sessions, "
-            "candidate): the layout= parameter or a DataFrame with the column names "
-            "of InteractionSequenceEncoder; an unnamed matrix has no blocks to "
-            "guess by position. The common checks run through its test instance "
-            "(pre-computed embeddings by integer positions)."
+            "composes the fitted modules of a hub for a new task; the hub's modules are"
+            " trained on source tasks of the user's feature space, which no default can"
+            " give. The common checks run with a hub of stateless FunctionTransformer "
+            "modules (ensemble/_test_instances.py)."
         ),
-        "missing": "layout",
-    },
-    "InteractionSequenceEncoder": {
-        "reason": (
-            "fit takes an interaction table (a DataFrame with user, item and "
-            "timestamp columns), not a feature matrix. Its tags declare "
-            "two_d_array=False and tests/test_ifusion.py runs the API checks on logs."
-        ),
-        "missing": "interaction table",
-    "GeodesicCATERegressor": {
-            "fit needs a binary treatment vector (metadata `treatment`, or a "
-            "user-named `treatment_column`); the common checks run through the "
-            "declared instances of causal/_test_instances.py, which read it from "
-            "column 0 of X with treatment_threshold."
-        "missing": "`treatment`",
-    "GLearner": {
-        "reason": "alias of GeodesicCATERegressor (same class, same reason).",
-    "TLearnerRegressor": {
-        "reason": "fit needs a binary treatment vector (see GeodesicCATERegressor).",
-    "XLearnerRegressor": {
-    },
-    "ResamplingUtilityEstimator": {
-        "reason": (
-            "fit takes per-sample binary records (accepted, correct, problem id), "
-            "not a feature matrix; random features are rejected as non-binary. "
-            "Its tags declare two_d_array=False and tests/test_inference.py runs "
-            "the API checks on records."
-        ),
-        "missing": "per-sample binary records `accepted` and `correct`",
+        "missing": "hub",
     },
     "AdaptiveCompositionRegressor": {
         "reason": (
-            "composes the fitted modules of a hub for a new task; the hub's "
-            "modules are trained on source tasks of the user's feature space, "
-            "which no default can give. The common checks run with a hub of "
-            "stateless FunctionTransformer modules (ensemble/_test_instances.py)."
+            "composes the fitted modules of a hub for a new task; the hub's modules are"
+            " trained on source tasks of the user's feature space, which no default can"
+            " give. The common checks run with a hub of stateless FunctionTransformer "
+            "modules (ensemble/_test_instances.py)."
         ),
         "missing": "hub",
     },
-    "AdaptiveCompositionClassifier": {
+    "DiffusionInterestFusionClassifier": {
         "reason": (
-            "composes the fitted modules of a hub for a new task; the hub's "
-            "modules are trained on source tasks of the user's feature space, "
-            "which no default can give. The common checks run with a hub of "
-            "stateless FunctionTransformer modules (ensemble/_test_instances.py)."
+            "fit needs the block layout of X (long-term history, sessions, candidate): "
+            "the layout= parameter or a DataFrame with the column names of "
+            "InteractionSequenceEncoder; an unnamed matrix has no blocks to guess by "
+            "position. The common checks run through its test instance (pre-computed "
+            "embeddings by integer positions)."
         ),
-        "missing": "hub",
+        "missing": "layout",
+    },
+    "GLearner": {
+        "reason": "alias of GeodesicCATERegressor (same class, same reason).",
+        "missing": "`treatment`",
+    },
+    "GeodesicCATERegressor": {
+        "reason": (
+            "fit needs a binary treatment vector (metadata `treatment`, or a user-named"
+            " `treatment_column`); the common checks run through the declared instances"
+            " of causal/_test_instances.py, which read it from column 0 of X with "
+            "treatment_threshold."
+        ),
+        "missing": "`treatment`",
+    },
+    "InteractionSequenceEncoder": {
+        "reason": (
+            "fit takes an interaction table (a DataFrame with user, item and timestamp "
+            "columns), not a feature matrix. Its tags declare two_d_array=False and "
+            "tests/test_ifusion.py runs the API checks on logs."
+        ),
+        "missing": "interaction table",
+    },
+    "ResamplingUtilityEstimator": {
+        "reason": (
+            "fit takes per-sample binary records (accepted, correct, problem id), not a"
+            " feature matrix; random features are rejected as non-binary. Its tags "
+            "declare two_d_array=False and tests/test_inference.py runs the API checks "
+            "on records."
+        ),
+        "missing": "per-sample binary records `accepted` and `correct`",
+    },
+    "TLearnerRegressor": {
+        "reason": "fit needs a binary treatment vector (see GeodesicCATERegressor).",
+        "missing": "`treatment`",
+    },
+    "XLearnerRegressor": {
+        "reason": "fit needs a binary treatment vector (see GeodesicCATERegressor).",
+        "missing": "`treatment`",
     },
 }
