@@ -113,3 +113,22 @@ def test_grid_search_with_threads_equals_sequential():
         sequential.cv_results_["mean_test_score"],
         threaded.cv_results_["mean_test_score"],
     )
+
+
+def test_sparse_prediction_sets_by_dask_blocks(client):
+    import scipy.sparse as sp
+    from dask import compute, delayed
+
+    from sklearn_iclr26.conformal import SOCOPClassifier
+
+    X, y = load_breast_cancer(return_X_y=True)
+    clf = SOCOPClassifier(random_state=0).fit(X[:400], y[:400])
+    expected = clf.predict_set(X, output="sparse")
+    X_dask = da.from_array(X, chunks=(100, X.shape[1]))
+    blocks = X_dask.to_delayed().ravel()
+    sets = sp.vstack(
+        compute(*[delayed(clf.predict_set)(b, output="sparse") for b in blocks])
+    )
+    assert sp.issparse(sets)
+    np.testing.assert_array_equal(sets.toarray(), expected.toarray())
+    np.testing.assert_array_equal(sets.toarray(), clf.predict_set(X))
