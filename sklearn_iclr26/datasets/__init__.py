@@ -7,11 +7,17 @@ from sklearn_iclr26.datasets._experts import make_experts
 from sklearn_iclr26.datasets._keel import load_keel
 from sklearn_iclr26.datasets._label_noise import make_label_noise
 from sklearn_iclr26.datasets._multioutput import get_data_home, load_multioutput
+from sklearn_iclr26.datasets._spurious import (
+    make_background_confounding,
+    make_causal_chain,
+)
 
 __all__ = [
     "get_data_home",
     "load_keel",
     "load_multioutput",
+    "make_background_confounding",
+    "make_causal_chain",
     "make_experts",
     "make_label_noise",
 ]

@@ -1,0 +1,12 @@
+"""Causal methods: confounded and spurious features, treatment effects."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from sklearn_iclr26.causal._prism import BackdoorAdjustedClassifier
+from sklearn_iclr26.causal._prism import BackdoorAdjustedRegressor
+
+__all__ = [
+    "BackdoorAdjustedClassifier",
+    "BackdoorAdjustedRegressor",
+]
