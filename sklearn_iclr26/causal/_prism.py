@@ -9,7 +9,11 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_is_fitted,
+    validate_data,
+)
 
 from sklearn_iclr26.causal._feature_groups import check_disjoint, resolve_columns
 from sklearn_iclr26.utils._random import seed_from_random_state
@@ -243,7 +247,8 @@ class _BaseBackdoorAdjusted(BaseEstimator):
             log_progress(
                 self,
                 f"done: factual loss {last['factual_loss']:.4g}, adjusted "
-                f"{last['adjusted_loss']:.4g}, uniformity {last['uniformity_loss']:.4g}",
+                f"{last['adjusted_loss']:.4g}, "
+                f"uniformity {last['uniformity_loss']:.4g}",
             )
         return self
 
