@@ -153,9 +153,9 @@ class _BaseBackdoorAdjusted(BaseEstimator):
                 "which n_confounders=0 does not build."
             )
         hidden = tuple(int(h) for h in np.atleast_1d(self.hidden_layer_sizes))
-        if any(h < 1 for h in hidden):
+        if not hidden or any(h < 1 for h in hidden):
             raise ValueError(
-                f"hidden_layer_sizes must be positive, got {self.hidden_layer_sizes}."
+                f"hidden_layer_sizes must be positive, got {self.hidden_layer_sizes}; give at least one layer."
             )
         return hidden
 
@@ -358,7 +358,11 @@ _DOC_PARAMETERS = """
     embed_dim : int, default=32
         Width ``d`` of the two embeddings and of the background-state weights.
     hidden_layer_sizes : array-like of int, default=(64, 64)
-        Hidden layers of the shared backbone (ReLU).
+        Hidden layers (ReLU, at least one) of the shared network. The first
+        is the backbone ``f`` whose outputs ``adjust_in="hidden"`` averages;
+        the others and the output layer form the head ``g``. With one hidden
+        layer the head is linear and, for regression, both ``adjust_in``
+        values give the same model.
     confounder_hidden_size : int, default=16
         Hidden width of the confounder encoder (the tabular analogue of the
         official code's small CNN).

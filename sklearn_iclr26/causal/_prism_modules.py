@@ -32,7 +32,8 @@ class PrismNet(nn.Module):
     ``z_0 = E_p(x_p) + E_c(x_c)`` (factual copy) and ``z_i = E_p(x_p) +
     E_c(x_c) * a_i(x_c)`` for ``i = 1..n`` (adjusted copies), where ``a_i`` are
     the ``n_confounders`` weight vectors the confounder encoder gives each
-    row. All copies go through one backbone ``f`` and head ``g``. The factual
+    row. All copies go through one backbone ``f`` (the first hidden layer)
+    and head ``g`` (the other hidden layers and the output layer). The factual
     output is ``g(f(z_0))``; the adjusted output is ``g(mean_i f(z_i))``
     (``adjust_in="hidden"``, official code) or ``mean_i g(f(z_i))``
     (``"output"``, paper formula; for classifiers the mean of the copies'
@@ -77,12 +78,19 @@ class PrismNet(nn.Module):
             else None
         )
         self.embed_context = nn.Linear(len(self.context), embed_dim, dtype=dtype)
-        layers, n_in = [], embed_dim
-        for n_hidden in hidden_layer_sizes:
+        # backbone f: the first hidden layer; head g: the other hidden layers
+        # and the output layer (a non-linear head, as the official pToExpr, so
+        # that averaging in hidden space differs from averaging outputs)
+        sizes = tuple(hidden_layer_sizes)
+        self.backbone = nn.Sequential(
+            nn.Linear(embed_dim, sizes[0], dtype=dtype), nn.ReLU()
+        )
+        layers, n_in = [], sizes[0]
+        for n_hidden in sizes[1:]:
             layers += [nn.Linear(n_in, n_hidden, dtype=dtype), nn.ReLU()]
             n_in = n_hidden
-        self.backbone = nn.Sequential(*layers)
-        self.head = nn.Linear(n_in, n_outputs, dtype=dtype)
+        layers.append(nn.Linear(n_in, n_outputs, dtype=dtype))
+        self.head = nn.Sequential(*layers)
         if self.n_confounders > 0:
             self.confounder_encoder = nn.Sequential(
                 nn.Linear(len(self.context), confounder_hidden_size, dtype=dtype),
