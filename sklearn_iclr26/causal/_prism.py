@@ -155,7 +155,8 @@ class _BaseBackdoorAdjusted(BaseEstimator):
         hidden = tuple(int(h) for h in np.atleast_1d(self.hidden_layer_sizes))
         if not hidden or any(h < 1 for h in hidden):
             raise ValueError(
-                f"hidden_layer_sizes must be positive, got {self.hidden_layer_sizes}; give at least one layer."
+                "hidden_layer_sizes must list at least one positive width, got "
+                f"{self.hidden_layer_sizes}."
             )
         return hidden
 
