@@ -15,4 +15,10 @@ _PRISM_OTHER_OPTIONS = {
 TEST_PARAMS = {
     "BackdoorAdjustedClassifier": [{"max_iter": 40}, _PRISM_OTHER_OPTIONS],
     "BackdoorAdjustedRegressor": [{"max_iter": 40}, _PRISM_OTHER_OPTIONS],
+    "TabularAttentionClassifier": [{"max_iter": 40}],
+    "TabularAttentionRegressor": [{"max_iter": 40, "batch_size": None}],
+    "TwoKeyAttentionRegressor": [
+        {"max_iter": 500},
+        {"max_iter": 300, "schedule": "staged", "batch_size": None},
+    ],
 }
