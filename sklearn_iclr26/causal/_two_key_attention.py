@@ -260,10 +260,10 @@ class TwoKeyAttentionRegressor(RegressorMixin, BaseEstimator):
         for t in range(T):
             if self.schedule == "staged":
                 if phase == 0 and (w[M] >= 0.25 or t >= third):
-                    phase, switches = 1, switches + [t]
+                    phase, switches = 1, [*switches, t]
                     phase_start = t
                 elif phase == 1 and t - phase_start >= third:
-                    phase, switches = 2, switches + [t]
+                    phase, switches = 2, [*switches, t]
                 update_w, update_v = phase != 1, phase == 1
             rows = rng.choice(n, size=batch, replace=False) if batch < n else None
             tb = tokens if rows is None else tokens[rows]
