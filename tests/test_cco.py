@@ -216,7 +216,7 @@ def test_tabular_attention_shapes_and_seed(Est):
     X, y = make_causal_chain(n_samples=200, n_features=3, random_state=0)
     if Est is TabularAttentionClassifier:
         y = (y > np.median(y)).astype(int)
-    params = dict(feature_groups=[[0, 1, 2], [3, 4, 5]], max_iter=20)
+    params = {"feature_groups": [[0, 1, 2], [3, 4, 5]], "max_iter": 20}
     a = Est(random_state=0, **params).fit(X, y)
     b = Est(random_state=0, **params).fit(X, y)
     weights = a.attention_weights(X)
@@ -286,7 +286,7 @@ def test_make_causal_chain_mechanism_and_shift():
 
 
 def test_make_background_confounding_shifts():
-    X, y, c = make_background_confounding(
+    X, _, c = make_background_confounding(
         20000, n_states=3, return_background=True, random_state=0
     )
     assert X.shape == (20000, 10)
