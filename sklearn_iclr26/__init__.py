@@ -7,6 +7,13 @@ them, so importing the package is fast.
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from sklearn_iclr26.causal import (
+    BackdoorAdjustedClassifier,
+    BackdoorAdjustedRegressor,
+    TabularAttentionClassifier,
+    TabularAttentionRegressor,
+    TwoKeyAttentionRegressor,
+)
 from sklearn_iclr26.conformal import (
     BonferroniBoxRegressor,
     CVQRRegressor,
@@ -45,6 +52,8 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "ArchitectureFrontierDisplay",
+    "BackdoorAdjustedClassifier",
+    "BackdoorAdjustedRegressor",
     "BonferroniBoxRegressor",
     "CVQRRegressor",
     "ClassConditionalNoiseCorrector",
@@ -61,10 +70,13 @@ __all__ = [
     "SOCOPClassifier",
     "SampleGradientMemorization",
     "SplitConformalClassifier",
+    "TabularAttentionClassifier",
+    "TabularAttentionRegressor",
     "TopKDeferralRegressor",
     "TopKDeferrer",
     "TorchMLPClassifier",
     "TorchMLPRegressor",
     "TreeSlicedEmbedding",
+    "TwoKeyAttentionRegressor",
     "__version__",
 ]
