@@ -51,9 +51,9 @@ def main():
         model = BackdoorAdjustedRegressor(
             groups, n_confounders=n, max_iter=50, random_state=0
         )
-        t_fit = _median_time(lambda: model.fit(X, y))
-        t_pred = _median_time(lambda: model.predict(X))
-        t_adj = _median_time(lambda: model.predict(X, mode="adjusted"))
+        t_fit = _median_time(lambda m=model: m.fit(X, y))
+        t_pred = _median_time(lambda m=model: m.predict(X))
+        t_adj = _median_time(lambda m=model: m.predict(X, mode="adjusted"))
         lines.append(
             f"prism n={n}: fit {t_fit:.2f}s vs {t_fit0:.2f}s (ratio "
             f"{t_fit / t_fit0:.2f}, expected ~{1 + n}); factual predict ratio "
