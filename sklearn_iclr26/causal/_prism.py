@@ -85,8 +85,8 @@ class _BaseBackdoorAdjusted(BaseEstimator):
         weight_activation="sigmoid",
         adjust_in="hidden",
         predict_mode="factual",
-        embed_dim=32,
-        hidden_layer_sizes=(64, 64),
+        embed_dim=16,
+        hidden_layer_sizes=(32, 32),
         confounder_hidden_size=16,
         alpha=0.0,
         max_iter=100,
@@ -356,9 +356,9 @@ _DOC_PARAMETERS = """
     predict_mode : {"factual", "adjusted", "mix"}, default="factual"
         Output used by ``predict``: the factual copy (official inference), the
         adjusted branch, or the mean of both.
-    embed_dim : int, default=32
+    embed_dim : int, default=16
         Width ``d`` of the two embeddings and of the background-state weights.
-    hidden_layer_sizes : array-like of int, default=(64, 64)
+    hidden_layer_sizes : array-like of int, default=(32, 32)
         Hidden layers (ReLU, at least one) of the shared network. The first
         is the backbone ``f`` whose outputs ``adjust_in="hidden"`` averages;
         the others and the output layer form the head ``g``. With one hidden
@@ -451,7 +451,7 @@ class BackdoorAdjustedRegressor(RegressorMixin, _BaseBackdoorAdjusted):
     >>> reg.predict(X[:3]).shape
     (3,)
     >>> reg.confounder_weights(X[:3]).shape
-    (3, 2, 32)
+    (3, 2, 16)
     """
     )
 
@@ -471,8 +471,8 @@ class BackdoorAdjustedRegressor(RegressorMixin, _BaseBackdoorAdjusted):
         weight_activation="sigmoid",
         adjust_in="hidden",
         predict_mode="factual",
-        embed_dim=32,
-        hidden_layer_sizes=(64, 64),
+        embed_dim=16,
+        hidden_layer_sizes=(32, 32),
         confounder_hidden_size=16,
         alpha=0.0,
         max_iter=100,
