@@ -268,7 +268,9 @@ class TwoKeyAttentionRegressor(RegressorMixin, BaseEstimator):
             rows = rng.choice(n, size=batch, replace=False) if batch < n else None
             tb = tokens if rows is None else tokens[rows]
             yb = y if rows is None else y[rows]
-            g_w, g_v, p = algorithm1_directions(tb, yb, w, v)
+            with np.errstate(over="ignore", invalid="ignore"):
+                # divergence is caught below with a clear error
+                g_w, g_v, p = algorithm1_directions(tb, yb, w, v)
             attention[t] = p.mean(axis=0)
             if update_w:
                 w = w - self.learning_rate_w * g_w
