@@ -8,9 +8,14 @@ them, so importing the package is fast.
 # SPDX-License-Identifier: BSD-3-Clause
 
 from sklearn_iclr26.causal import (
+    BackdoorAdjustedClassifier,
+    BackdoorAdjustedRegressor,
     GeodesicCATERegressor,
     GLearner,
+    TabularAttentionClassifier,
+    TabularAttentionRegressor,
     TLearnerRegressor,
+    TwoKeyAttentionRegressor,
     XLearnerRegressor,
 )
 from sklearn_iclr26.conformal import (
@@ -64,6 +69,8 @@ __all__ = [
     "AdaptiveCompositionClassifier",
     "AdaptiveCompositionRegressor",
     "ArchitectureFrontierDisplay",
+    "BackdoorAdjustedClassifier",
+    "BackdoorAdjustedRegressor",
     "BonferroniBoxRegressor",
     "CVQRRegressor",
     "ClassConditionalNoiseCorrector",
@@ -87,11 +94,14 @@ __all__ = [
     "SparseAutoencoder",
     "SplitConformalClassifier",
     "TLearnerRegressor",
+    "TabularAttentionClassifier",
+    "TabularAttentionRegressor",
     "TopKDeferralRegressor",
     "TopKDeferrer",
     "TorchMLPClassifier",
     "TorchMLPRegressor",
     "TreeSlicedEmbedding",
+    "TwoKeyAttentionRegressor",
     "XLearnerRegressor",
     "__version__",
 ]

@@ -1,4 +1,4 @@
-"""Causal inference: conditional average treatment effects (CATE).
+"""Causal inference: treatment effects, confounded and spurious features.
 
 * :class:`GeodesicCATERegressor` (alias :class:`GLearner`): outcome models
   adapted between the treatment arms along the Wasserstein geodesic
@@ -7,6 +7,12 @@
   meta-learners over the same outcome model, for fair comparisons.
 * :func:`pehe_score`, :func:`ate_error`, :func:`make_cate_scorer` and
   :class:`TreatmentStratifiedKFold` for evaluation and model selection.
+* :class:`BackdoorAdjustedRegressor`, :class:`BackdoorAdjustedClassifier`
+  (Prism): context feature groups integrated by backdoor adjustment over
+  learned background states.
+* :class:`TwoKeyAttentionRegressor`, :class:`TabularAttentionClassifier`,
+  :class:`TabularAttentionRegressor` (CCO): attention models that crowd out
+  spurious descendants of the cause.
 """
 
 # Authors: The sklearn-iclr26 developers
@@ -14,16 +20,30 @@
 
 from sklearn_iclr26.causal._geodesic import GeodesicCATERegressor, GLearner
 from sklearn_iclr26.causal._metrics import ate_error, pehe_score
+from sklearn_iclr26.causal._prism import (
+    BackdoorAdjustedClassifier,
+    BackdoorAdjustedRegressor,
+)
 from sklearn_iclr26.causal._scorers import make_cate_scorer
 from sklearn_iclr26.causal._split import TreatmentStratifiedKFold
 from sklearn_iclr26.causal._t_learner import TLearnerRegressor
+from sklearn_iclr26.causal._tabular_attention import (
+    TabularAttentionClassifier,
+    TabularAttentionRegressor,
+)
+from sklearn_iclr26.causal._two_key_attention import TwoKeyAttentionRegressor
 from sklearn_iclr26.causal._x_learner import XLearnerRegressor
 
 __all__ = [
+    "BackdoorAdjustedClassifier",
+    "BackdoorAdjustedRegressor",
     "GLearner",
     "GeodesicCATERegressor",
     "TLearnerRegressor",
+    "TabularAttentionClassifier",
+    "TabularAttentionRegressor",
     "TreatmentStratifiedKFold",
+    "TwoKeyAttentionRegressor",
     "XLearnerRegressor",
     "ate_error",
     "make_cate_scorer",

@@ -1,0 +1,249 @@
+"""Tests of the backdoor-adjusted (Prism) estimators and their generator."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from sklearn_iclr26.causal import (
+    BackdoorAdjustedClassifier,
+    BackdoorAdjustedRegressor,
+)
+from sklearn_iclr26.datasets import make_background_confounding
+
+CONTEXT = {"context": [5, 6, 7, 8, 9]}
+FAST = {"max_iter": 15, "embed_dim": 8, "hidden_layer_sizes": (16, 16)}
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_background_confounding(n_samples=200, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def class_data(data):
+    X, y = data
+    return X, (y > np.median(y)).astype(int) + (y > np.quantile(y, 0.8))
+
+
+@pytest.mark.parametrize("Est", [BackdoorAdjustedRegressor, BackdoorAdjustedClassifier])
+def test_zero_loss_weights_reduce_to_the_factual_model(Est, data, class_data):
+    X, y = data if Est is BackdoorAdjustedRegressor else class_data
+    common = dict(FAST, feature_groups=CONTEXT, adjusted_weight=0.0)
+    common["uniformity_weight"] = 0.0
+    plain = Est(n_confounders=0, random_state=3, **common).fit(X, y)
+    adjusted = Est(n_confounders=2, random_state=3, **common).fit(X, y)
+    method = "predict" if Est is BackdoorAdjustedRegressor else "predict_proba"
+    assert_array_equal(getattr(plain, method)(X), getattr(adjusted, method)(X))
+    assert [h["factual_loss"] for h in plain.history_] == [
+        h["factual_loss"] for h in adjusted.history_
+    ]
+    assert np.isnan(plain.history_[0]["adjusted_loss"])
+    assert np.isfinite(adjusted.history_[0]["adjusted_loss"])
+
+
+def test_positive_weights_change_the_model(data):
+    X, y = data
+    plain = BackdoorAdjustedRegressor(
+        n_confounders=0, adjusted_weight=0, random_state=3, **FAST
+    ).fit(X, y)
+    adjusted = BackdoorAdjustedRegressor(random_state=3, **FAST).fit(X, y)
+    assert not np.array_equal(plain.predict(X), adjusted.predict(X))
+
+
+@pytest.mark.parametrize("activation", ["sigmoid", "softmax"])
+def test_confounder_weights_shape_and_range(data, activation):
+    X, y = data
+    reg = BackdoorAdjustedRegressor(
+        n_confounders=3, weight_activation=activation, random_state=0, **FAST
+    ).fit(X, y)
+    weights = reg.confounder_weights(X[:7])
+    assert weights.shape == (7, 3, 8)
+    assert np.all((weights > 0) & (weights < 1))
+    if activation == "softmax":
+        assert_allclose(weights.sum(axis=2), 1.0)
+    assert not hasattr(reg, "transform")
+
+
+def test_uniformity_loss_values():
+    torch = pytest.importorskip("torch")
+    from sklearn_iclr26.causal._prism_modules import uniformity_loss
+
+    n, d, t = 4, 6, 2.0
+    same = torch.rand(1, 1, d, dtype=torch.float64).expand(3, n, d)
+    assert_allclose(uniformity_loss(same, t).numpy(), math.log(n**2))
+    # orthogonal weight vectors: log(n + n (n - 1) exp(-2t))
+    orth = torch.eye(d, dtype=torch.float64)[:n][None]
+    expected = math.log(n + n * (n - 1) * math.exp(-2 * t))
+    assert_allclose(uniformity_loss(orth, t).item(), expected)
+    # it falls as two weight vectors rotate apart
+    values = []
+    for angle in np.linspace(0, np.pi / 2, 6):
+        a = torch.tensor([[1.0, 0.0], [np.cos(angle), np.sin(angle)]])[None]
+        values.append(uniformity_loss(a.double(), t).item())
+    assert np.all(np.diff(values) < 0)
+
+
+def test_adjusted_output_mode_is_the_mean_of_the_copies(data, class_data):
+    X, y = data
+    reg = BackdoorAdjustedRegressor(
+        n_confounders=3, adjust_in="output", random_state=0, **FAST
+    ).fit(X, y)
+    copies = reg.copy_outputs(X)[:, :, 0] * reg._y_scale + reg._y_mean
+    assert_allclose(reg.predict(X, mode="adjusted"), copies.mean(axis=1), rtol=1e-12)
+    mixed = 0.5 * (reg.predict(X, mode="factual") + reg.predict(X, mode="adjusted"))
+    assert_allclose(reg.predict(X, mode="mix"), mixed, rtol=1e-12)
+
+    Xc, yc = class_data
+    clf = BackdoorAdjustedClassifier(
+        n_confounders=3, adjust_in="output", random_state=0, **FAST
+    ).fit(Xc, yc)
+    logits = clf.copy_outputs(Xc)
+    proba = np.exp(logits - logits.max(axis=2, keepdims=True))
+    proba /= proba.sum(axis=2, keepdims=True)
+    assert_allclose(
+        clf.predict_proba(Xc, mode="adjusted"), proba.mean(axis=1), rtol=1e-10
+    )
+    assert_allclose(clf.predict_proba(Xc, mode="mix").sum(axis=1), 1.0)
+
+
+def test_hidden_mode_differs_from_output_mode(data):
+    X, y = data
+    reg = BackdoorAdjustedRegressor(random_state=0, **FAST).fit(X, y)
+    copies = reg.copy_outputs(X)[:, :, 0] * reg._y_scale + reg._y_mean
+    assert not np.allclose(reg.predict(X, mode="adjusted"), copies.mean(axis=1))
+
+
+def test_history_and_n_iter(data):
+    X, y = data
+    reg = BackdoorAdjustedRegressor(batch_size=64, random_state=0, **FAST).fit(X, y)
+    assert reg.n_iter_ == FAST["max_iter"] == len(reg.history_)
+    assert set(reg.history_[0]) == {
+        "epoch",
+        "factual_loss",
+        "adjusted_loss",
+        "uniformity_loss",
+    }
+    # the uniformity loss lies between its floor and log(n^2)
+    for h in reg.history_:
+        assert 0 < h["uniformity_loss"] <= math.log(4) + 1e-9
+    assert reg.history_[-1]["factual_loss"] < reg.history_[0]["factual_loss"]
+
+
+def test_random_state_is_bit_identical(data):
+    X, y = data
+    a = BackdoorAdjustedRegressor(random_state=5, batch_size=50, **FAST).fit(X, y)
+    b = BackdoorAdjustedRegressor(random_state=5, batch_size=50, **FAST).fit(X, y)
+    assert_array_equal(a.predict(X), b.predict(X))
+    assert_array_equal(a.confounder_weights(X), b.confounder_weights(X))
+    c = BackdoorAdjustedRegressor(random_state=6, batch_size=50, **FAST).fit(X, y)
+    assert not np.array_equal(a.predict(X), c.predict(X))
+
+
+def test_dataframe_groups_by_name_equal_groups_by_index(data):
+    pd = pytest.importorskip("pandas")
+    X, y = data
+    names = [f"p{i}" for i in range(5)] + [f"c{i}" for i in range(5)]
+    # shuffle the column order: names select the same columns wherever they are
+    order = [9, 0, 5, 1, 6, 2, 7, 3, 8, 4]
+    df = pd.DataFrame(X[:, order], columns=[names[i] for i in order])
+    by_name = BackdoorAdjustedRegressor(
+        feature_groups={"context": [f"c{i}" for i in range(5)]},
+        random_state=0,
+        **FAST,
+    ).fit(df, y)
+    assert sorted(by_name.context_features_) == [0, 2, 4, 6, 8]
+    assert sorted(by_name.primary_features_) == [1, 3, 5, 7, 9]
+    by_index = BackdoorAdjustedRegressor(
+        feature_groups={"context": [0, 2, 4, 6, 8]}, random_state=0, **FAST
+    ).fit(X[:, order], y)
+    # the groups resolve to the same columns; the order within a group is the
+    # user's, so compare after fitting with that same order
+    assert list(by_name.context_features_) == [2, 4, 6, 8, 0]
+    by_index_same_order = BackdoorAdjustedRegressor(
+        feature_groups={"context": [2, 4, 6, 8, 0]}, random_state=0, **FAST
+    ).fit(X[:, order], y)
+    assert_array_equal(by_name.predict(df), by_index_same_order.predict(X[:, order]))
+    assert by_index.predict(X[:, order]).shape == (200,)
+
+
+@pytest.mark.parametrize(
+    "groups, message",
+    [
+        ({"context": []}, "is empty"),
+        ({"context": [1, 2], "primary": [2, 3]}, "overlap"),
+        ({"context": [12]}, "outside"),
+        ({"context": ["c0"]}, "no string column names"),
+        ({"context": [0, "a"]}, "not a mix"),
+        ({"context": [1, 1]}, "repeats"),
+        ({"primary": [1]}, "key 'context'"),
+        ({"context": [1], "other": [2]}, "key 'context'"),
+    ],
+)
+def test_bad_feature_groups(data, groups, message):
+    X, y = data
+    with pytest.raises(ValueError, match=message):
+        BackdoorAdjustedRegressor(feature_groups=groups, max_iter=1).fit(X, y)
+
+
+def test_unknown_column_names(data):
+    pd = pytest.importorskip("pandas")
+    X, y = data
+    df = pd.DataFrame(X, columns=[f"x{i}" for i in range(10)])
+    with pytest.raises(ValueError, match="unknown columns"):
+        BackdoorAdjustedRegressor(feature_groups={"context": ["nope"]}).fit(df, y)
+
+
+def test_bad_parameters(data):
+    X, y = data
+    with pytest.raises(ValueError, match="n_confounders=0"):
+        BackdoorAdjustedRegressor(n_confounders=0, max_iter=1).fit(X, y)
+    with pytest.raises(ValueError, match="adjusted branch"):
+        BackdoorAdjustedRegressor(
+            n_confounders=0, adjusted_weight=0, predict_mode="adjusted", max_iter=1
+        ).fit(X, y)
+    plain = BackdoorAdjustedRegressor(
+        n_confounders=0, adjusted_weight=0, max_iter=1
+    ).fit(X, y)
+    with pytest.raises(ValueError, match="adjusted branch"):
+        plain.predict(X, mode="adjusted")
+    with pytest.raises(ValueError, match="no confounder weights"):
+        plain.confounder_weights(X)
+    X_nan = X.copy()
+    X_nan[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        BackdoorAdjustedRegressor(max_iter=1).fit(X_nan, y)
+
+
+def test_clone_pickle_pipeline_gridsearch(data):
+    X, y = data
+    reg = BackdoorAdjustedRegressor(feature_groups=CONTEXT, random_state=0, **FAST)
+    fitted = clone(reg).fit(X, y)
+    restored = pickle.loads(pickle.dumps(fitted))
+    assert_array_equal(fitted.predict(X), restored.predict(X))
+    pipe = make_pipeline(StandardScaler(), clone(reg)).fit(X, y)
+    assert pipe.predict(X).shape == (200,)
+    search = GridSearchCV(clone(reg), {"n_confounders": [1, 2]}, cv=2).fit(X, y)
+    assert search.best_params_["n_confounders"] in (1, 2)
+
+
+def test_float32_multioutput_and_verbose(data, capsys):
+    X, y = data
+    Y = np.c_[y, -y]
+    reg = BackdoorAdjustedRegressor(
+        dtype="float32", random_state=0, verbose=2, **FAST
+    ).fit(X, Y)
+    assert reg.predict(X).shape == (200, 2)
+    assert reg.predict(X).dtype == np.float64
+    out = capsys.readouterr().out
+    assert "[BackdoorAdjustedRegressor] epoch 1: factual" in out
+    assert "done" in out
