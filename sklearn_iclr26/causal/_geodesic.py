@@ -29,6 +29,7 @@ from sklearn_iclr26.causal._ot import (
 )
 from sklearn_iclr26.causal._t_learner import fit_arm_models
 from sklearn_iclr26.utils._random import set_child_random_state
+from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -271,7 +272,7 @@ class GeodesicCATERegressor(BaseCATERegressor):
         "ot_solver": [StrOptions({"auto", "emd", "sinkhorn"})],
         "ot_reg": [Interval(Real, 0, None, closed="neither")],
         "max_ot_samples": [Interval(Integral, 4, None, closed="left")],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS_CONSTRAINT,
     }
 
     def __init__(

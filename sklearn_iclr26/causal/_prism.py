@@ -18,7 +18,10 @@ from sklearn.utils.validation import (
 from sklearn_iclr26.causal._feature_groups import check_disjoint, resolve_columns
 from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._torch import forward_module, train_module
-from sklearn_iclr26.utils._validation import validate_classifier_fit_data
+from sklearn_iclr26.utils._validation import (
+    N_JOBS_CONSTRAINT,
+    validate_classifier_fit_data,
+)
 from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["BackdoorAdjustedClassifier", "BackdoorAdjustedRegressor"]
@@ -69,7 +72,7 @@ class _BaseBackdoorAdjusted(BaseEstimator):
         "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
         "dtype": [StrOptions({"float64", "float32"})],
         "device": [str],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }

@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_iclr26.utils._torch import forward_module, train_module
+from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT
 
 __all__ = ["SparseAutoencoder"]
 
@@ -149,7 +150,7 @@ class SparseAutoencoder(
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "dtype": [StrOptions({"float64", "float32"})],
         "device": [str],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }

@@ -18,6 +18,7 @@ from sklearn_iclr26.ensemble._simplex import simplex_least_squares
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._torch import forward_module, train_module
+from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -41,7 +42,7 @@ class BaseAdaptiveComposition(BaseEstimator):
         "alpha": [Interval(Real, 0, None, closed="left")],
         "dtype": [StrOptions({"float64", "float32"})],
         "device": [str],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }

@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, validate_param
 from sklearn.utils.validation import check_random_state, check_X_y
 
 from sklearn_iclr26.utils._random import set_child_random_state
+from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT
 from sklearn_iclr26.utils._warnings import warn_user
 
 __all__ = ["feldman_zhang_memorization"]
@@ -30,7 +31,7 @@ def _fit_one(estimator, X, y, in_mask, seed):
         "y": ["array-like"],
         "n_models": [Interval(Integral, 2, None, closed="left")],
         "subset_fraction": [Interval(Real, 0, 1, closed="neither")],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
     },
     prefer_skip_nested_validation=False,

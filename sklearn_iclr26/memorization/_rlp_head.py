@@ -18,7 +18,10 @@ from sklearn_iclr26.memorization._common import (
 )
 from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._torch import forward_module, train_module
-from sklearn_iclr26.utils._validation import validate_classifier_fit_data
+from sklearn_iclr26.utils._validation import (
+    N_JOBS_CONSTRAINT,
+    validate_classifier_fit_data,
+)
 from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["RLPHeadClassifier"]
@@ -240,7 +243,7 @@ class RLPHeadClassifier(ClassifierMixin, BaseEstimator):
         "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
         "dtype": [StrOptions({"float64", "float32"})],
         "device": [str],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }

@@ -16,7 +16,10 @@ from sklearn_iclr26.memorization._cumulative_sample_gradient import (
     CumulativeSampleGradient,
 )
 from sklearn_iclr26.utils._torch import forward_module, train_module
-from sklearn_iclr26.utils._validation import validate_classifier_fit_data
+from sklearn_iclr26.utils._validation import (
+    N_JOBS_CONSTRAINT,
+    validate_classifier_fit_data,
+)
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -159,7 +162,7 @@ class SampleGradientMemorization(ClassifierMixin, BaseEstimator):
         "label_issue_fraction": [Interval(Real, 0, 1, closed="neither"), None],
         "dtype": [StrOptions({"float64", "float32"})],
         "device": [str],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }

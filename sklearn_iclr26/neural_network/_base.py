@@ -48,6 +48,7 @@ from sklearn.utils.validation import (
 )
 
 from sklearn_iclr26.utils._torch import forward_module, train_module
+from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT
 
 # the torch classes live in _modules.py (imported lazily: it imports torch)
 _ACTIVATIONS = ("relu", "tanh", "gelu")
@@ -70,11 +71,7 @@ class BaseTorchMLP(BaseEstimator, metaclass=ABCMeta):
         "dtype": [StrOptions({"float64", "float32"})],
         "device": [str],
         # torch threads: None = 1, -1 = all cores; 0 is meaningless
-        "n_jobs": [
-            Interval(Integral, 1, None, closed="left"),
-            Interval(Integral, None, -1, closed="right"),
-            None,
-        ],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }

@@ -21,6 +21,7 @@ from sklearn_iclr26.ot._trees import (
     sort_lines,
     tree_chunks,
 )
+from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT
 
 __all__ = ["pairwise_tree_sliced_wasserstein"]
 
@@ -53,7 +54,7 @@ def _chunk_costs(clouds, masses, roots, theta, splitting, delta, p):
         "delta": [Interval(Real, 0, None, closed="left")],
         "trees": [tuple, None],
         "return_trees": ["boolean"],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
     },
     prefer_skip_nested_validation=True,

@@ -227,3 +227,21 @@ def calibration_size_ok(
         )
         return False
     return True
+
+
+def _n_jobs_constraint():
+    from numbers import Integral
+
+    from sklearn.utils._param_validation import Interval
+
+    return [
+        Interval(Integral, 1, None, closed="left"),
+        Interval(Integral, None, -1, closed="right"),
+        None,
+    ]
+
+
+#: The ``_parameter_constraints`` entry of every ``n_jobs`` parameter: ``None``
+#: (one thread/job), a positive count, or ``-1``, ``-2``, ... (all cores, all but
+#: one, ...); 0 is meaningless and rejected with an ``InvalidParameterError``.
+N_JOBS_CONSTRAINT = _n_jobs_constraint()
