@@ -38,13 +38,22 @@ from sklearn_iclr26.nas import (
     PenaltyNASSearch,
     RandomNASSearch,
 )
-from sklearn_iclr26.neural_network import TorchMLPClassifier, TorchMLPRegressor
+from sklearn_iclr26.neural_network import (
+    BayesianAugmentationClassifier,
+    BayesianAugmentationRegressor,
+    MetaPCNClassifier,
+    MetaPCNRegressor,
+    TorchMLPClassifier,
+    TorchMLPRegressor,
+)
 from sklearn_iclr26.ot import TreeSlicedEmbedding
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "ArchitectureFrontierDisplay",
+    "BayesianAugmentationClassifier",
+    "BayesianAugmentationRegressor",
     "BonferroniBoxRegressor",
     "CVQRRegressor",
     "ClassConditionalNoiseCorrector",
@@ -52,6 +61,8 @@ __all__ = [
     "DeferralCurveDisplay",
     "EllipsoidRegressor",
     "InstanceNoiseCorrector",
+    "MetaPCNClassifier",
+    "MetaPCNRegressor",
     "MultiPPIMeanEstimator",
     "PenaltyNASSearch",
     "RLPHeadClassifier",

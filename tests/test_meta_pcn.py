@@ -353,4 +353,4 @@ def test_pickle_clone_pipeline_gridsearch(iris):
     fitted = pipe.fit(X, y)
     loaded = pickle.loads(pickle.dumps(fitted))
     np.testing.assert_array_equal(loaded.predict_proba(X), fitted.predict_proba(X))
-    assert clone(pipe).get_params()["metapcnclassifier__meta_pe"] is True
+    assert clone(pipe).get_params()["metapcnclassifier__meta_pe"] is False

@@ -156,22 +156,18 @@ class PCNModule(nn.Module):
             activities.append(x)
         return activities
 
-    def pc_energies(self, X, activities, y):
-        """Per-sample, per-layer energies, shape (n_samples, n_layers)."""
-        _, errors, mu = self._errors(X, activities)
+    def _energy_columns(self, errors, mu, y):
         columns = [0.5 * (e**2).sum(dim=1) for e in errors]
         columns.append(self._output_energy(mu, y))
         return torch.stack(columns, dim=1)
 
-    def pc_meta_errors(self, X, activities, y, *, detach_jacobian=True):
-        """Meta-prediction errors ``delta_l`` of the hidden layers (= dF/dx_l)."""
-        _, errors, mu = self._errors(X, activities)
+    def _deltas(self, activities, errors, mu, y, detach_jacobian=True):
         above = [*errors[1:], -self._output_grad(mu, y)]
         deltas = []
         for k, (x, e, e_up) in enumerate(zip(activities, errors, above)):
-            slope = self._phi_prime(x)
-            if not detach_jacobian:
-                x = x if x.requires_grad else x.detach().requires_grad_(True)
+            if detach_jacobian:
+                slope = self._phi_prime(x)
+            else:
                 with torch.enable_grad():
                     (slope,) = torch.autograd.grad(
                         self.act(x).sum(), x, create_graph=True
@@ -179,11 +175,26 @@ class PCNModule(nn.Module):
             deltas.append(e - slope * (e_up @ self.layers[k + 1].weight))
         return deltas
 
+    def pc_energies(self, X, activities, y):
+        """Per-sample, per-layer energies, shape (n_samples, n_layers)."""
+        _, errors, mu = self._errors(X, activities)
+        return self._energy_columns(errors, mu, y)
+
+    def pc_meta_errors(self, X, activities, y, *, detach_jacobian=True):
+        """Meta-prediction errors ``delta_l`` of the hidden layers (= dF/dx_l).
+
+        ``detach_jacobian=False`` keeps the activation slope in the graph
+        (for tests; inference holds it constant).
+        """
+        _, errors, mu = self._errors(X, activities)
+        return self._deltas(activities, errors, mu, y, detach_jacobian)
+
     def pc_inference_objective(self, X, activities, y):
         """``F`` per sample, plus ``meta_pe_weight * M`` with meta-PE on."""
-        objective = self.pc_energies(X, activities, y).sum(dim=1)
+        _, errors, mu = self._errors(X, activities)
+        objective = self._energy_columns(errors, mu, y).sum(dim=1)
         if self.meta_pe:
-            deltas = self.pc_meta_errors(X, activities, y)
+            deltas = self._deltas(activities, errors, mu, y)
             meta = 0.5 * sum((d**2).sum(dim=1) for d in deltas)
             objective = objective + self.meta_pe_weight * meta
         return objective
