@@ -17,7 +17,8 @@ hidden layer and the output layer). Variants:
   learning rate, batch size and epochs).
 
 Paired differences (same split and seed) with 95 % t-intervals over
-datasets x seeds are printed per depth: meta-pcn - pcn and meta-pcn - bp.
+datasets x seeds are printed per depth: meta-pcn - pcn, meta-pcn - bp,
+pcn+wn - pcn and pcn+wn - bp.
 
 Results are appended, one JSON line per fit, to
 ``benchmarks/results/meta_pcn_reproduction.jsonl``; a rerun skips the fits
@@ -150,14 +151,15 @@ def summarise(rows, epochs):
         index=["dataset", "depth", "seed"], columns="variant", values="accuracy"
     )
     for depth, block in wide.groupby(level="depth"):
-        for other in ("pcn", "bp"):
-            if {"meta-pcn", other} <= set(block.columns):
-                ok = block[["meta-pcn", other]].dropna()
-                m, lo, hi = paired_ci(ok["meta-pcn"], ok[other])
-                print(
-                    f"depth {depth:2d}: meta-pcn - {other:3s} = {m:+.3f} "
-                    f"[{lo:+.3f}, {hi:+.3f}] (n={len(ok)})"
-                )
+        for method in ("meta-pcn", "pcn+wn"):
+            for other in ("pcn", "bp"):
+                if {method, other} <= set(block.columns):
+                    ok = block[[method, other]].dropna()
+                    m, lo, hi = paired_ci(ok[method], ok[other])
+                    print(
+                        f"depth {depth:2d}: {method} - {other:3s} = {m:+.3f} "
+                        f"[{lo:+.3f}, {hi:+.3f}] (n={len(ok)})"
+                    )
 
 
 def main():

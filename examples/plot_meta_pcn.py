@@ -33,13 +33,13 @@ from sklearn_iclr26.neural_network import MetaPCNClassifier, TorchMLPClassifier
 QUICK = os.environ.get("SKLEARN_ICLR26_QUICK") == "1"
 X, y = load_digits(return_X_y=True)
 X_train, X_test, y_train, y_test = train_test_split(
-    X, y, train_size=600 if QUICK else 1200, stratify=y, random_state=0
+    X, y, train_size=600 if QUICK else 1000, stratify=y, random_state=0
 )
 scaler = StandardScaler().fit(X_train)
 X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
 
 depths = (2, 4) if QUICK else (2, 6)
-epochs = 4 if QUICK else 12
+epochs = 4 if QUICK else 10
 variants = {
     "vanilla PCN": {"meta_pe": False, "weight_norm": False},
     "PCN + weight norm": {"meta_pe": False, "weight_norm": True},
