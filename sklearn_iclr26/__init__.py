@@ -57,7 +57,11 @@ from sklearn_iclr26.nas import (
     RandomNASSearch,
 )
 from sklearn_iclr26.neural_network import (
+    BayesianAugmentationClassifier,
+    BayesianAugmentationRegressor,
     DiffusionInterestFusionClassifier,
+    MetaPCNClassifier,
+    MetaPCNRegressor,
     TorchMLPClassifier,
     TorchMLPRegressor,
 )
@@ -71,6 +75,8 @@ __all__ = [
     "ArchitectureFrontierDisplay",
     "BackdoorAdjustedClassifier",
     "BackdoorAdjustedRegressor",
+    "BayesianAugmentationClassifier",
+    "BayesianAugmentationRegressor",
     "BonferroniBoxRegressor",
     "CVQRRegressor",
     "ClassConditionalNoiseCorrector",
@@ -82,6 +88,8 @@ __all__ = [
     "GeodesicCATERegressor",
     "InstanceNoiseCorrector",
     "InteractionSequenceEncoder",
+    "MetaPCNClassifier",
+    "MetaPCNRegressor",
     "MultiPPIMeanEstimator",
     "OTCPRegressor",
     "PenaltyNASSearch",

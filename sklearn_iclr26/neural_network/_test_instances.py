@@ -20,14 +20,31 @@ def _torch_mlp_failures(estimator):
     return {}
 
 
+def _bayes_aug_failures(estimator):
+    # augmentation draws are per row in each step: repeating a row draws
+    # independent noise for the copy, weighting it does not
+    return {
+        "check_sample_weight_equivalence_on_dense_data": (
+            "augmentation draws independent noise for each repeated row, "
+            "a weight scales one draw"
+        )
+    }
+
+
 TEST_PARAMS = {
     "DiffusionInterestFusionClassifier": IFUSION_TEST_PARAMS,
+    "BayesianAugmentationClassifier": [{"max_iter": 30}],
+    "BayesianAugmentationRegressor": [{"max_iter": 30}],
+    "MetaPCNClassifier": [{"hidden_layer_sizes": (16, 16)}],
+    "MetaPCNRegressor": [{"hidden_layer_sizes": (16, 16)}],
     "TorchMLPClassifier": [{"max_iter": 30}, {"max_iter": 30, "batch_size": 16}],
     "TorchMLPRegressor": [{"max_iter": 30}],
 }
 
 EXPECTED_FAILED_CHECKS = {
     "DiffusionInterestFusionClassifier": ifusion_failures,
+    "BayesianAugmentationClassifier": _bayes_aug_failures,
+    "BayesianAugmentationRegressor": _bayes_aug_failures,
     "TorchMLPClassifier": _torch_mlp_failures,
     "TorchMLPRegressor": _torch_mlp_failures,
 }

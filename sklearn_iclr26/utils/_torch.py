@@ -42,6 +42,7 @@ __all__ = [
     "torch_rng",
     "train_bilevel",
     "train_module",
+    "train_predictive_coding",
 ]
 
 _DTYPES = ("float64", "float32")
@@ -142,6 +143,7 @@ def train_module(
     verbose=0,
     callbacks=None,
     warm_start_net=None,
+    optimizer_param_groups=None,
 ):
     """Train a torch module through skorch; return the fitted ``NeuralNet``.
 
@@ -192,6 +194,12 @@ def train_module(
     warm_start_net : skorch.NeuralNet, default=None
         Continue training this already-initialised net instead of a new one
         (its module, optimizer and history are kept).
+    optimizer_param_groups : list of (str, dict), default=None
+        skorch's ``optimizer__param_groups``: parameters whose names match a
+        pattern (``fnmatch``, e.g. ``"augmenter.*"``) get the group's
+        optimizer options (e.g. ``{"lr": 10 * learning_rate,
+        "weight_decay": 0.0}``); the other parameters use ``learning_rate``
+        and ``weight_decay``. ``None`` keeps one group.
 
     Returns
     -------
@@ -253,6 +261,11 @@ def train_module(
             params.update(
                 {f"criterion__{k}": v for k, v in (criterion_params or {}).items()}
             )
+            if optimizer_param_groups is not None:
+                params["optimizer__param_groups"] = [
+                    (str(pattern), dict(options))
+                    for pattern, options in optimizer_param_groups
+                ]
             net = WeightedNet(
                 module=module,
                 module__dtype=torch_dtype(dtype),
@@ -496,4 +509,151 @@ def train_bilevel(
             device=device,
         )
         net.fit(X, y)
+    return net
+
+
+def train_predictive_coding(
+    module,
+    X,
+    y,
+    *,
+    module_params=None,
+    sample_weight=None,
+    n_inference_steps=7,
+    inference_lr=0.1,
+    inference_momentum=0.0,
+    max_epochs=100,
+    batch_size=None,
+    learning_rate=1e-3,
+    optimizer="adam",
+    weight_decay=0.0,
+    dtype="float64",
+    device="cpu",
+    random_state=None,
+    n_jobs=None,
+    verbose=0,
+    callbacks=None,
+):
+    """Train a predictive-coding network through skorch; return the fitted net.
+
+    The engine of predictive coding (PC): in every batch the hidden
+    activities first descend the network's energy for ``n_inference_steps``
+    steps with the weights fixed (inference), then the weights take one
+    optimizer step on the *local* gradients the module computes at the
+    inferred activities (learning). It is the skorch ``NeuralNet`` subclass
+    :class:`~sklearn_iclr26.utils._skorch_net.PredictiveCodingNet` (a custom
+    ``train_step``); see its docstring for the module's interface
+    (``pc_init``, ``pc_inference_objective``, ``pc_energies``,
+    ``pc_weight_grads``, ``pc_after_step``, ``pc_spectral_norms``) and for one
+    step. Activities are updated with ``torch.autograd.grad``; the weights'
+    ``.grad`` are the module's explicit local gradients, so no ``backward``
+    runs through the network.
+
+    Parameters
+    ----------
+    module : type of torch.nn.Module
+        Predictive-coding module class, defined at module level; built by
+        skorch with ``module_params`` and ``dtype=<torch dtype>``.
+    X : ndarray of shape (n_samples, n_features)
+        Input rows (clamped to the bottom layer).
+    y : ndarray of shape (n_samples, ...)
+        Targets (clamped to the top layer), as the module's energies expect.
+    module_params : dict, default=None
+        Keyword arguments of the module.
+    sample_weight : ndarray of shape (n_samples,), default=None
+        Per-sample weights of the weight update (weighted mean energy);
+        inference is per sample and does not use them.
+    n_inference_steps : int, default=7
+        Inference steps per batch.
+    inference_lr : float, default=0.1
+        Step size of the activity updates.
+    inference_momentum : float, default=0.0
+        Momentum of the activity updates (reset in every batch).
+    max_epochs : int, default=100
+        Number of epochs.
+    batch_size : int or None, default=None
+        Mini-batch size, clipped to ``n_samples``; ``None`` means full batch.
+        Batches are shuffled only when mini-batching.
+    learning_rate : float, default=1e-3
+        Optimizer learning rate of the weights.
+    optimizer : {"adam", "adamw", "sgd"}, default="adam"
+        Optimizer of the weights.
+    weight_decay : float, default=0.0
+        Optimizer weight decay.
+    dtype : {"float64", "float32"}, default="float64"
+        Precision of the module and its inputs.
+    device : str, default="cpu"
+        torch device.
+    random_state : int, RandomState instance or None, default=None
+        Seeds weight initialisation and shuffling (torch's RNG is forked).
+    n_jobs : int or None, default=None
+        torch threads; ``None`` means 1.
+    verbose : int, default=0
+        If positive, print the mean energy after each epoch.
+    callbacks : list of skorch callbacks, default=None
+        Extra skorch callbacks (e.g. per-epoch progress, per-batch checks).
+
+    Returns
+    -------
+    net : skorch.NeuralNet
+        The trained net. ``net.history`` holds per batch ``layer_energies``
+        and ``pc_diverged`` and per epoch ``weight_spectral_norms``.
+    """
+    import torch
+
+    from sklearn_iclr26.utils._skorch_net import (
+        BatchIndexLoader,
+        EpochProgress,
+        PredictiveCodingNet,
+        WeightSpectralNorms,
+    )
+
+    optimizers = {
+        "adam": torch.optim.Adam,
+        "adamw": torch.optim.AdamW,
+        "sgd": torch.optim.SGD,
+    }
+    if optimizer not in optimizers:
+        raise ValueError(
+            f"optimizer must be one of {sorted(optimizers)}, got {optimizer!r}."
+        )
+    n_samples = X.shape[0]
+    batch = n_samples if batch_size is None else max(1, min(batch_size, n_samples))
+    inputs = {"X": _as_array(X, dtype)}
+    if sample_weight is not None:
+        inputs["sample_weight"] = _as_array(sample_weight, dtype)
+    y = np.asarray(y)
+    y = _as_array(y, dtype) if y.dtype.kind == "f" else np.ascontiguousarray(y)
+    all_callbacks = list(callbacks or [])
+    all_callbacks.append(("weight_spectral_norms", WeightSpectralNorms()))
+    named = [c[1] if isinstance(c, tuple) else c for c in all_callbacks]
+    if verbose and not any(isinstance(c, EpochProgress) for c in named):
+        all_callbacks.append(
+            EpochProgress(None, max_epochs, name=getattr(module, "__name__", "net"))
+        )
+    seed = seed_from_random_state(random_state)
+    with torch_rng(seed, n_jobs, device):
+        net = PredictiveCodingNet(
+            module=module,
+            module__dtype=torch_dtype(dtype),
+            **{f"module__{k}": v for k, v in (module_params or {}).items()},
+            criterion=torch.nn.Identity,
+            optimizer=optimizers[optimizer],
+            optimizer__weight_decay=weight_decay,
+            lr=learning_rate,
+            inference_steps=int(n_inference_steps),
+            inference_lr=float(inference_lr),
+            inference_momentum=float(inference_momentum),
+            max_epochs=max_epochs,
+            batch_size=batch,
+            iterator_train=BatchIndexLoader,
+            iterator_valid=BatchIndexLoader,
+            iterator_train__shuffle=batch < n_samples,
+            train_split=None,
+            callbacks=all_callbacks,
+            callbacks__print_log=None,
+            verbose=0,
+            device=device,
+        )
+        net.fit(inputs, y)
     return net

@@ -1,0 +1,299 @@
+"""torch modules of the Bayesian-augmentation estimators (imported lazily).
+
+``AugmentedMLPModule = Augmenter -> MLP``. The augmenter's parameters phi
+live in an unconstrained space ``rho`` with a Gaussian variational posterior
+``q(rho) = N(m, s^2)`` (per dimension) and a Gaussian prior ``p(rho) =
+N(m_0, prior_scale^2)`` centred on the initial strength; the strength is
+``softplus(rho)`` (noise scale, mixup's Beta concentration) or
+``sigmoid(rho)`` (dropout rate). Samples are reparameterised (``m + s *
+xi``; ``Beta.rsample``; relaxed Bernoulli masks), so the data term sends
+gradients to ``m`` and ``s``.
+"""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import math
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from sklearn_iclr26.neural_network._modules import MLPModule
+
+AUGMENTERS = ("none", "gaussian", "mixup", "dropout")
+_RELAXED_TEMPERATURE = 0.1
+
+
+def _inverse_transform(kind, strength):
+    if kind == "dropout":
+        return math.log(strength / (1 - strength))
+    # softplus^{-1}(s) = log(expm1(s))
+    return strength + math.log(-math.expm1(-strength))
+
+
+class Augmenter(nn.Module):
+    """Learnable augmentation with a Gaussian posterior over its parameters.
+
+    Parameters
+    ----------
+    kind : {"none", "gaussian", "mixup", "dropout"}
+    n_features : int
+    init_strength : float
+        Initial strength (also the prior's centre).
+    q_init_std : float
+        Initial posterior std of ``rho``; 0 makes ``rho`` a point estimate.
+    learn : bool
+        Learn ``m`` (and ``s``); otherwise they stay at their initial values.
+    prior_scale : float
+        Std of the Gaussian prior on ``rho``.
+    feature_scale : sequence of float or None
+        Per-feature scale of the Gaussian noise (training-set std).
+    dtype : torch.dtype
+    """
+
+    def __init__(
+        self,
+        kind,
+        n_features,
+        init_strength,
+        q_init_std,
+        learn,
+        prior_scale,
+        feature_scale=None,
+        dtype=None,
+    ):
+        super().__init__()
+        self.kind = kind
+        self.fixed = not learn and q_init_std == 0
+        self.has_std = q_init_std > 0
+        dim = n_features if kind == "gaussian" else 1
+        scale = torch.ones(n_features) if feature_scale is None else feature_scale
+        self.register_buffer("feature_scale", torch.as_tensor(scale, dtype=dtype))
+        self.register_buffer(
+            "fixed_strength", torch.full((dim,), float(init_strength), dtype=dtype)
+        )
+        if kind == "none" or self.fixed:
+            self.q_mean = None
+            self.q_log_std = None
+            return
+        m0 = _inverse_transform(kind, float(init_strength))
+        self.register_buffer("prior_mean", torch.full((dim,), m0, dtype=dtype))
+        self.prior_scale = float(prior_scale)
+        self.q_mean = nn.Parameter(
+            torch.full((dim,), m0, dtype=dtype), requires_grad=bool(learn)
+        )
+        if self.has_std:
+            self.q_log_std = nn.Parameter(
+                torch.full((dim,), math.log(q_init_std), dtype=dtype),
+                requires_grad=bool(learn),
+            )
+        else:
+            self.q_log_std = None
+
+    def transform(self, rho):
+        return torch.sigmoid(rho) if self.kind == "dropout" else F.softplus(rho)
+
+    def strength(self):
+        """Strength at the posterior mean."""
+        if self.q_mean is None:
+            return self.fixed_strength
+        return self.transform(self.q_mean)
+
+    def sample_strength(self, n, eps=None):
+        """``n`` reparameterised strengths, shape (n, dim)."""
+        if self.q_mean is None:
+            return self.fixed_strength.expand(n, -1)
+        rho = self.q_mean.expand(n, -1)
+        if self.q_log_std is not None:
+            if eps is None:
+                eps = torch.randn(rho.shape, dtype=rho.dtype, device=rho.device)
+            rho = rho + self.q_log_std.exp() * eps
+        return self.transform(rho)
+
+    def kl(self):
+        """``KL(q(rho) || p(rho))`` summed over dimensions (0 without q)."""
+        if self.q_mean is None or self.q_log_std is None:
+            return None
+        s, tau = self.q_log_std.exp(), self.prior_scale
+        return (
+            math.log(tau)
+            - self.q_log_std
+            + (s**2 + (self.q_mean - self.prior_mean) ** 2) / (2 * tau**2)
+            - 0.5
+        ).sum()
+
+    def apply(self, X, strength, noise=None):
+        """Augment rows ``X`` with per-row strengths; returns ``(X_aug, mix)``.
+
+        ``mix`` is ``(lam, perm)`` for mixup, else ``None``. ``noise`` (same
+        shape as ``X``, optional) replaces the draws of the Gaussian noise
+        (standard normal) or of the dropout mask (uniform).
+        """
+        if self.kind == "none":
+            return X, None
+        if self.kind == "gaussian":
+            if noise is None:
+                noise = torch.randn_like(X)
+            return X + strength * self.feature_scale * noise, None
+        if self.kind == "dropout":
+            rate = strength.clamp(1e-6, 1 - 1e-6)
+            keep = 1 - rate
+            if noise is None:
+                noise = torch.rand_like(X)
+            u = noise.clamp(1e-12, 1 - 1e-12)
+            # relaxed Bernoulli(keep) mask, reparameterised
+            logits = torch.log(keep) - torch.log(rate) + torch.log(u) - torch.log1p(-u)
+            mask = torch.sigmoid(logits / _RELAXED_TEMPERATURE)
+            return X * mask / keep, None
+        # mixup
+        alpha = strength.clamp_min(1e-3).reshape(-1)
+        lam = torch.distributions.Beta(alpha, alpha).rsample()
+        perm = torch.randperm(X.shape[0], device=X.device)
+        lam_col = lam.reshape(-1, 1).to(X.dtype)
+        return lam_col * X + (1 - lam_col) * X[perm], (lam, perm)
+
+
+class AugmentedMLPModule(nn.Module):
+    """``Augmenter -> MLPModule``; augmentation only in training mode.
+
+    In training mode ``forward`` repeats the batch ``n_aug_samples`` times,
+    augments each copy with its own posterior sample and returns ``(output,
+    extras)`` with ``output`` of shape ``(n_aug_samples * batch, n_outputs)``
+    (copy-major) and ``extras = {"mix": (lam, perm) or None, "kl": tensor or
+    None, "strength": tensor}``; in eval mode it is the plain MLP.
+    """
+
+    def __init__(
+        self,
+        n_features,
+        n_outputs,
+        hidden_layer_sizes=(32,),
+        activation="relu",
+        augmenter="gaussian",
+        init_strength=0.1,
+        q_init_std=0.1,
+        learn_augmentation=True,
+        prior_scale=2.0,
+        n_aug_samples=1,
+        feature_scale=None,
+        dtype=None,
+    ):
+        super().__init__()
+        self.augmenter = Augmenter(
+            augmenter,
+            n_features,
+            init_strength,
+            q_init_std,
+            learn_augmentation,
+            prior_scale,
+            feature_scale,
+            dtype,
+        )
+        self.mlp = MLPModule(
+            n_features, n_outputs, hidden_layer_sizes, activation, dtype=dtype
+        )
+        self.n_aug_samples = int(n_aug_samples)
+
+    def forward(self, X, **aux):
+        if not self.training:
+            return self.mlp(X)
+        k = self.n_aug_samples
+        Xk = X.repeat(k, 1) if k > 1 else X
+        strength = self.augmenter.sample_strength(Xk.shape[0])
+        X_aug, mix = self.augmenter.apply(Xk, strength)
+        extras = {
+            "mix": mix,
+            "kl": self.augmenter.kl(),
+            "strength": self.augmenter.strength(),
+        }
+        return self.mlp(X_aug), extras
+
+    def predict_augmented(self, X, eps_rho, noise, classification=True):
+        """Average over pre-drawn augmentations (``aug_at_predict``).
+
+        ``eps_rho`` has shape (n, K, dim) and ``noise`` (n, K, n_features):
+        the posterior and augmentation draws of K copies per row. Returns the
+        log of the mean class probabilities (classification) or the mean
+        output.
+        """
+        n, k = X.shape[0], eps_rho.shape[1]
+        Xk = X.unsqueeze(1).expand(n, k, X.shape[1]).reshape(n * k, -1)
+        strength = self.augmenter.sample_strength(n * k, eps_rho.reshape(n * k, -1))
+        X_aug, _ = self.augmenter.apply(Xk, strength, noise.reshape(n * k, -1))
+        out = self.mlp(X_aug).reshape(n, k, -1)
+        if classification:
+            return torch.logsumexp(torch.log_softmax(out, dim=2), dim=1) - math.log(k)
+        return out.mean(dim=1)
+
+
+class AugmentedLoss(nn.Module):
+    """Per-sample negative ELBO terms of the augmented likelihood.
+
+    ``forward((output, extras), y)`` returns, per sample ``i``, the data term
+    (the mean over the K copies of ``-log p(y_i | x~_ik)`` for
+    ``likelihood="avg_loglik"``; ``-log mean_k p(y_i | x~_ik)`` for
+    ``"avg_func"``) plus the shares of the batch-level terms, so that their
+    (weighted) mean is ``data + kl_weight * KL / scale - strength_reward *
+    ||strength||``, with ``scale = n_train`` (``kl_scale="n_samples"``) or
+    the batch size (``"batch"``). Classification: cross-entropy; regression:
+    ``1/2 ||y - f||^2`` (unit-variance Gaussian on standardised targets,
+    constant dropped); mixup mixes the losses (classification) or the targets
+    (regression).
+    """
+
+    def __init__(
+        self,
+        classification=True,
+        likelihood="avg_loglik",
+        n_aug_samples=1,
+        kl_weight=1.0,
+        kl_scale="n_samples",
+        n_train=1,
+        strength_reward=0.0,
+    ):
+        super().__init__()
+        self.classification = classification
+        self.likelihood = likelihood
+        self.n_aug_samples = int(n_aug_samples)
+        self.kl_weight = float(kl_weight)
+        self.kl_scale = kl_scale
+        self.n_train = int(n_train)
+        self.strength_reward = float(strength_reward)
+
+    def _nll(self, out, y):
+        if self.classification:
+            return F.cross_entropy(out, y.long(), reduction="none")
+        return 0.5 * ((out - y.reshape(out.shape)) ** 2).sum(dim=1)
+
+    def forward(self, y_pred, y_true, **aux):
+        if not isinstance(y_pred, tuple):  # eval mode: plain data term
+            return self._nll(y_pred, y_true)
+        out, extras = y_pred
+        k = self.n_aug_samples
+        batch = out.shape[0] // k
+        y = y_true.repeat(k) if y_true.ndim == 1 else y_true.repeat(k, 1)
+        mix = extras["mix"]
+        if mix is None:
+            nll = self._nll(out, y)
+        else:
+            lam, perm = mix
+            lam = lam.to(out.dtype)
+            if self.classification:
+                nll = lam * self._nll(out, y) + (1 - lam) * self._nll(out, y[perm])
+            else:
+                y2 = y.reshape(out.shape)
+                lam_col = lam.reshape(-1, 1)
+                nll = self._nll(out, lam_col * y2 + (1 - lam_col) * y2[perm])
+        nll = nll.reshape(k, batch)
+        if self.likelihood == "avg_loglik":
+            data = nll.mean(dim=0)
+        else:
+            data = -(torch.logsumexp(-nll, dim=0) - math.log(k))
+        extra = torch.zeros((), dtype=out.dtype, device=out.device)
+        if extras["kl"] is not None and self.kl_weight > 0:
+            scale = self.n_train if self.kl_scale == "n_samples" else batch
+            extra = extra + self.kl_weight * extras["kl"] / scale
+        if self.strength_reward > 0:
+            extra = extra - self.strength_reward * extras["strength"].norm()
+        return data + extra
