@@ -33,7 +33,8 @@ def _tokens(model, X):
 
 @pytest.mark.parametrize("groups", [GROUPS, None])
 def test_algorithm1_directions_equal_autograd(groups):
-    torch = pytest.importorskip("torch")
+    import torch
+
     X, y = make_causal_chain(n_samples=50, n_features=D, random_state=0)
     model = TwoKeyAttentionRegressor(groups, max_iter=30, random_state=0).fit(X, y)
     tokens = _tokens(model, X)
@@ -171,7 +172,8 @@ def test_two_key_bad_input():
 
 
 def test_two_key_groups_by_name():
-    pd = pytest.importorskip("pandas")
+    import pandas as pd
+
     X, y = make_causal_chain(n_samples=200, n_features=2, random_state=0)
     df = pd.DataFrame(X[:, [2, 0, 3, 1]], columns=["z1", "x1", "z2", "x2"])
     by_name = TwoKeyAttentionRegressor(
@@ -240,7 +242,8 @@ def test_tabular_attention_single_group_has_attention_one():
 
 
 def test_tabular_attention_groups_by_name_and_errors():
-    pd = pytest.importorskip("pandas")
+    import pandas as pd
+
     X, y = make_causal_chain(n_samples=150, n_features=2, random_state=0)
     y = (y > np.median(y)).astype(int)
     df = pd.DataFrame(X, columns=["x1", "x2", "z1", "z2"])

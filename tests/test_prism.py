@@ -75,7 +75,8 @@ def test_confounder_weights_shape_and_range(data, activation):
 
 
 def test_uniformity_loss_values():
-    torch = pytest.importorskip("torch")
+    import torch
+
     from sklearn_iclr26.causal._prism_modules import uniformity_loss
 
     n, d, t = 4, 6, 2.0
@@ -150,7 +151,8 @@ def test_random_state_is_bit_identical(data):
 
 
 def test_dataframe_groups_by_name_equal_groups_by_index(data):
-    pd = pytest.importorskip("pandas")
+    import pandas as pd
+
     X, y = data
     names = [f"p{i}" for i in range(5)] + [f"c{i}" for i in range(5)]
     # shuffle the column order: names select the same columns wherever they are
@@ -196,7 +198,8 @@ def test_bad_feature_groups(data, groups, message):
 
 
 def test_unknown_column_names(data):
-    pd = pytest.importorskip("pandas")
+    import pandas as pd
+
     X, y = data
     df = pd.DataFrame(X, columns=[f"x{i}" for i in range(10)])
     with pytest.raises(ValueError, match="unknown columns"):
