@@ -51,7 +51,8 @@ def main():
     lines = [
         (
             f"{'V':>5} {'coder':<22} {'n':>7} {'enc sym/s':>10} {'dec sym/s':>10} "
-            f"{'enc+dec':>10} {'bits/sym':>9} {'ideal':>7} {'speed/cx':>9} {'size/cx':>8}"
+            f"{'enc+dec':>10} {'bits/sym':>9} {'ideal':>7} "
+            f"{'speed/cx':>9} {'size/cx':>8}"
         )
     ]
     compress(*_model(100, 4), delta=1e-3)  # warm up numba

@@ -270,7 +270,7 @@ def main():
             else:
                 out = run(config, Xtr, Ytr, Xc, Yc, Xt, Yt, args, seed)
             Uc, Ut, gc, gt, log_volume, fit_time, rank_time, epochs = out
-            q = conformal_quantile(np.sort(np.linalg.norm(Uc, axis=1)), alpha)
+            q = conformal_quantile(np.sort(np.linalg.norm(Uc, axis=1)), 1 - alpha)
             covered = np.linalg.norm(Ut, axis=1) <= q
             log_v = log_volume(Xt[vol_idx], q) / Y.shape[1]
             diag = rank_calibration(Ut)

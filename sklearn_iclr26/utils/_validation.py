@@ -4,7 +4,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
-import warnings
 from numbers import Real
 
 import numpy as np
@@ -15,58 +14,13 @@ from sklearn.utils.validation import _check_sample_weight, validate_data
 
 __all__ = [
     "calibration_size_ok",
-    "check_alpha",
     "check_at_least_two_classes",
-    "check_calibration_size",
     "check_confidence_level",
     "check_has_methods",
     "check_probabilities",
     "input_validation_kwargs",
     "validate_classifier_fit_data",
 ]
-
-
-def check_alpha(alpha, name="alpha"):
-    """Return ``alpha`` as a float in the open interval (0, 1), or raise."""
-    if isinstance(alpha, bool) or not isinstance(alpha, Real):
-        raise TypeError(f"{name} must be a float in (0, 1), got {alpha!r}.")
-    alpha = float(alpha)
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"{name} must be in the open interval (0, 1), got {alpha}.")
-    return alpha
-
-
-def check_calibration_size(n_calibration, alpha, *, error=True, what="calibration"):
-    """Check that ``n_calibration`` points can give coverage ``1 - alpha``.
-
-    Split conformal needs ``ceil((n + 1) (1 - alpha)) <= n``, i.e.
-    ``n >= 1 / alpha - 1``; below that the conformal quantile is infinite and
-    every prediction set is the full label set (or region the whole space).
-
-    Parameters
-    ----------
-    n_calibration : int
-        Number of calibration points.
-    alpha : float
-        Miscoverage level.
-    error : bool, default=True
-        Raise ``ValueError`` when too small; otherwise warn with ``UserWarning``.
-    what : str, default="calibration"
-        Name of the set in the message.
-    """
-    needed = math.ceil(1.0 / alpha - 1.0 - 1e-12)
-    if n_calibration < max(needed, 1):
-        message = (
-            f"The {what} set has {n_calibration} samples, too few for "
-            f"alpha={alpha}: split conformal needs at least 1/alpha - 1 = {needed} "
-            "so that the conformal quantile is finite. Use more data, a larger "
-            "calibration_size, or a larger alpha."
-        )
-        if error:
-            raise ValueError(message)
-        warnings.warn(message, UserWarning, stacklevel=3)
-        return False
-    return True
 
 
 def check_has_methods(estimator, methods, role="estimator"):
