@@ -84,7 +84,15 @@ def test_device_is_honoured(estimator, recorded_moves):
             estimator.fit(X, y)
         except ValueError as exc:  # estimators needing another input
             pytest.skip(f"fit(X, y) is not enough: {exc}")
-        estimator.predict(X)
+        if hasattr(estimator, "predict"):
+            estimator.predict(X)
+        else:
+            estimator.transform(X)
+    if not recorded_moves["module"] and not recorded_moves["tensor"]:
+        # skorch moves every module it builds to net.device, so an instance
+        # that moved nothing ran no torch code (e.g. a composition of
+        # scikit-learn modules): its device parameter is unused here
+        pytest.skip("this instance trains no torch module")
     named = [
         str(t)
         for kind in ("tensor", "module")
