@@ -123,6 +123,24 @@ def test_meta_loss_holds_the_activation_slope_constant():
     assert any(not torch.allclose(a, b) for a, b in zip(g_const, g_full))
 
 
+@pytest.mark.parametrize("output_energy", ["ce", "se"])
+def test_meta_loss_gradient_is_hessian_times_energy_gradient(output_energy):
+    # with ReLU (phi'' = 0 almost everywhere) the Gauss-Newton matrix G is the
+    # Hessian H of F in the activities, so grad_x M = H dF/dx: a Hessian-vector
+    # product computed by double autograd, independent of the meta-PE code
+    module = _module("relu", output_energy, meta_pe=True, meta_pe_weight=0.3)
+    X = torch.randn(5, 5, dtype=torch.float64)
+    y = torch.tensor([0, 1, 2, 0, 1])
+    acts = [a.requires_grad_(True) for a in _perturbed(module, X)]
+    energy = module.pc_energies(X, acts, y).sum()
+    grad_f = torch.autograd.grad(energy, acts, create_graph=True)
+    hvp = torch.autograd.grad(grad_f, acts, grad_outputs=[g.detach() for g in grad_f])
+    objective = module.pc_inference_objective(X, acts, y).sum()
+    grad_obj = torch.autograd.grad(objective, acts)
+    for g_obj, g_f, hv in zip(grad_obj, grad_f, hvp):
+        torch.testing.assert_close(g_obj, g_f.detach() + 0.3 * hv)
+
+
 def _reference_vanilla_pcn(X, y, seed, hidden, T, lr_x, momentum, lr, epochs):
     """Plain-torch PCN (full batch): inference, Hebbian step by autograd, Adam."""
     with torch_rng(seed):
