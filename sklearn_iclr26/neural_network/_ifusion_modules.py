@@ -26,7 +26,8 @@ are not (``doc/ifusion.rst`` lists which is which):
   ``cond_dropout``) and ``lambda_orth`` times ``(g_cp . g_tf)^2 / d``, both
   of one stage drawn at random per batch (an unbiased estimate of their mean
   over the stages), plus, at every stage, ``lambda_cons`` times the
-  consistency loss ``||f(x_t, t) - stopgrad f(x_T, T)||^2 / d`` at a random
+  consistency loss ``||f(x_t, t) - sg c||^2 / (sg ||c - x_0||^2 + 1e-3 d)``,
+  ``c = f(x_T, T)``, at a random
   ``t < T`` on the deterministic DDIM path from ``x_T`` (the line of the
   one-step output, see ``IFusionModule._consistency``).
 """
@@ -319,11 +320,12 @@ class IFusionModule(nn.Module):
         sqrt(abar_t) c + sqrt(1 - abar_t) eps_c``, ``eps_c = (x_T - sqrt(abar_T)
         c) / sqrt(1 - abar_T)``, and returns ``c``: a model with ``f(x_t, t) =
         c`` on that line gives the same output with one step as with any
-        number of DDIM steps. The loss is ``||f(x_t, t) - sg c||^2 / d`` at
-        ``t`` uniform in ``1..T-1``. The stop-gradient is on the one-step side
-        because the one-step output is what the CTR loss trains and inference
-        uses (there is no data sample to anchor ``t -> 0``: ``x0`` is the
-        stage input); the rest of the trajectory is distilled onto it.
+        number of DDIM steps. The loss is ``||f(x_t, t) - sg c||^2 / (sg ||c -
+        x0||^2 + 1e-3 d)`` at ``t`` uniform in ``1..T-1``. The stop-gradient is
+        on the one-step side because the one-step output is what the CTR loss
+        trains and inference uses (there is no data sample to anchor ``t ->
+        0``: ``x0`` is the stage input); the rest of the trajectory is
+        distilled onto it.
         (Bootstrapping the other way, ``f(x_t, t) -> sg f(x_{t-1}, t-1)``,
         made the one-step output chase the sampler and diverge in our runs.)
         """
@@ -336,7 +338,11 @@ class IFusionModule(nn.Module):
         a_t = self.abar[t].unsqueeze(-1)
         x_t = a_t.sqrt() * c + (1.0 - a_t).sqrt() * eps_c
         out = self.guided(x_t, t, g_cp, g_tf)
-        return ((out - c) ** 2).mean(dim=-1)
+        # relative to the stage's displacement ||c - x0||^2 (stop-gradient):
+        # the plain squared error grows with it and fed back into the shared
+        # denoiser until training diverged (MovieLens, one seed in three)
+        scale = ((c - x0) ** 2).mean(dim=-1) + 1e-3
+        return ((out - c) ** 2).mean(dim=-1) / scale
 
     # ------------------------------------------------------------- forward
 
