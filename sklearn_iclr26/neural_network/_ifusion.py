@@ -61,8 +61,9 @@ class DiffusionInterestFusionClassifier(
       sessions), guided by a core-preference vector (average pool of the
       sessions so far) and a transient vector (attention over the current
       session's items) with their own scales (decoupled classifier-free
-      guidance). A consistency loss makes the one-step output match the
-      multi-step sampler, so inference takes one step per session;
+      guidance). A consistency loss trains the deterministic multi-step
+      sampler to return the one-step output, so inference takes one step per
+      session;
     * ``"concat"``: a linear map of the concatenated interest vectors;
     * ``"attention"``: attention over the interest vectors with the candidate
       as query.
@@ -109,8 +110,10 @@ class DiffusionInterestFusionClassifier(
         Weight of the interest-evolution (DDPM ``x_0``-prediction) loss.
     lambda_orth : float, default=0.01
         Weight of the decorrelation term ``(g_cp . g_tf)^2 / d``.
-    lambda_cons : float, default=0.1
-        Weight of the consistency loss.
+    lambda_cons : float, default=1.0
+        Weight of the consistency loss, which distils the deterministic
+        multi-step sampler onto the one-step output (0 switches it off; the
+        one-step output then differs from the sampler's).
     cond_dropout : float, default=0.1
         Probability of dropping each guidance vector in the DDPM loss
         (classifier-free guidance training).
@@ -234,7 +237,7 @@ class DiffusionInterestFusionClassifier(
         guidance_scales=(1.0, 1.0),
         lambda_evol=0.1,
         lambda_orth=0.01,
-        lambda_cons=0.1,
+        lambda_cons=1.0,
         cond_dropout=0.1,
         handle_unknown="ignore",
         alpha=0.0,

@@ -10,23 +10,26 @@ are not (``doc/ifusion.rst`` lists which is which):
 * ``fusion="diffusion"``: the long-term interest ``h_L`` is the diffusion
   start ``x_0``; each of the ``K`` sessions, oldest first, runs one denoising
   stage whose output starts the next stage (MARN). The denoiser predicts
-  ``x_0`` as ``x_t / sqrt(abar_t) + F(x_t, t, g_cp, g_tf)``; guidance is
-  decoupled, ``f = f(x_t,t) + sum_j gamma_j (f(x_t,t,g_j) - f(x_t,t))``, with
-  a core-preference vector ``g_cp`` (average pool of the sessions so far,
-  "low-pass") and a transient vector ``g_tf`` (attention over the items of the
-  current session, "high-pass"); an absent condition is a learned null vector.
-  Inference starts each stage from the noise-free point
-  ``x_T = sqrt(abar_T) x_0`` (deterministic predictions) and takes one
+  ``x_0`` in noise-prediction form, ``f(x_t, t) = x_t / sqrt(abar_t) +
+  (r_t / r_T) F(x_t, t, g_cp, g_tf)`` with ``r_t = sqrt((1 - abar_t) /
+  abar_t)`` (so ``f(x, 0) = x``, the consistency-model boundary condition);
+  guidance is decoupled, ``f = f(x_t,t) + sum_j gamma_j (f(x_t,t,g_j) -
+  f(x_t,t))``, with a core-preference vector ``g_cp`` (average pool of the
+  sessions so far, "low-pass") and a transient vector ``g_tf`` (attention
+  over the items of the current session, "high-pass"); an absent condition
+  is a learned null vector. Inference starts each stage from the noise-free
+  point ``x_T = sqrt(abar_T) x_0`` (deterministic predictions) and takes one
   consistency step, or ``n_steps`` deterministic DDIM steps.
 * training loss per sample: binary cross-entropy of the click logit, plus
-  the auxiliary losses of one stage drawn at random per batch (an unbiased
-  estimate of their mean over the stages):
   ``lambda_evol`` times the DDPM ``x_0``-prediction loss (the
   interest-evolution loss; conditions dropped with probability
-  ``cond_dropout``), ``lambda_orth`` times ``(g_cp . g_tf)^2 / d`` and
-  ``lambda_cons`` times the consistency loss
-  ``||f(x_t1, t1) - stopgrad f(x_t2, t2)||^2 / d`` between adjacent steps of
-  one deterministic trajectory.
+  ``cond_dropout``) and ``lambda_orth`` times ``(g_cp . g_tf)^2 / d``, both
+  of one stage drawn at random per batch (an unbiased estimate of their mean
+  over the stages), plus, at every stage, ``lambda_cons`` times the
+  consistency loss ``||f(x_t, t) - sg c||^2 / (sg ||c - x_0||^2 + 1e-3 d)``,
+  ``c = f(x_T, T)``, at a random
+  ``t < T`` on the deterministic DDIM path from ``x_T`` (the line of the
+  one-step output, see ``IFusionModule._consistency``).
 """
 
 # Authors: The sklearn-iclr26 developers
@@ -156,6 +159,7 @@ class IFusionModule(nn.Module):
             )
             abar = alpha_bar_schedule(self.n_diffusion_steps)
             self.register_buffer("abar", abar.to(dtype or torch.float32))
+            self._r_T = float(((1.0 - abar[-1]) / abar[-1]).sqrt())
         n_in = d + (2 * d if self.has_candidate else 0) + int(n_dense)
         layers = []
         for width in hidden_layer_sizes:
@@ -205,9 +209,13 @@ class IFusionModule(nn.Module):
         if g_tf is None:
             g_tf = self.null_tf.expand(n, -1)
         t = t.long()
-        scale = self.abar[t].sqrt().unsqueeze(-1)
+        a_t = self.abar[t].unsqueeze(-1)
         h = torch.cat([x_t, self.time_embedding(t), g_cp, g_tf], dim=-1)
-        return x_t / scale + self.denoiser(h)
+        # noise-prediction form x_t / sqrt(a_t) - sqrt((1 - a_t) / a_t) eps_hat
+        # with eps_hat = -F / r_T: the correction is F at t = T and shrinks
+        # to 0 at t = 0 (f(x, 0) = x)
+        r_t = ((1.0 - a_t) / a_t).sqrt()
+        return x_t / a_t.sqrt() + (r_t / self._r_T) * self.denoiser(h)
 
     def guided(self, x_t, t, g_cp, g_tf, scales=None):
         """Decoupled classifier-free guidance with the scales (gamma_cp, gamma_tf)."""
@@ -258,16 +266,25 @@ class IFusionModule(nn.Module):
             fused = self.att_out(_masked_attention(query, keys, mask))
             return fused, penalty, cand
         x = h_long
-        # the auxiliary losses of one stage drawn per batch: an unbiased
-        # estimate of their mean over the stages at a third of the cost
+        # the evolution and decorrelation losses of one stage drawn per batch
+        # (an unbiased estimate of their mean over the stages at a fraction of
+        # the cost); the consistency loss at every stage, as one-step
+        # inference runs every stage
         aux_stage = (
             int(torch.randint(self.n_sessions, (1,)).item()) if self.training else -1
+        )
+        consistency = (
+            self.training and self.lambda_cons > 0 and self.n_diffusion_steps >= 2
         )
         for k in range(self.n_sessions):
             g_cp, g_tf = self.guidance(k, x, ses_emb, ses_mask, s_vec)
             x_next = self._sample_stage(x, g_cp, g_tf, n_steps, scales)
             if k == aux_stage:
                 penalty = penalty + self._stage_penalty(x.detach(), g_cp, g_tf)
+            if consistency:
+                penalty = penalty + self.lambda_cons * self._consistency(
+                    x.detach(), x_next, g_cp, g_tf
+                )
             x = x_next
         return x, penalty, cand
 
@@ -292,24 +309,40 @@ class IFusionModule(nn.Module):
             total = total + self.lambda_evol * ((pred - x0) ** 2).mean(dim=-1)
         if self.lambda_orth > 0:
             total = total + self.lambda_orth * orthogonality_penalty(g_cp, g_tf)
-        if self.lambda_cons > 0:
-            # adjacent steps t1 > t2 of one deterministic trajectory
-            # x_t = sqrt(abar_t) x0 + sqrt(1 - abar_t) u eps, u ~ U(0, 1) so that
-            # the noise-free path of inference is covered
-            t1 = torch.randint(1, T + 1, (n,), device=device)
-            t2 = t1 - 1
-            eps = torch.randn_like(x0) * torch.rand(n, 1, device=device, dtype=x0.dtype)
-            a1 = self.abar[t1].unsqueeze(-1)
-            a2 = self.abar[t2].unsqueeze(-1)
-            out1 = self.guided(a1.sqrt() * x0 + (1 - a1).sqrt() * eps, t1, g_cp, g_tf)
-            with torch.no_grad():
-                out2 = self.guided(
-                    a2.sqrt() * x0 + (1 - a2).sqrt() * eps, t2, g_cp, g_tf
-                )
-            # boundary: at t = 0 the target is x0 itself
-            out2 = torch.where((t2 == 0).unsqueeze(-1), x0, out2)
-            total = total + self.lambda_cons * ((out1 - out2) ** 2).mean(dim=-1)
         return total
+
+    def _consistency(self, x0, c, g_cp, g_tf):
+        """Consistency loss along the deterministic sampler's path (per sample).
+
+        ``c = f(x_T, T)`` is the stage's one-step output from the inference
+        start ``x_T = sqrt(abar_T) x0``. When the model keeps predicting ``c``,
+        the deterministic DDIM sampler from ``x_T`` moves on the line ``x_t =
+        sqrt(abar_t) c + sqrt(1 - abar_t) eps_c``, ``eps_c = (x_T - sqrt(abar_T)
+        c) / sqrt(1 - abar_T)``, and returns ``c``: a model with ``f(x_t, t) =
+        c`` on that line gives the same output with one step as with any
+        number of DDIM steps. The loss is ``||f(x_t, t) - sg c||^2 / (sg ||c -
+        x0||^2 + 1e-3 d)`` at ``t`` uniform in ``1..T-1``. The stop-gradient is
+        on the one-step side because the one-step output is what the CTR loss
+        trains and inference uses (there is no data sample to anchor ``t ->
+        0``: ``x0`` is the stage input); the rest of the trajectory is
+        distilled onto it.
+        (Bootstrapping the other way, ``f(x_t, t) -> sg f(x_{t-1}, t-1)``,
+        made the one-step output chase the sampler and diverge in our runs.)
+        """
+        T = self.n_diffusion_steps
+        n = x0.shape[0]
+        c = c.detach()
+        a_T = self.abar[T]
+        eps_c = (a_T.sqrt() * x0 - a_T.sqrt() * c) / (1.0 - a_T).sqrt()
+        t = torch.randint(1, T, (n,), device=x0.device)
+        a_t = self.abar[t].unsqueeze(-1)
+        x_t = a_t.sqrt() * c + (1.0 - a_t).sqrt() * eps_c
+        out = self.guided(x_t, t, g_cp, g_tf)
+        # relative to the stage's displacement ||c - x0||^2 (stop-gradient):
+        # the plain squared error grows with it and fed back into the shared
+        # denoiser until training diverged (MovieLens, one seed in three)
+        scale = ((c - x0) ** 2).mean(dim=-1) + 1e-3
+        return ((out - c) ** 2).mean(dim=-1) / scale
 
     # ------------------------------------------------------------- forward
 
