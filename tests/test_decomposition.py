@@ -360,3 +360,69 @@ def test_next_token_mlp_is_linear_in_log_posteriors_and_sae_beats_noise():
         noise, d.concepts, log_posteriors=d.concept_log_odds
     )
     assert score > baseline + 0.2
+
+
+# ------------------------------------------------------ scorers
+def test_decomposition_scorers_match_definitions(X):
+    from sklearn.decomposition import PCA
+
+    from sklearn_iclr26.metrics import get_scorer, get_scorer_names
+
+    names = {
+        "reconstruction_r2",
+        "neg_reconstruction_error",
+        "neg_mean_active_features",
+        "concept_identifiability",
+    }
+    assert names <= set(get_scorer_names())
+    sae = SparseAutoencoder(n_components=16, k=3, max_iter=10, random_state=0).fit(X)
+    neg_err = get_scorer("neg_reconstruction_error")(sae, X, None)
+    assert neg_err == pytest.approx(-sae.reconstruction_error_, rel=1e-10)
+    total = np.mean(np.sum((X - X.mean(0)) ** 2, axis=1))
+    r2 = get_scorer("reconstruction_r2")(sae, X, None)
+    assert r2 == pytest.approx(1 - sae.reconstruction_error_ / total, rel=1e-10)
+    active = -get_scorer("neg_mean_active_features")(sae, X, None)
+    assert active == pytest.approx((sae.transform(X) != 0).sum(1).mean())
+    assert active <= 3
+    # X has rank 6: PCA with 6 components reconstructs it exactly
+    full = PCA(6).fit(X)
+    assert get_scorer("reconstruction_r2")(full, X, None) == pytest.approx(1.0)
+    assert get_scorer("neg_reconstruction_error")(full, X, None) == pytest.approx(
+        0.0, abs=1e-18
+    )
+
+
+def test_reconstruction_scorer_in_grid_search(X):
+    from sklearn.decomposition import PCA
+
+    from sklearn_iclr26.metrics import get_scorer
+
+    grid = GridSearchCV(
+        PCA(), {"n_components": [2, 6]}, cv=3, scoring=get_scorer("reconstruction_r2")
+    ).fit(X)
+    # rank 6: 6 components reconstruct held-out rows exactly, 2 cannot
+    assert grid.best_params_ == {"n_components": 6}
+    assert grid.best_score_ == pytest.approx(1.0)
+
+
+def test_concept_identifiability_scorer_in_grid_search():
+    from sklearn.decomposition import PCA
+
+    from sklearn_iclr26.metrics import get_scorer
+
+    H, labels, _ = _probe_case(n=600)
+    scorer = get_scorer("concept_identifiability")
+    pca = PCA(3).fit(H)
+    direct = concept_identifiability_score(
+        pca.transform(H), labels, representations=H, cv=3, random_state=0
+    )
+    assert scorer(pca, H, labels) == pytest.approx(direct)
+    grid = GridSearchCV(
+        SparseAutoencoder(n_components=8, k=2, max_iter=5, random_state=0),
+        {"sparsity": ["topk", "l1"]},
+        cv=2,
+        scoring=scorer,
+    ).fit(H, labels)
+    assert 0 <= grid.best_score_ <= 1
+    with pytest.raises(ValueError, match="concept labels"):
+        scorer(pca, H, None)
