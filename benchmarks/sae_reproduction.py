@@ -253,6 +253,13 @@ def penbased(seed):
     return rows
 
 
+def _active_cell(values):
+    values = np.array(values, dtype=float)
+    if np.all(np.isnan(values)):
+        return f" {'-':>7s}"
+    return f" {np.nanmean(values):7.1f}"
+
+
 def summarise(rows):
     lines = [
         (
@@ -284,7 +291,7 @@ def summarise(rows):
                 cell([float(r[c]) for r in sel])
                 for c in ("score", "bound", "label_score", "ratio")
             )
-            + f" {np.nanmean([float(r['active']) for r in sel] + [np.nan]):7.1f}"
+            + _active_cell([float(r["active"]) for r in sel])
             + f" {np.mean([float(r['seconds']) for r in sel]):7.1f}"
         )
     lines += [
