@@ -135,8 +135,8 @@ def bench_sae(lines, n, d, n_components, k, mbdl_epochs, sae_epochs, lr, batch):
     targets = []
     for epochs in mbdl_epochs:
         t0 = time.perf_counter()
-        # epochs 0: scikit-learn's default stopping (max_iter=1000 with
-        # early stopping on the smoothed batch cost, max_no_improvement=10)
+        # epochs 0: scikit-learn's default max_iter=1000; in both cases MBDL
+        # also stops early on the smoothed batch cost (max_no_improvement=10)
         stop = {} if epochs == 0 else {"max_iter": epochs}
         mbdl = MiniBatchDictionaryLearning(
             n_components,
@@ -150,13 +150,12 @@ def bench_sae(lines, n, d, n_components, k, mbdl_epochs, sae_epochs, lr, batch):
         codes = mbdl.transform(X)
         t_all = time.perf_counter() - t0
         err = _error(X, codes @ mbdl.components_)
-        targets.append((epochs, t_fit, t_all, err))
         label = (
             f"defaults ({mbdl.n_steps_} steps = {mbdl.n_steps_ * 256 / n:.2f} epochs)"
             if epochs == 0
             else f"{epochs} epoch(s)"
         )
-        targets[-1] = (label, t_fit, t_all, err)
+        targets.append((label, t_fit, t_all, err))
         lines.append(
             f"MBDL {label}: fit {t_fit:.1f} s (+ OMP transform of all rows: "
             f"{t_all:.1f} s), reconstruction error {err:.4f}"
