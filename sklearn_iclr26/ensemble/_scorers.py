@@ -72,6 +72,7 @@ def proxy_composition_error(estimator, X, y, *, sample_weight=None):
         )
     if hasattr(estimator, "classes_"):
         per_row = (blended.argmax(axis=1) != Y.argmax(axis=1)).astype(np.float64)
+        per_row[Y.sum(axis=1) == 0] = 1.0  # a class unseen in fit: an error
     else:
         per_row = np.mean(np.abs(blended - Y), axis=1)
     return float(np.average(per_row, weights=sample_weight))
