@@ -16,6 +16,7 @@ from sklearn_iclr26.datasets import make_latent_concepts
 from sklearn_iclr26.decomposition import SparseAutoencoder
 from sklearn_iclr26.metrics import (
     concept_identifiability_score,
+    counterfactual_identifiability_check,
     linear_identifiability_check,
 )
 from sklearn_iclr26.neural_network import TorchMLPClassifier
@@ -47,6 +48,7 @@ def test_topk_codes_have_at_most_k_nonzeros(X, positive):
         {"sparsity": "batchtopk", "k": 3},
         {"sparsity": "l1", "l1_penalty": 1e-2},
         {"sparsity": "topk", "k": 3, "structured_rank": 2},
+        {"sparsity": "lp", "l1_penalty": 1e-2, "structured_rank": 2},
     ],
 )
 def test_decoder_columns_unit_norm_after_every_step(X, params):
@@ -110,6 +112,51 @@ def test_sae_batchtopk_threshold_and_l1(X):
     assert np.all(codes[codes != 0] > sae.threshold_)
     l1 = SparseAutoencoder(n_components=20, sparsity="l1", max_iter=5).fit(X)
     assert np.all(l1.transform(X) >= 0)
+
+
+def test_sae_lp_with_exponent_one_is_l1_exactly(X):
+    params = {"n_components": 12, "l1_penalty": 0.05, "max_iter": 5, "random_state": 3}
+    l1 = SparseAutoencoder(sparsity="l1", **params).fit(X)
+    lp = SparseAutoencoder(sparsity="lp", lp_exponent=1.0, **params).fit(X)
+    np.testing.assert_array_equal(l1.components_, lp.components_)
+    np.testing.assert_array_equal(l1.transform(X), lp.transform(X))
+
+
+def test_sae_lp_penalty_is_the_reweighted_l1_of_the_lp_surrogate():
+    import torch
+
+    from sklearn_iclr26.decomposition._sae_modules import LP_EPS, SAEModule
+
+    torch.manual_seed(0)
+    module = SAEModule(5, 8, sparsity="lp", lp_exponent=0.5, dtype=torch.float64)
+    s = torch.relu(torch.randn(4, 8, dtype=torch.float64)).requires_grad_(True)
+    penalty = module.sparsity_penalty(s)
+    # value: sum_j p (s_j + eps)^(p - 1) s_j
+    expected = (0.5 * (s.detach() + LP_EPS) ** -0.5 * s.detach()).sum(1)
+    torch.testing.assert_close(penalty.detach(), expected)
+    # gradient: that of the smooth L_p surrogate sum_j (s_j + eps)^p
+    (grad,) = torch.autograd.grad(penalty.sum(), s)
+    (grad_lp,) = torch.autograd.grad(((s + LP_EPS) ** 0.5).sum(), s)
+    active = s.detach() > 0
+    torch.testing.assert_close(grad[active], grad_lp[active])
+
+
+def test_sae_lp_codes_are_non_negative_and_structured_lp_fits(X):
+    sae = SparseAutoencoder(
+        n_components=16, sparsity="lp", l1_penalty=0.05, max_iter=10, random_state=0
+    ).fit(X)
+    codes = sae.transform(X)
+    assert np.all(codes >= 0)
+    assert sae.reconstruction_error_ < np.mean(np.sum((X - X.mean(0)) ** 2, axis=1))
+    structured = SparseAutoencoder(
+        n_components=16,
+        sparsity="lp",
+        structured_rank=2,
+        l1_penalty=0.05,
+        max_iter=10,
+        random_state=0,
+    ).fit(X)
+    assert structured.transform(X).shape == (300, 16)
 
 
 def test_sae_random_state_pickle_pipeline_grid(X):
@@ -210,6 +257,80 @@ def test_linear_identifiability_check_exact_and_in_sample():
     assert linear_identifiability_check(rng.normal(size=(100, 3)), L).r2 < 0.2
 
 
+# ------------------------------------------------------ counterfactual pairs
+def _linear_pairs(seed=0, n=300, n_concepts=3, n_dims=8):
+    rng = np.random.RandomState(seed)
+    A = rng.normal(size=(n_dims, n_concepts))
+    L = rng.normal(size=(n, n_concepts))
+    flipped = np.arange(n) % n_concepts
+    # each pair moves only its concept's log-odds, by a pair-dependent amount
+    L_cf = L + rng.uniform(0.5, 3.0, size=(n, 1)) * np.eye(n_concepts)[flipped]
+    return A, L, L_cf, flipped
+
+
+@pytest.mark.parametrize("n_dims", [3, 8])
+def test_counterfactual_check_is_exact_on_a_linear_model(n_dims):
+    # f(x) = A L + b with A of full column rank: W_s A_s is diagonal, the
+    # normalised matrix is the identity
+    A, L, L_cf, flipped = _linear_pairs(n_dims=n_dims)
+    H, H_cf = L @ A.T + 1.5, L_cf @ A.T + 1.5
+    res = counterfactual_identifiability_check(H, H_cf, flipped, H, L, probe="linear")
+    assert res.error == pytest.approx(0.0, abs=1e-9)
+    assert res.off_diagonal_mass == pytest.approx(0.0, abs=1e-10)
+    np.testing.assert_allclose(res.matrix, np.eye(3), atol=1e-10)
+    assert res.directions.shape == (n_dims, 3)
+    assert res.probe_coef.shape == (3, n_dims)
+    np.testing.assert_array_equal(res.n_pairs_per_concept, [100, 100, 100])
+
+
+def test_counterfactual_check_fails_on_a_random_map():
+    # representations a random non-linear function of the log-odds: the pair
+    # differences are not one direction per concept
+    _, L, L_cf, flipped = _linear_pairs()
+    rng = np.random.RandomState(1)
+    R, phase = 3.0 * rng.normal(size=(3, 8)), rng.uniform(0, 6.3, size=8)
+    H, H_cf = np.cos(L @ R + phase), np.cos(L_cf @ R + phase)
+    res = counterfactual_identifiability_check(H, H_cf, flipped, H, L, probe="linear")
+    assert res.error > 0.5
+    assert res.off_diagonal_mass > 0.1
+
+
+def test_counterfactual_check_logistic_probe_and_bad_input():
+    A, L, L_cf, flipped = _linear_pairs(n=600)
+    labels = np.random.RandomState(2).uniform(size=L.shape) < 1 / (1 + np.exp(-L))
+    H, H_cf = L @ A.T, L_cf @ A.T
+    res = counterfactual_identifiability_check(H, H_cf, flipped, H, labels.astype(int))
+    # the logistic probe estimates the log-odds: close to, not exactly, I
+    assert res.error < 0.3
+    with pytest.raises(ValueError, match="one entry per pair"):
+        counterfactual_identifiability_check(H, H_cf, flipped[:5], H, L, probe="linear")
+    with pytest.raises(ValueError, match="no counterfactual pair"):
+        counterfactual_identifiability_check(
+            H, H_cf, np.zeros(600, dtype=int), H, L, probe="linear"
+        )
+    with pytest.raises(ValueError, match="concept indices"):
+        counterfactual_identifiability_check(H, H_cf, flipped + 1, H, L, probe="linear")
+    with pytest.raises(ValueError, match="two classes"):
+        counterfactual_identifiability_check(H, H_cf, flipped, H, np.zeros((600, 3)))
+    with pytest.raises(ValueError, match="rows must match"):
+        counterfactual_identifiability_check(
+            H, H_cf, flipped, H, L[:10], probe="linear"
+        )
+
+
+def test_make_latent_concepts_counterfactuals_flip_one_concept():
+    d = make_latent_concepts(200, n_concepts=3, random_state=0, counterfactuals=True)
+    plain = make_latent_concepts(200, n_concepts=3, random_state=0)
+    np.testing.assert_array_equal(d.data, plain.data)  # no extra draws
+    assert d.counterfactual_data.shape == (3, 200, 16)
+    # flipping concept k changes the true log-odds of concept k in the
+    # direction of the flip
+    for k in range(3):
+        change = d.counterfactual_concept_log_odds[k][:, k] - d.concept_log_odds[:, k]
+        sign = 1 - 2 * d.concepts[:, k]
+        assert np.mean(sign * change > 0) > 0.9
+
+
 # ------------------------------------------------------ generator
 def test_make_latent_concepts_posteriors_are_normalised_and_consistent():
     d = make_latent_concepts(500, n_concepts=3, random_state=0)
@@ -239,3 +360,69 @@ def test_next_token_mlp_is_linear_in_log_posteriors_and_sae_beats_noise():
         noise, d.concepts, log_posteriors=d.concept_log_odds
     )
     assert score > baseline + 0.2
+
+
+# ------------------------------------------------------ scorers
+def test_decomposition_scorers_match_definitions(X):
+    from sklearn.decomposition import PCA
+
+    from sklearn_iclr26.metrics import get_scorer, get_scorer_names
+
+    names = {
+        "reconstruction_r2",
+        "neg_reconstruction_error",
+        "neg_mean_active_features",
+        "concept_identifiability",
+    }
+    assert names <= set(get_scorer_names())
+    sae = SparseAutoencoder(n_components=16, k=3, max_iter=10, random_state=0).fit(X)
+    neg_err = get_scorer("neg_reconstruction_error")(sae, X, None)
+    assert neg_err == pytest.approx(-sae.reconstruction_error_, rel=1e-10)
+    total = np.mean(np.sum((X - X.mean(0)) ** 2, axis=1))
+    r2 = get_scorer("reconstruction_r2")(sae, X, None)
+    assert r2 == pytest.approx(1 - sae.reconstruction_error_ / total, rel=1e-10)
+    active = -get_scorer("neg_mean_active_features")(sae, X, None)
+    assert active == pytest.approx((sae.transform(X) != 0).sum(1).mean())
+    assert active <= 3
+    # X has rank 6: PCA with 6 components reconstructs it exactly
+    full = PCA(6).fit(X)
+    assert get_scorer("reconstruction_r2")(full, X, None) == pytest.approx(1.0)
+    assert get_scorer("neg_reconstruction_error")(full, X, None) == pytest.approx(
+        0.0, abs=1e-18
+    )
+
+
+def test_reconstruction_scorer_in_grid_search(X):
+    from sklearn.decomposition import PCA
+
+    from sklearn_iclr26.metrics import get_scorer
+
+    grid = GridSearchCV(
+        PCA(), {"n_components": [2, 6]}, cv=3, scoring=get_scorer("reconstruction_r2")
+    ).fit(X)
+    # rank 6: 6 components reconstruct held-out rows exactly, 2 cannot
+    assert grid.best_params_ == {"n_components": 6}
+    assert grid.best_score_ == pytest.approx(1.0)
+
+
+def test_concept_identifiability_scorer_in_grid_search():
+    from sklearn.decomposition import PCA
+
+    from sklearn_iclr26.metrics import get_scorer
+
+    H, labels, _ = _probe_case(n=600)
+    scorer = get_scorer("concept_identifiability")
+    pca = PCA(3).fit(H)
+    direct = concept_identifiability_score(
+        pca.transform(H), labels, representations=H, cv=3, random_state=0
+    )
+    assert scorer(pca, H, labels) == pytest.approx(direct)
+    grid = GridSearchCV(
+        SparseAutoencoder(n_components=8, k=2, max_iter=5, random_state=0),
+        {"sparsity": ["topk", "l1"]},
+        cv=2,
+        scoring=scorer,
+    ).fit(H, labels)
+    assert 0 <= grid.best_score_ <= 1
+    with pytest.raises(ValueError, match="concept labels"):
+        scorer(pca, H, None)

@@ -363,3 +363,54 @@ def test_hub_accepts_classifier_modules():
     assert hub.shares_initialisation()
     reg = AdaptiveCompositionRegressor(hub, max_iter=5, random_state=0)
     assert reg.fit(X, X[:, 0] + X[:, 1]).merge_ == "weights"
+
+
+# --------------------------------------------------------------- scorers
+def test_proxy_composition_scorer_equals_direct_blend_and_is_registered():
+    from sklearn_iclr26.metrics import get_scorer, get_scorer_names
+
+    assert "neg_proxy_composition_error" in get_scorer_names()
+    scorer = get_scorer("neg_proxy_composition_error")
+    hub, X, y = _cluster_hub()
+    rng = np.random.RandomState(0)
+    test = rng.permutation(len(y))[:30]
+    reg = AdaptiveCompositionRegressor(
+        hub, weights=[0.0, 0.3, 0.7], n_neighbors=3, random_state=0
+    ).fit(X, y)
+    direct = 0.3 * knn_proxy_predictions(
+        hub.embed("noise", X[test]), y[test, None], n_neighbors=3
+    ) + 0.7 * knn_proxy_predictions(
+        hub.embed("sin", X[test]), y[test, None], n_neighbors=3
+    )
+    expected = np.mean(np.abs(direct[:, 0] - y[test]))
+    assert scorer(reg, X[test], y[test]) == pytest.approx(-expected, rel=1e-12)
+    # the oracle module alone: the held-out proxy is exact (one-hot clusters)
+    oracle = AdaptiveCompositionRegressor(hub, n_neighbors=3, random_state=0).fit(X, y)
+    assert scorer(oracle, X[test], y[test]) == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(ValueError, match="n_neighbors \\+ 1"):
+        scorer(oracle, X[:3], y[:3])
+
+
+def test_proxy_composition_scorer_in_grid_search_prefers_proxy_weights():
+    from sklearn.model_selection import KFold
+
+    from sklearn_iclr26.metrics import get_scorer
+
+    hub, X, y = _cluster_hub()
+    for est, target in [
+        (AdaptiveCompositionRegressor(hub, n_neighbors=3, random_state=0), y),
+        (
+            AdaptiveCompositionClassifier(hub, n_neighbors=3, random_state=0),
+            np.round(y).astype(int),
+        ),
+    ]:
+        grid = GridSearchCV(
+            est,
+            {"weights": ["uniform", "proxy"]},
+            cv=KFold(2, shuffle=True, random_state=0),
+            scoring=get_scorer("neg_proxy_composition_error"),
+        ).fit(X, target)
+        # by construction: the proxy puts weight 1 on the oracle module, whose
+        # held-out proxy error is 0; uniform weights blend in the noise modules
+        assert grid.best_params_ == {"weights": "proxy"}
+        assert grid.best_score_ == pytest.approx(0.0, abs=1e-12)

@@ -12,6 +12,8 @@ import torch
 from skorch.callbacks import Callback
 from torch import nn
 
+LP_EPS = 1e-3  # smoothing of the adaptive L_p weights (caps them at p eps^(p-1))
+
 
 class SAEModule(nn.Module):
     """Sparse autoencoder: ``z = sparsify(W_enc (x - b_dec) + b_enc)``.
@@ -36,6 +38,7 @@ class SAEModule(nn.Module):
         positive_codes=True,
         structured_rank=None,
         data_mean=None,
+        lp_exponent=1.0,
         dtype=None,
     ):
         super().__init__()
@@ -52,6 +55,7 @@ class SAEModule(nn.Module):
         self.k = k
         self.positive_codes = positive_codes
         self.structured_rank = structured_rank
+        self.lp_exponent = lp_exponent
         # inference threshold of BatchTopK (set after training)
         self.register_buffer("threshold", torch.zeros((), dtype=dtype))
         if structured_rank:
@@ -68,7 +72,7 @@ class SAEModule(nn.Module):
 
     def sparse_code(self, X, batch_topk=None):
         pre = self.pre_activations(X)
-        if self.sparsity == "l1":
+        if self.sparsity in ("l1", "lp"):
             return torch.relu(pre)
         if self.sparsity == "batchtopk":
             act = torch.relu(pre)
@@ -95,6 +99,24 @@ class SAEModule(nn.Module):
             z = z + self.low_rank_code(X)
         return z
 
+    def sparsity_penalty(self, s):
+        """Per-row penalty of the sparse code: L1, or the adaptive L_p.
+
+        ``"lp"``: iteratively reweighted L1, the majorisation-minimisation
+        step of the L_p quasi-norm ``sum_j (s_j + eps)^p`` (``0 < p <= 1``):
+        each entry is weighted by ``p (s_j + eps)^(p - 1)`` computed from the
+        current codes and held fixed (detached) for the step, so small codes
+        are pushed to zero harder than large ones (less shrinkage of the
+        active features than L1). The gradient equals that of the smooth
+        L_p surrogate; with ``p = 1`` every weight is exactly 1 (L1).
+        """
+        if self.sparsity != "lp":
+            return s.abs().sum(dim=1)
+        weights = self.lp_exponent * (s.detach().abs() + LP_EPS) ** (
+            self.lp_exponent - 1.0
+        )
+        return (weights * s.abs()).sum(dim=1)
+
     def decode(self, Z):
         return Z @ self.W_dec + self.b_dec
 
@@ -106,7 +128,7 @@ class SAEModule(nn.Module):
             low = self.low_rank_code(X)
             z = s + low
         x_hat = self.decode(z)
-        l1 = s.abs().sum(dim=1)
+        l1 = self.sparsity_penalty(s)
         nuclear = (
             torch.linalg.svdvals(low).sum() * torch.ones_like(l1) / X.shape[0]
             if low is not None

@@ -50,28 +50,41 @@ class SparseAutoencoder(
       a batch; at inference a single threshold ``threshold_`` (the mean over
       training batches of the smallest kept activation), so rows may use more
       or fewer than ``k`` features;
-    * ``"l1"``: ReLU codes with an L1 penalty ``l1_penalty``.
+    * ``"l1"``: ReLU codes with an L1 penalty ``l1_penalty``;
+    * ``"lp"``: ReLU codes with an adaptive L_p penalty (``0 < p =
+      lp_exponent <= 1``, weight ``l1_penalty``): iteratively reweighted L1,
+      each code entry weighted by ``p (|s| + 1e-3)^(p - 1)`` from the current
+      codes at every step (the majorisation-minimisation step of the L_p
+      quasi-norm), so small activations are driven to zero harder and large
+      ones shrunk less than under L1; ``lp_exponent=1`` is exactly ``"l1"``.
 
     The decoder atoms are renormalised to unit norm after every optimizer step
     (a skorch callback of the one training engine), so the sparsity penalty
     cannot be evaded by scaling. ``structured_rank`` adds the "structured SAE"
     of Liu et al. (ICLR 2026): a low-rank code ``R = (x - b) A B`` added to the
     sparse code, with a nuclear-norm penalty ``nuclear_penalty`` on its batch
-    matrix.
+    matrix; with ``sparsity="lp"`` this is the paper's objective
+    (reconstruction + adaptive L_p sparsity on the sparse code + nuclear norm
+    on the low-rank code).
 
     Parameters
     ----------
     n_components : int, default=None
         Dictionary size; ``None`` means ``4 * n_features``.
-    sparsity : {"topk", "batchtopk", "l1"}, default="topk"
-        Sparsity mechanism.
+    sparsity : {"topk", "batchtopk", "l1", "lp"}, default="topk"
+        Sparsity mechanism. The paper's structured SAE is
+        ``sparsity="lp"`` with ``structured_rank``.
     k : int, default=None
         Active features per row (``"topk"``, ``"batchtopk"``); ``None`` means
         ``max(1, n_components // 4)``. Must not exceed ``n_components``.
     positive_codes : bool, default=True
         Apply a ReLU after the TopK selection (codes non-negative).
     l1_penalty : float, default=1e-3
-        L1 penalty on the sparse codes (``sparsity="l1"``; ignored otherwise).
+        Weight of the L1 (``sparsity="l1"``) or adaptive L_p (``"lp"``)
+        penalty on the sparse codes; ignored by TopK and BatchTopK.
+    lp_exponent : float, default=0.5
+        Exponent ``p`` in ``(0, 1]`` of the adaptive L_p penalty
+        (``sparsity="lp"``; ignored otherwise).
     structured_rank : int, default=None
         Rank of the low-rank code; ``None`` for a plain SAE.
     nuclear_penalty : float, default=1e-3
@@ -139,10 +152,11 @@ class SparseAutoencoder(
 
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "sparsity": [StrOptions({"topk", "batchtopk", "l1"})],
+        "sparsity": [StrOptions({"topk", "batchtopk", "l1", "lp"})],
         "k": [Interval(Integral, 1, None, closed="left"), None],
         "positive_codes": ["boolean"],
         "l1_penalty": [Interval(Real, 0, None, closed="left")],
+        "lp_exponent": [Interval(Real, 0, 1, closed="right")],
         "structured_rank": [Interval(Integral, 1, None, closed="left"), None],
         "nuclear_penalty": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -163,6 +177,7 @@ class SparseAutoencoder(
         k=None,
         positive_codes=True,
         l1_penalty=1e-3,
+        lp_exponent=0.5,
         structured_rank=None,
         nuclear_penalty=1e-3,
         max_iter=50,
@@ -179,6 +194,7 @@ class SparseAutoencoder(
         self.k = k
         self.positive_codes = positive_codes
         self.l1_penalty = l1_penalty
+        self.lp_exponent = lp_exponent
         self.structured_rank = structured_rank
         self.nuclear_penalty = nuclear_penalty
         self.max_iter = max_iter
@@ -240,7 +256,7 @@ class SparseAutoencoder(
             X64,
             criterion=SAELoss,
             criterion_params={
-                "l1_penalty": self.l1_penalty if self.sparsity == "l1" else 0.0,
+                "l1_penalty": self.l1_penalty if self.sparsity in ("l1", "lp") else 0.0,
                 "nuclear_penalty": self.nuclear_penalty
                 if self.structured_rank
                 else 0.0,
@@ -253,6 +269,7 @@ class SparseAutoencoder(
                 "positive_codes": self.positive_codes,
                 "structured_rank": self.structured_rank,
                 "data_mean": X64.mean(axis=0),
+                "lp_exponent": self.lp_exponent,
             },
             max_epochs=self.max_iter,
             batch_size=self.batch_size,

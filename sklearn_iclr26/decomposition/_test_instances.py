@@ -8,6 +8,7 @@ TEST_PARAMS = {
         {"max_iter": 5, "random_state": 0},
         {"sparsity": "batchtopk", "max_iter": 5, "random_state": 0},
         {"sparsity": "l1", "structured_rank": 1, "max_iter": 5, "random_state": 0},
+        {"sparsity": "lp", "structured_rank": 1, "max_iter": 5, "random_state": 0},
     ],
 }
 

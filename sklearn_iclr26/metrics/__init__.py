@@ -5,6 +5,7 @@
 
 from sklearn_iclr26.metrics._identifiability import (
     concept_identifiability_score,
+    counterfactual_identifiability_check,
     linear_identifiability_check,
 )
 from sklearn_iclr26.metrics._rank_diagnostics import rank_calibration
@@ -25,6 +26,7 @@ from sklearn_iclr26.metrics._set_metrics import (
 __all__ = [
     "MethodScorer",
     "concept_identifiability_score",
+    "counterfactual_identifiability_check",
     "coverage_score",
     "get_scorer",
     "get_scorer_names",

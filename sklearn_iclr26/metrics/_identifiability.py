@@ -12,7 +12,11 @@ from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.utils import Bunch, check_array
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
-__all__ = ["concept_identifiability_score", "linear_identifiability_check"]
+__all__ = [
+    "concept_identifiability_score",
+    "counterfactual_identifiability_check",
+    "linear_identifiability_check",
+]
 
 
 def _abs_corr(A, B):
@@ -288,4 +292,185 @@ def linear_identifiability_check(representations, log_posteriors, *, cv=5):
         r2_per_dimension=per_dim,
         coef=np.atleast_2d(model.coef_),
         intercept=np.atleast_1d(model.intercept_),
+    )
+
+
+@validate_params(
+    {
+        "representations": ["array-like"],
+        "counterfactual_representations": ["array-like"],
+        "flipped_concepts": ["array-like"],
+        "probe_representations": ["array-like"],
+        "probe_targets": ["array-like"],
+        "probe": [StrOptions({"logistic", "linear"})],
+    },
+    prefer_skip_nested_validation=True,
+)
+def counterfactual_identifiability_check(
+    representations,
+    counterfactual_representations,
+    flipped_concepts,
+    probe_representations,
+    probe_targets,
+    *,
+    probe="logistic",
+):
+    """Concept directions from counterfactual pairs against a linear probe.
+
+    The ``A_s W_s ~ I`` test of Liu et al. (ICLR 2026, Corollary of Theorem
+    3.1): if representations are an affine function of the concept
+    log-posteriors, ``f(x) = A [log p(c | x)] + b``, then
+
+    * the representation change of a counterfactual pair ``(x, x')`` that
+      differs only in concept ``k`` (off in ``x``, on in ``x'``) points along
+      a fixed concept direction: ``a_k`` = the mean of ``f(x') - f(x)`` over
+      the pairs of concept ``k`` (the columns of ``A_s``, n_dims x
+      n_concepts);
+    * a linear probe ``W_s`` (n_concepts x n_dims) whose row ``k`` reads
+      concept ``k``'s log-odds from ``f(x)`` satisfies ``W_s a_j = 0`` for
+      ``j != k``: ``W_s A_s`` is diagonal.
+
+    The concept directions are identified up to scale only (a pair moves the
+    log-odds by an amount that depends on the pair), so every column of
+    ``M = W_s A_s`` is divided by the absolute value of its diagonal entry;
+    the reported error is ``||M_normalised - I||_F`` (0 exactly when the
+    representations satisfy the linear model and the probe reads it; a
+    negative diagonal, a probe pointing against the direction, counts as an
+    error of 2 on that entry).
+
+    The probe: ``"logistic"``, one logistic regression per concept on
+    ``probe_representations`` with the binary ``probe_targets`` (the paper's
+    probe; its logit estimates the log-odds); ``"linear"``, ordinary least
+    squares from ``probe_representations`` to continuous ``probe_targets``
+    (e.g. the true log-odds in a simulation).
+
+    Parameters
+    ----------
+    representations : array-like of shape (n_pairs, n_dims)
+        ``f(x)`` of each pair's base input (concept off).
+    counterfactual_representations : array-like of shape (n_pairs, n_dims)
+        ``f(x')`` of each pair's counterfactual (the same input with the
+        concept turned on).
+    flipped_concepts : array-like of shape (n_pairs,)
+        Index in ``[0, n_concepts)`` of the concept each pair flips. Every
+        concept needs at least one pair.
+    probe_representations : array-like of shape (n_samples, n_dims)
+        Training rows of the probe.
+    probe_targets : array-like of shape (n_samples, n_concepts)
+        Binary concept labels (``probe="logistic"``) or continuous log-odds
+        (``probe="linear"``).
+    probe : {"logistic", "linear"}, default="logistic"
+        Probe family.
+
+    Returns
+    -------
+    result : Bunch
+        ``error`` (``||M_normalised - I||_F``), ``off_diagonal_mass`` (sum of
+        ``|off-diagonal|`` over the sum of ``|M_normalised|``), ``matrix``
+        (``M_normalised``), ``raw_matrix`` (``W_s A_s``), ``directions``
+        (``A_s``, n_dims x n_concepts), ``probe_coef`` (``W_s``) and
+        ``n_pairs_per_concept``.
+
+    See Also
+    --------
+    linear_identifiability_check : Regression of the representations on known
+        log-posteriors (Theorem 3.1 directly).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_iclr26.metrics import counterfactual_identifiability_check
+    >>> rng = np.random.RandomState(0)
+    >>> A = rng.normal(size=(6, 2))
+    >>> L = rng.normal(size=(300, 2))
+    >>> H = L @ A.T + 1.0
+    >>> flipped = np.arange(40) % 2
+    >>> L_cf = L[:40] + 2.0 * np.eye(2)[flipped]
+    >>> res = counterfactual_identifiability_check(
+    ...     H[:40], L_cf @ A.T + 1.0, flipped, H, L, probe="linear"
+    ... )
+    >>> round(res.error, 6)
+    0.0
+    """
+    H0 = check_array(representations, dtype=np.float64)
+    H1 = check_array(counterfactual_representations, dtype=np.float64)
+    P = check_array(probe_representations, dtype=np.float64)
+    T = check_array(
+        probe_targets, dtype=np.float64 if probe == "linear" else None, ensure_2d=False
+    )
+    if T.ndim == 1:
+        T = T.reshape(-1, 1)
+    flipped = np.asarray(flipped_concepts)
+    if flipped.ndim != 1 or flipped.shape[0] != H0.shape[0]:
+        raise ValueError(
+            f"flipped_concepts must have one entry per pair ({H0.shape[0]}), got "
+            f"shape {flipped.shape}."
+        )
+    if H1.shape != H0.shape:
+        raise ValueError(
+            f"counterfactual_representations has shape {H1.shape}; it must match "
+            f"representations {H0.shape} (one counterfactual per pair)."
+        )
+    if P.shape[1] != H0.shape[1]:
+        raise ValueError(
+            f"probe_representations has {P.shape[1]} columns; the pairs have "
+            f"{H0.shape[1]}."
+        )
+    if T.shape[0] != P.shape[0]:
+        raise ValueError(
+            f"probe_representations has {P.shape[0]} rows but probe_targets has "
+            f"{T.shape[0]}; the rows must match."
+        )
+    n_concepts = T.shape[1]
+    if not np.issubdtype(flipped.dtype, np.integer) or (
+        flipped.size and (flipped.min() < 0 or flipped.max() >= n_concepts)
+    ):
+        raise ValueError(
+            f"flipped_concepts must hold concept indices in [0, {n_concepts})."
+        )
+    counts = np.bincount(flipped, minlength=n_concepts)
+    if np.any(counts == 0):
+        raise ValueError(
+            f"Concepts {np.flatnonzero(counts == 0).tolist()} have no "
+            "counterfactual pair; every concept needs at least one."
+        )
+    directions = np.column_stack(
+        [(H1[flipped == k] - H0[flipped == k]).mean(axis=0) for k in range(n_concepts)]
+    )
+    if probe == "linear":
+        W = np.atleast_2d(LinearRegression().fit(P, T).coef_)
+    else:
+        rows = []
+        for k in range(n_concepts):
+            values = np.unique(T[:, k])
+            if values.shape[0] != 2:
+                raise ValueError(
+                    f"Concept {k} has {values.shape[0]} distinct label(s); the "
+                    "logistic probe needs exactly two classes per concept."
+                )
+            rows.append(
+                LogisticRegression(max_iter=1000)
+                .fit(P, T[:, k] == values[1])
+                .coef_.ravel()
+            )
+        W = np.vstack(rows)
+    raw = W @ directions
+    diag = np.abs(np.diag(raw))
+    if np.any(diag == 0):
+        raise ValueError(
+            "The probe is orthogonal to a concept direction (zero diagonal of "
+            "W_s A_s); the check is undefined."
+        )
+    M = raw / diag[None, :]
+    error = float(np.linalg.norm(M - np.eye(n_concepts)))
+    abs_M = np.abs(M)
+    off = float((abs_M.sum() - np.trace(abs_M)) / abs_M.sum())
+    return Bunch(
+        error=error,
+        off_diagonal_mass=off,
+        matrix=M,
+        raw_matrix=raw,
+        directions=directions,
+        probe_coef=W,
+        n_pairs_per_concept=counts,
     )

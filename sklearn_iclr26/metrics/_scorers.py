@@ -56,8 +56,12 @@ class MethodScorer:
         self.name = name or getattr(score_func, "__name__", "scorer")
         self.kwargs = kwargs
 
-    def __call__(self, estimator, X, y, sample_weight=None):
-        """Score ``estimator`` on ``(X, y)``; greater is better."""
+    def __call__(self, estimator, X, y=None, sample_weight=None):
+        """Score ``estimator`` on ``(X, y)``; greater is better.
+
+        ``y`` defaults to ``None`` for unsupervised estimators (a search
+        fitted without ``y`` calls ``scorer(estimator, X)``).
+        """
         kwargs = dict(self.kwargs)
         if sample_weight is not None:
             kwargs["sample_weight"] = sample_weight
