@@ -246,3 +246,236 @@ def test_verbose_and_pickle_gridsearch(cancer, capsys):
     fitted = search.best_estimator_
     loaded = pickle.loads(pickle.dumps(fitted))
     np.testing.assert_array_equal(loaded.predict_proba(X), fitted.predict_proba(X))
+
+
+# --- relaxed categorical swap noise on one-hot blocks ---------------------
+
+
+@pytest.fixture(scope="module")
+def binned():
+    """Six breast-cancer features cut into 4 quantile bins, one-hot encoded."""
+    from sklearn.preprocessing import KBinsDiscretizer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    cols = [0, 1, 20, 21, 22, 27]
+    enc = KBinsDiscretizer(
+        n_bins=4, encode="onehot-dense", quantile_method="averaged_inverted_cdf"
+    )
+    Z = enc.fit_transform(X[:200, cols])
+    blocks = [list(range(4 * i, 4 * i + 4)) for i in range(len(cols))]
+    return Z, y[:200], blocks
+
+
+def _swap_module(augmenter="none", n_features=6, **kwargs):
+    # columns 0-2 one block, 3-4 another, 5 continuous
+    return AugmentedMLPModule(
+        n_features,
+        2,
+        (8,),
+        augmenter=augmenter,
+        categorical_blocks=[[0, 1, 2], [3, 4]],
+        category_frequencies=[[0.5, 0.3, 0.2], [0.6, 0.4]],
+        dtype=torch.float64,
+        **kwargs,
+    )
+
+
+def _one_hot_rows(n, seed=0):
+    rng = np.random.RandomState(seed)
+    X = np.zeros((n, 6))
+    X[np.arange(n), rng.randint(0, 3, n)] = 1
+    X[np.arange(n), 3 + rng.randint(0, 2, n)] = 1
+    X[:, 5] = rng.standard_normal(n)
+    return torch.as_tensor(X)
+
+
+def test_data_term_sends_gradients_to_the_swap_probability():
+    torch.manual_seed(0)
+    module = _swap_module(init_swap_proba=0.3)
+    loss = AugmentedLoss(kl_weight=0.0)  # data term only
+    X, y = _one_hot_rows(32), torch.randint(0, 2, (32,))
+    module.train()
+    value = loss(module(X), y).mean()
+    swap = module.swap
+    g_mean, g_std = torch.autograd.grad(value, [swap.q_mean, swap.q_log_std])
+    assert torch.all(torch.isfinite(g_mean)) and torch.all(g_mean != 0)
+    assert torch.all(g_std != 0)
+
+
+def test_swapped_blocks_are_relaxed_one_hot():
+    torch.manual_seed(0)
+    X = _one_hot_rows(500)
+    for augmenter in ("none", "gaussian", "dropout"):
+        module = _swap_module(augmenter, init_swap_proba=0.5)
+        with torch.no_grad():
+            X_aug, _ = module._augment(X)
+        # each block sums to 1 in the relaxed draw, entries in [0, 1]
+        for cols in ([0, 1, 2], [3, 4]):
+            torch.testing.assert_close(
+                X_aug[:, cols].sum(1), torch.ones(500, dtype=torch.float64)
+            )
+            assert float(X_aug[:, cols].min()) >= 0
+        # the continuous augmenter acts on column 5 only
+        if augmenter == "none":
+            torch.testing.assert_close(X_aug[:, 5], X[:, 5])
+        else:
+            assert not torch.allclose(X_aug[:, 5], X[:, 5])
+        if augmenter == "gaussian":  # one noise scale, for column 5
+            assert module.augmenter.q_mean.shape == (1,)
+    # relaxed (temperature 0.5) draws are not one-hot; in the hard limit they are
+    module = _swap_module(init_swap_proba=0.5, swap_temperature=1e-6)
+    with torch.no_grad():
+        X_hard, _ = module._augment(X)
+    np.testing.assert_array_equal(X_hard[:, :5].numpy(), X_hard[:, :5].round().numpy())
+    assert not torch.equal(X_hard[:, :5], X[:, :5])  # some rows were swapped
+
+
+def test_hard_swap_draws_follow_the_mixture():
+    # Gumbel-max at temperature -> 0 samples exactly from (1 - p) x + p pi
+    from sklearn_iclr26.neural_network._bayes_aug_modules import SwapAugmenter
+
+    torch.manual_seed(0)
+    swap = SwapAugmenter(
+        [[0, 1, 2]], [[0.5, 0.3, 0.2]], 0.4, 0.0, False, 1.0, 1e-6, torch.float64
+    )
+    n = 20000
+    X = torch.zeros(n, 3, dtype=torch.float64)
+    X[:, 2] = 1
+    proba = torch.full((n, 1), 0.4, dtype=torch.float64)
+    freq = swap.apply(X, proba).mean(0).numpy()
+    expected = 0.6 * np.array([0, 0, 1]) + 0.4 * np.array([0.5, 0.3, 0.2])
+    # 5 binomial standard errors per category: fails with probability < 1e-5
+    assert np.all(np.abs(freq - expected) < 5 * np.sqrt(expected * (1 - expected) / n))
+
+
+def test_swap_kl_equals_closed_form():
+    module = _swap_module(q_init_std=0.2, prior_scale=1.5)
+    swap = module.swap
+    with torch.no_grad():
+        swap.q_mean.copy_(torch.tensor([0.3, -1.0], dtype=torch.float64))
+        swap.q_log_std.copy_(torch.log(torch.tensor([0.4, 2.5], dtype=torch.float64)))
+    m0 = math.log(0.1 / 0.9)  # logit of init_swap_proba
+    by_hand = sum(
+        math.log(1.5 / s) + (s**2 + (m - m0) ** 2) / (2 * 1.5**2) - 0.5
+        for m, s in zip([0.3, -1.0], [0.4, 2.5])
+    )
+    assert math.isclose(float(swap.kl().detach()), by_hand, rel_tol=1e-12)
+    # the objective carries the KL of both augmenters
+    torch.manual_seed(0)
+    module = _swap_module("gaussian")
+    X, y = _one_hot_rows(16), torch.randint(0, 2, (16,))
+    module.train()
+    out = module(X)
+    with_kl = AugmentedLoss(kl_weight=0.7, n_train=1000)(out, y)
+    without = AugmentedLoss(kl_weight=0.0, n_train=1000)(out, y)
+    total = module.augmenter.kl() + module.swap.kl()
+    torch.testing.assert_close(with_kl - without, (0.7 * total / 1000).expand(16))
+
+
+def test_without_prior_the_swap_probability_shrinks(binned):
+    Z, y, blocks = binned
+    common = {
+        "augmenter": "none",
+        "categorical_blocks": blocks,
+        "init_swap_proba": 0.3,
+        "max_iter": 150,
+        "random_state": 0,
+    }
+    free = BayesianAugmentationClassifier(kl_weight=0.0, **common).fit(Z, y)
+    prior = BayesianAugmentationClassifier(
+        kl_weight=1.0, kl_scale="batch", prior_scale=0.5, **common
+    ).fit(Z, y)
+    p_free = free.augmentation_posterior_["swap_proba"].mean()
+    p_prior = prior.augmentation_posterior_["swap_proba"].mean()
+    assert p_free < 0.5 * 0.3  # shrinks toward 0 without the prior
+    assert p_prior > p_free  # the prior holds it away from 0
+
+
+def test_swap_blocks_by_name_determinism_and_predict(binned):
+    pd = pytest.importorskip("pandas")
+    Z, y, blocks = binned
+    names = [f"f{j // 4}_bin{j % 4}" for j in range(Z.shape[1])]
+    df = pd.DataFrame(Z, columns=names)
+    named = [[names[j] for j in b] for b in blocks]
+    params = {"init_swap_proba": 0.2, "random_state": 3, **FAST}
+    a = BayesianAugmentationClassifier(categorical_blocks=named, **params).fit(df, y)
+    b = BayesianAugmentationClassifier(categorical_blocks=blocks, **params).fit(Z, y)
+    # names and positions are the same blocks; bit-identical under random_state
+    np.testing.assert_array_equal(a.predict_proba(df), b.predict_proba(Z))
+    for key in ("swap_proba", "swap_mean", "swap_std", "swap_prior_mean"):
+        np.testing.assert_array_equal(
+            a.augmentation_posterior_[key], b.augmentation_posterior_[key]
+        )
+        assert a.augmentation_posterior_[key].shape == (len(blocks),)
+    assert [list(c) for c in a.categorical_blocks_] == blocks
+    # all columns are in blocks: the Gaussian augmenter has nothing to act on
+    assert a.augmentation_posterior_["strength"].shape == (0,)
+    # off at predict time by default
+    expected = torch.softmax(a.net_.module_.mlp(torch.as_tensor(Z)), 1)
+    np.testing.assert_allclose(a.predict_proba(df), expected.detach().numpy())
+    # aug_at_predict averages over swaps: deterministic, batching-invariant
+    from sklearn import config_context
+
+    c = clone(b).set_params(aug_at_predict=True, n_aug_samples=3).fit(Z, y)
+    p = c.predict_proba(Z)
+    clean = torch.softmax(c.net_.module_.mlp(torch.as_tensor(Z)), 1).detach()
+    assert not np.allclose(p, clean.numpy())
+    np.testing.assert_array_equal(c.predict_proba(Z), p)
+    with config_context(working_memory=0.001):  # up to matmul rounding
+        np.testing.assert_allclose(c.predict_proba(Z), p, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "blocks, match",
+    [
+        ([[0, 1, 2, 3], [3, 4, 5, 6]], "disjoint"),
+        ([[0, 1, 2, 3], [4, 5, 6, 99]], "out of range"),
+        ([[0, 1, 2]], "not one-hot"),  # a row with the 4th bin sums to 0
+        ([[0]], "at least 2"),
+        ([0, 1, 2, 3], "list of blocks"),
+        ([["a", "b"]], "no feature names"),
+        ([[0.0, 1.0, 2.0, 3.0]], "indices or feature names"),
+    ],
+)
+def test_bad_categorical_blocks(binned, blocks, match):
+    Z, y, _ = binned
+    with pytest.raises((ValueError, TypeError), match=match):
+        BayesianAugmentationClassifier(categorical_blocks=blocks, **FAST).fit(Z, y)
+
+
+def test_bad_categorical_blocks_values_and_names(binned):
+    pd = pytest.importorskip("pandas")
+    Z, y, blocks = binned
+    scaled = Z.copy()
+    scaled[:, :4] *= 2.0  # 0/2 columns: not one-hot
+    with pytest.raises(ValueError, match="not one-hot"):
+        BayesianAugmentationClassifier(categorical_blocks=blocks, **FAST).fit(scaled, y)
+    df = pd.DataFrame(Z, columns=[f"c{j}" for j in range(Z.shape[1])])
+    with pytest.raises(ValueError, match=r"'zz'.*not a feature"):
+        BayesianAugmentationClassifier(categorical_blocks=[["c0", "zz"]], **FAST).fit(
+            df, y
+        )
+    with pytest.raises(ValueError, match="init_swap_proba"):
+        BayesianAugmentationClassifier(
+            categorical_blocks=blocks, init_swap_proba=0.0, **FAST
+        ).fit(Z, y)
+    # a fixed swap probability of 0 is allowed and leaves the blocks alone
+    BayesianAugmentationClassifier(
+        augmenter="none",
+        categorical_blocks=blocks,
+        init_swap_proba=0.0,
+        learn_augmentation=False,
+        q_init_std=0.0,
+        **FAST,
+    ).fit(Z, y)
+
+
+def test_swap_regressor():
+    X, y = load_diabetes(return_X_y=True)
+    Z = np.c_[X, np.eye(3)[np.arange(len(y)) % 3]]
+    reg = BayesianAugmentationRegressor(
+        categorical_blocks=[[10, 11, 12]], random_state=0, **FAST
+    ).fit(Z, y)
+    assert reg.predict(Z).shape == y.shape
+    assert reg.augmentation_posterior_["strength"].shape == (10,)
+    assert reg.augmentation_posterior_["swap_proba"].shape == (1,)

@@ -45,6 +45,9 @@ class BaseBayesianAugmentation(BaseEstimator):
         "learn_augmentation": ["boolean"],
         "augmenter_lr_ratio": [Interval(Real, 0, None, closed="neither")],
         "strength_reward": [Interval(Real, 0, None, closed="left")],
+        "categorical_blocks": [list, tuple, None],
+        "init_swap_proba": [Interval(Real, 0, 1, closed="left")],
+        "swap_temperature": [Interval(Real, 0, None, closed="neither")],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left"), None],
         "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
@@ -77,6 +80,9 @@ class BaseBayesianAugmentation(BaseEstimator):
         learn_augmentation=True,
         augmenter_lr_ratio=10.0,
         strength_reward=0.0,
+        categorical_blocks=None,
+        init_swap_proba=0.1,
+        swap_temperature=0.5,
         alpha=0.0,
         batch_size=None,
         learning_rate_init=1e-2,
@@ -101,6 +107,9 @@ class BaseBayesianAugmentation(BaseEstimator):
         self.learn_augmentation = learn_augmentation
         self.augmenter_lr_ratio = augmenter_lr_ratio
         self.strength_reward = strength_reward
+        self.categorical_blocks = categorical_blocks
+        self.init_swap_proba = init_swap_proba
+        self.swap_temperature = swap_temperature
         self.alpha = alpha
         self.batch_size = batch_size
         self.learning_rate_init = learning_rate_init
@@ -134,7 +143,7 @@ class BaseBayesianAugmentation(BaseEstimator):
         return not self.learn_augmentation and self.q_init_std == 0
 
     def _check_settings(self):
-        if self.augmenter == "none":
+        if self.augmenter == "none" and not self.categorical_blocks:
             return
         if self.q_init_std == 0 and self.kl_weight > 0 and not self._fixed():
             raise ValueError(
@@ -149,6 +158,80 @@ class BaseBayesianAugmentation(BaseEstimator):
                 "'dropout'."
             )
 
+    def _resolve_blocks(self, X, sample_weight):
+        """Column indices and category frequencies of the one-hot blocks.
+
+        Blocks are lists of column positions or, when ``X`` had string
+        feature names at fit, of feature names; they must be disjoint, hold
+        at least two columns and be one-hot in ``X`` (0/1, one 1 per row).
+        """
+        if not self.categorical_blocks:
+            return [], []
+        names = getattr(self, "feature_names_in_", None)
+        lookup = None if names is None else {n: j for j, n in enumerate(names)}
+        n_features = X.shape[1]
+        blocks, seen = [], {}
+        for b, block in enumerate(self.categorical_blocks):
+            if isinstance(block, str) or not hasattr(block, "__len__"):
+                raise ValueError(
+                    "categorical_blocks must be a list of blocks, each a list of "
+                    f"column indices or feature names; block {b} is {block!r}."
+                )
+            if len(block) < 2:
+                raise ValueError(
+                    f"Each categorical block needs at least 2 columns; block {b} "
+                    f"has {len(block)}."
+                )
+            cols = []
+            for c in block:
+                if isinstance(c, str):
+                    if lookup is None:
+                        raise ValueError(
+                            f"categorical_blocks names the feature {c!r} but X "
+                            "has no feature names (pass a DataFrame, or give "
+                            "column indices)."
+                        )
+                    if c not in lookup:
+                        raise ValueError(
+                            f"categorical_blocks: feature {c!r} (block {b}) is "
+                            "not a feature of X."
+                        )
+                    j = lookup[c]
+                elif isinstance(c, (Integral, np.integer)) and not isinstance(
+                    c, (bool, np.bool_)
+                ):
+                    j = int(c)
+                    if not 0 <= j < n_features:
+                        raise ValueError(
+                            f"categorical_blocks: column index {j} (block {b}) "
+                            f"is out of range for X with {n_features} features."
+                        )
+                else:
+                    raise TypeError(
+                        "categorical_blocks entries must be column indices or "
+                        f"feature names, got {c!r} in block {b}."
+                    )
+                if j in seen:
+                    raise ValueError(
+                        f"categorical_blocks must be disjoint: column {j} is in "
+                        f"blocks {seen[j]} and {b}."
+                    )
+                seen[j] = b
+                cols.append(j)
+            sub = X[:, cols]
+            if not np.all((sub == 0) | (sub == 1)) or not np.all(sub.sum(1) == 1):
+                raise ValueError(
+                    f"categorical block {b} (columns {cols}) is not one-hot in X: "
+                    "every value must be 0 or 1 with exactly one 1 per row (e.g. "
+                    "OneHotEncoder(drop=None) output, without scaling)."
+                )
+            blocks.append(cols)
+        frequencies = [
+            np.average(X[:, cols], axis=0, weights=sample_weight).tolist()
+            for cols in blocks
+        ]
+        return blocks, frequencies
+
     def _train(self, X, y, n_outputs, sample_weight):
         import torch
 
@@ -160,6 +243,19 @@ class BaseBayesianAugmentation(BaseEstimator):
 
         self._check_settings()
         strength = self._strength0()
+        # C order: a DataFrame's (F-ordered) values give the same statistics
+        # to the last bit as the equivalent array
+        X = np.ascontiguousarray(X)
+        blocks, frequencies = self._resolve_blocks(X, sample_weight)
+        swap_p0 = float(self.init_swap_proba)
+        if blocks and not self._fixed() and swap_p0 <= 0:
+            raise ValueError(
+                "init_swap_proba must be in (0, 1) for learned swap noise (its "
+                "unconstrained parameter is logit(init_swap_proba)); use "
+                "learn_augmentation=False, q_init_std=0 for no swaps, got "
+                f"{swap_p0}."
+            )
+        self.categorical_blocks_ = [np.asarray(c, dtype=np.intp) for c in blocks]
         hidden = tuple(int(h) for h in np.atleast_1d(self.hidden_layer_sizes))
         if any(h < 1 for h in hidden):
             raise ValueError(
@@ -179,6 +275,10 @@ class BaseBayesianAugmentation(BaseEstimator):
             "prior_scale": float(self.prior_scale),
             "n_aug_samples": int(self.n_aug_samples),
             "feature_scale": torch.as_tensor(scale),
+            "categorical_blocks": blocks,
+            "category_frequencies": frequencies,
+            "init_swap_proba": swap_p0,
+            "swap_temperature": float(self.swap_temperature),
         }
         criterion_params = {
             "classification": self._classification,
@@ -242,33 +342,56 @@ class BaseBayesianAugmentation(BaseEstimator):
                 )
                 posterior["prior_mean"] = aug.prior_mean.cpu().numpy().astype(float)
                 posterior["prior_scale"] = float(self.prior_scale)
+            swap = self.net_.module_.swap
+            if swap is not None:
+                posterior["swap_proba"] = swap.proba().cpu().numpy().astype(float)
+                if swap.q_mean is not None:
+                    posterior["swap_mean"] = swap.q_mean.cpu().numpy().astype(float)
+                    posterior["swap_std"] = (
+                        swap.q_log_std.exp().cpu().numpy().astype(float)
+                        if swap.q_log_std is not None
+                        else np.zeros_like(posterior["swap_mean"])
+                    )
+                    posterior["swap_prior_mean"] = (
+                        swap.prior_mean.cpu().numpy().astype(float)
+                    )
         self.augmentation_posterior_ = posterior
         return self
 
     def _raw_decision(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        if not self.aug_at_predict or self.augmenter == "none":
+        module = self.net_.module_
+        if not self.aug_at_predict or (
+            self.augmenter == "none" and module.swap is None
+        ):
             return forward_module(self.net_, X, dtype=self.dtype, n_jobs=self.n_jobs)
         # augmentations drawn up front (seeded), batched with X: the result
         # does not depend on the row batching
         rng = np.random.RandomState(seed_from_random_state(self.random_state))
         k = int(self.n_aug_samples)
-        dim = X.shape[1] if self.augmenter == "gaussian" else 1
+        n_aug = X.shape[1] if module.continuous is None else len(module.continuous)
+        dim = n_aug if self.augmenter == "gaussian" else 1
         eps_rho = rng.standard_normal((X.shape[0], k, dim))
         if self.augmenter == "gaussian":
-            noise = rng.standard_normal((X.shape[0], k, X.shape[1]))
+            noise = rng.standard_normal((X.shape[0], k, n_aug))
         else:
-            noise = rng.uniform(size=(X.shape[0], k, X.shape[1]))
+            noise = rng.uniform(size=(X.shape[0], k, n_aug))
+        aux = {"eps_rho": eps_rho, "noise": noise}
+        if module.swap is not None:
+            aux["eps_swap"] = rng.standard_normal((X.shape[0], k, module.swap.n_blocks))
+            aux["uniform"] = rng.uniform(size=(X.shape[0], k, len(module.swap.columns)))
         classification = self._classification
 
-        def func(module, xb, eps_rho, noise):
-            return module.predict_augmented(xb, eps_rho, noise, classification)
+        def func(module, xb, eps_rho, noise, eps_swap=None, uniform=None):
+            return module.predict_augmented(
+                xb, eps_rho, noise, eps_swap, uniform, classification
+            )
 
         return forward_module(
             self.net_,
             X,
-            aux={"eps_rho": eps_rho, "noise": noise},
+            aux=aux,
             dtype=self.dtype,
             n_jobs=self.n_jobs,
             func=func,
@@ -328,6 +451,33 @@ _PARAMETERS_DOC = """hidden_layer_sizes : array-like of int, default=(32,)
         ||strength||`` from the objective (Augerino-style baseline:
         ``kl_weight=0, q_init_std=0, strength_reward=0.01,
         aug_at_predict=True, n_aug_samples=4``).
+    categorical_blocks : list of list of int or str, default=None
+        One-hot column blocks that get relaxed categorical swap noise, each
+        a list of column positions or, when ``X`` is a DataFrame with string
+        column names, of feature names (e.g. the ``get_feature_names_out``
+        of a ``OneHotEncoder``). Blocks must be disjoint, have at least two
+        columns and be one-hot in the training ``X`` (0/1, exactly one 1 per
+        row); otherwise ``fit`` raises a ``ValueError`` (a ``TypeError``
+        for entries that are neither positions nor names). Per block, a swap
+        probability ``p_b = sigmoid(rho_b)`` is learned with the same
+        Gaussian posterior and prior as the other augmentation parameters
+        (``q_init_std``, ``prior_scale``, ``learn_augmentation``); each
+        row's block is redrawn from ``(1 - p_b) x_b + p_b pi_b`` (keep its
+        category, or swap in one drawn from the training frequencies
+        ``pi_b``) by Gumbel-softmax at ``swap_temperature``, a relaxed
+        one-hot through which the data term differentiates ``p_b``. The
+        ``"gaussian"`` and ``"dropout"`` augmenters then act on the other
+        columns only; with ``augmenter="none"`` only the swaps are learned.
+        Off at predict time unless ``aug_at_predict=True``. ``None`` (or an
+        empty list): no swap noise.
+    init_swap_proba : float, default=0.1
+        Initial swap probability of every block, also the centre of its
+        prior (``logit(init_swap_proba)``); must be in (0, 1) unless the
+        augmentation is fixed (``learn_augmentation=False, q_init_std=0``).
+    swap_temperature : float, default=0.5
+        Gumbel-softmax temperature of the swapped blocks: small values give
+        nearly one-hot draws (and higher-variance gradients), large values
+        smooth them toward the mixture's probabilities.
     alpha : float, default=0.0
         L2 penalty (Adam ``weight_decay``) of the network's weights (the
         point-mass posterior of the weights); the augmenter has none.
@@ -359,7 +509,15 @@ _ATTRIBUTES_DOC = """n_features_in_ : int
     augmentation_posterior_ : dict
         ``"strength"``: the strength at the posterior mean (per feature for
         the Gaussian augmenter); for a learned augmenter also ``"mean"`` and
-        ``"std"`` of ``q(rho)``, ``"prior_mean"`` and ``"prior_scale"``.
+        ``"std"`` of ``q(rho)``, ``"prior_mean"`` and ``"prior_scale"``
+        (with ``categorical_blocks``, the strength of the non-categorical
+        columns only). With ``categorical_blocks`` also ``"swap_proba"``,
+        the swap probability of each block at the posterior mean, and, when
+        learned, ``"swap_mean"``, ``"swap_std"`` and ``"swap_prior_mean"``
+        of ``q(rho_b)`` (logit scale).
+    categorical_blocks_ : list of ndarray of int
+        Column positions of each one-hot block (empty without
+        ``categorical_blocks``).
     loss_curve_ : ndarray of shape (n_iter_,)
         Mean training objective per epoch (negative ELBO per sample).
     elbo_history_ : ndarray of shape (n_iter_,)

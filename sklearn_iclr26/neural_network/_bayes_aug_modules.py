@@ -8,6 +8,14 @@ N(m_0, prior_scale^2)`` centred on the initial strength; the strength is
 ``sigmoid(rho)`` (dropout rate). Samples are reparameterised (``m + s *
 xi``; ``Beta.rsample``; relaxed Bernoulli masks), so the data term sends
 gradients to ``m`` and ``s``.
+
+``SwapAugmenter`` adds relaxed categorical swap noise on one-hot column
+blocks: per block a swap probability ``sigmoid(rho_b)`` with the same
+Gaussian posterior and prior on ``rho_b``; each row's block is redrawn from
+``(1 - p_b) x_block + p_b pi_b`` (keep the category, or swap in one drawn
+from the training frequencies ``pi_b``) by Gumbel-softmax, so the draw is a
+relaxed one-hot (sums to 1; one-hot as the temperature goes to 0) and the
+data term sends gradients to ``rho_b``.
 """
 
 # Authors: The sklearn-iclr26 developers
@@ -37,8 +45,19 @@ def _standard_normal(shape, like):
     return draws.to(like.dtype)
 
 
+def _gaussian_kl(q_mean, q_log_std, prior_mean, prior_scale):
+    """``KL(N(m, s^2) || N(m0, tau^2))`` summed over dimensions."""
+    s, tau = q_log_std.exp(), prior_scale
+    return (
+        math.log(tau)
+        - q_log_std
+        + (s**2 + (q_mean - prior_mean) ** 2) / (2 * tau**2)
+        - 0.5
+    ).sum()
+
+
 def _inverse_transform(kind, strength):
-    if kind == "dropout":
+    if kind in ("dropout", "swap"):
         return math.log(strength / (1 - strength))
     # softplus^{-1}(s) = log(expm1(s))
     return strength + math.log(-math.expm1(-strength))
@@ -127,13 +146,9 @@ class Augmenter(nn.Module):
         """``KL(q(rho) || p(rho))`` summed over dimensions (0 without q)."""
         if self.q_mean is None or self.q_log_std is None:
             return None
-        s, tau = self.q_log_std.exp(), self.prior_scale
-        return (
-            math.log(tau)
-            - self.q_log_std
-            + (s**2 + (self.q_mean - self.prior_mean) ** 2) / (2 * tau**2)
-            - 0.5
-        ).sum()
+        return _gaussian_kl(
+            self.q_mean, self.q_log_std, self.prior_mean, self.prior_scale
+        )
 
     def apply(self, X, strength, noise=None):
         """Augment rows ``X`` with per-row strengths; returns ``(X_aug, mix)``.
@@ -166,6 +181,129 @@ class Augmenter(nn.Module):
         return lam_col * X + (1 - lam_col) * X[perm], (lam, perm)
 
 
+class SwapAugmenter(nn.Module):
+    """Relaxed categorical swap noise on one-hot column blocks.
+
+    Per block ``b`` a swap probability ``p_b = sigmoid(rho_b)`` with
+    ``q(rho_b) = N(m_b, s_b^2)`` and prior ``N(logit(p_0), prior_scale^2)``.
+    A row's block ``x_b`` (one-hot) is replaced by a Gumbel-softmax draw of
+    the categorical ``(1 - p_b) x_b + p_b pi_b``: with probability ``1 -
+    p_b`` it keeps its category, otherwise it takes one drawn from the
+    training frequencies ``pi_b`` (as swapping in the value of a random
+    training row does). The relaxed draw sums to 1 over the block and is
+    one-hot as ``temperature -> 0``.
+
+    Parameters
+    ----------
+    blocks : list of sequence of int
+        Column indices of each block (disjoint).
+    frequencies : list of sequence of float
+        Training frequency of each block's categories.
+    init_proba : float
+        Initial swap probability (also the prior's centre).
+    q_init_std, learn, prior_scale : as for :class:`Augmenter`
+    temperature : float
+        Gumbel-softmax temperature.
+    dtype : torch.dtype
+    """
+
+    def __init__(
+        self,
+        blocks,
+        frequencies,
+        init_proba,
+        q_init_std,
+        learn,
+        prior_scale,
+        temperature=0.5,
+        dtype=None,
+    ):
+        super().__init__()
+        dtype = dtype or torch.get_default_dtype()
+        self.sizes = [len(b) for b in blocks]
+        n_blocks = len(blocks)
+        self.temperature = float(temperature)
+        self.fixed = not learn and q_init_std == 0
+        self.register_buffer(
+            "columns", torch.as_tensor([c for b in blocks for c in b]).long()
+        )
+        self.register_buffer(
+            "block_of_column",
+            torch.as_tensor([i for i, b in enumerate(blocks) for _ in b]).long(),
+        )
+        freq = torch.as_tensor(
+            [f for fb in frequencies for f in fb], dtype=torch.float64
+        )
+        self.register_buffer("frequencies", freq.to(dtype))
+        self.register_buffer(
+            "fixed_proba", torch.full((n_blocks,), float(init_proba), dtype=dtype)
+        )
+        if self.fixed:
+            self.q_mean = self.q_log_std = None
+            return
+        m0 = _inverse_transform("swap", float(init_proba))
+        self.register_buffer("prior_mean", torch.full((n_blocks,), m0, dtype=dtype))
+        self.prior_scale = float(prior_scale)
+        self.q_mean = nn.Parameter(
+            torch.full((n_blocks,), m0, dtype=dtype), requires_grad=bool(learn)
+        )
+        if q_init_std > 0:
+            self.q_log_std = nn.Parameter(
+                torch.full((n_blocks,), math.log(q_init_std), dtype=dtype),
+                requires_grad=bool(learn),
+            )
+        else:
+            self.q_log_std = None
+
+    @property
+    def n_blocks(self):
+        return len(self.sizes)
+
+    def proba(self):
+        """Swap probabilities at the posterior mean, shape (n_blocks,)."""
+        if self.q_mean is None:
+            return self.fixed_proba
+        return torch.sigmoid(self.q_mean)
+
+    def sample_proba(self, n, eps=None):
+        """``n`` reparameterised swap probabilities, shape (n, n_blocks)."""
+        if self.q_mean is None:
+            return self.fixed_proba.expand(n, -1)
+        if self.q_log_std is None:
+            return torch.sigmoid(self.q_mean.expand(n, -1))
+        if eps is None:
+            eps = _standard_normal((n, self.n_blocks), self.q_mean)
+        return torch.sigmoid(torch.addcmul(self.q_mean, eps, self.q_log_std.exp()))
+
+    def kl(self):
+        """``KL(q(rho) || p(rho))`` summed over blocks (``None`` without q)."""
+        if self.q_mean is None or self.q_log_std is None:
+            return None
+        return _gaussian_kl(
+            self.q_mean, self.q_log_std, self.prior_mean, self.prior_scale
+        )
+
+    def apply(self, X, proba, uniform=None):
+        """Swap-augment the blocks of ``X`` with per-row probabilities.
+
+        ``proba`` has shape (n, n_blocks); ``uniform`` (n, n_block_columns)
+        optionally replaces the uniform draws of the Gumbel noise.
+        """
+        x = X[:, self.columns]
+        p = proba[:, self.block_of_column]
+        mixture = (1 - p) * x + p * self.frequencies
+        if uniform is None:
+            uniform = torch.rand_like(x)
+        u = uniform.clamp(1e-12, 1 - 1e-12)
+        gumbel = -torch.log(-torch.log(u))
+        logits = (torch.log(mixture.clamp_min(1e-30)) + gumbel) / self.temperature
+        relaxed = torch.cat(
+            [torch.softmax(z, dim=1) for z in torch.split(logits, self.sizes, 1)],
+            dim=1,
+        )
+        return X.index_copy(1, self.columns, relaxed.to(X.dtype))
+
+
 class AugmentedMLPModule(nn.Module):
     """``Augmenter -> MLPModule``; augmentation only in training mode.
 
@@ -174,6 +312,10 @@ class AugmentedMLPModule(nn.Module):
     extras)`` with ``output`` of shape ``(n_aug_samples * batch, n_outputs)``
     (copy-major) and ``extras = {"mix": (lam, perm) or None, "kl": tensor or
     None, "strength": tensor}``; in eval mode it is the plain MLP.
+
+    With ``categorical_blocks`` (lists of column indices of one-hot blocks) a
+    :class:`SwapAugmenter` first swap-augments the blocks; the Gaussian and
+    dropout augmenters then act on the other columns only (mixup on all).
     """
 
     def __init__(
@@ -189,12 +331,26 @@ class AugmentedMLPModule(nn.Module):
         prior_scale=2.0,
         n_aug_samples=1,
         feature_scale=None,
+        categorical_blocks=None,
+        category_frequencies=None,
+        init_swap_proba=0.1,
+        swap_temperature=0.5,
         dtype=None,
     ):
         super().__init__()
+        continuous = None
+        n_aug_features = n_features
+        if categorical_blocks and augmenter in ("gaussian", "dropout"):
+            in_block = {c for b in categorical_blocks for c in b}
+            kept = [j for j in range(n_features) if j not in in_block]
+            continuous = torch.as_tensor(kept, dtype=torch.long)
+            n_aug_features = len(kept)
+            if feature_scale is not None:
+                feature_scale = torch.as_tensor(feature_scale)[continuous]
+        self.register_buffer("continuous", continuous)
         self.augmenter = Augmenter(
             augmenter,
-            n_features,
+            n_aug_features,
             init_strength,
             q_init_std,
             learn_augmentation,
@@ -202,42 +358,81 @@ class AugmentedMLPModule(nn.Module):
             feature_scale,
             dtype,
         )
+        self.swap = None
+        if categorical_blocks:
+            self.swap = SwapAugmenter(
+                categorical_blocks,
+                category_frequencies,
+                init_swap_proba,
+                q_init_std,
+                learn_augmentation,
+                prior_scale,
+                swap_temperature,
+                dtype,
+            )
         self.mlp = MLPModule(
             n_features, n_outputs, hidden_layer_sizes, activation, dtype=dtype
         )
         self.n_aug_samples = int(n_aug_samples)
+
+    def _augment(self, Xk, eps=None, noise=None, eps_swap=None, uniform=None):
+        aug = self.augmenter
+        if self.swap is not None:
+            proba = self.swap.sample_proba(Xk.shape[0], eps_swap)
+            Xk = self.swap.apply(Xk, proba, uniform)
+        cols = self.continuous
+        sub = Xk if cols is None else Xk[:, cols]
+        if aug.kind == "gaussian" and aug.q_log_std is not None and eps is None:
+            # posterior and noise draws in one call (fewer small ops per step)
+            eps, noise = _standard_normal((2, *sub.shape), sub).unbind(0)
+        strength = aug.sample_strength(sub.shape[0], eps)
+        sub_aug, mix = aug.apply(sub, strength, noise)
+        X_aug = sub_aug if cols is None else Xk.index_copy(1, cols, sub_aug)
+        return X_aug, mix
+
+    def _kl(self):
+        kls = [a.kl() for a in (self.augmenter, self.swap) if a is not None]
+        kls = [k for k in kls if k is not None]
+        return sum(kls) if kls else None
+
+    def _strength(self):
+        strength = self.augmenter.strength()
+        if self.swap is None:
+            return strength
+        return torch.cat([strength, self.swap.proba()])
 
     def forward(self, X, **aux):
         if not self.training:
             return self.mlp(X)
         k = self.n_aug_samples
         Xk = X.repeat(k, 1) if k > 1 else X
-        aug = self.augmenter
-        eps = noise = None
-        if aug.kind == "gaussian" and aug.q_log_std is not None:
-            # posterior and noise draws in one call (fewer small ops per step)
-            eps, noise = _standard_normal((2, *Xk.shape), Xk).unbind(0)
-        strength = aug.sample_strength(Xk.shape[0], eps)
-        X_aug, mix = aug.apply(Xk, strength, noise)
-        extras = {
-            "mix": mix,
-            "kl": self.augmenter.kl(),
-            "strength": self.augmenter.strength(),
-        }
+        X_aug, mix = self._augment(Xk)
+        extras = {"mix": mix, "kl": self._kl(), "strength": self._strength()}
         return self.mlp(X_aug), extras
 
-    def predict_augmented(self, X, eps_rho, noise, classification=True):
+    def predict_augmented(
+        self, X, eps_rho, noise, eps_swap=None, uniform=None, classification=True
+    ):
         """Average over pre-drawn augmentations (``aug_at_predict``).
 
-        ``eps_rho`` has shape (n, K, dim) and ``noise`` (n, K, n_features):
-        the posterior and augmentation draws of K copies per row. Returns the
-        log of the mean class probabilities (classification) or the mean
-        output.
+        ``eps_rho`` has shape (n, K, dim) and ``noise`` (n, K, n_aug_features):
+        the posterior and augmentation draws of K copies per row; with swap
+        noise, ``eps_swap`` (n, K, n_blocks) and ``uniform`` (n, K,
+        n_block_columns) are those of the swaps. Returns the log of the mean
+        class probabilities (classification) or the mean output.
         """
         n, k = X.shape[0], eps_rho.shape[1]
         Xk = X.unsqueeze(1).expand(n, k, X.shape[1]).reshape(n * k, -1)
-        strength = self.augmenter.sample_strength(n * k, eps_rho.reshape(n * k, -1))
-        X_aug, _ = self.augmenter.apply(Xk, strength, noise.reshape(n * k, -1))
+        if eps_swap is not None:
+            eps_swap = eps_swap.reshape(n * k, -1)
+            uniform = uniform.reshape(n * k, -1)
+        X_aug, _ = self._augment(
+            Xk,
+            eps_rho.reshape(n * k, -1),
+            noise.reshape(n * k, -1),
+            eps_swap,
+            uniform,
+        )
         out = self.mlp(X_aug).reshape(n, k, -1)
         if classification:
             return torch.logsumexp(torch.log_softmax(out, dim=2), dim=1) - math.log(k)
