@@ -5,6 +5,7 @@
 
 import math
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -349,6 +350,19 @@ def test_divergence_warns_and_resets(iris):
         clf.fit(X, y)
     assert clf.n_diverged_batches_ > 0
     assert np.all(np.isfinite(clf.predict_proba(X)))
+
+
+def test_meta_pe_with_too_few_inference_steps_warns(iris):
+    # Fewer than 3 x depth inference steps: the meta term reaches the lower
+    # layers before the prediction error (benchmarks/meta_pcn_update_alignment.py).
+    X, y = iris
+    deep = {"hidden_layer_sizes": (8, 8, 8), "max_iter": 2, "random_state": 0}
+    with pytest.warns(UserWarning, match="n_inference_steps=7 for 3 hidden"):
+        MetaPCNClassifier(meta_pe=True, n_inference_steps=7, **deep).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        MetaPCNClassifier(meta_pe=True, n_inference_steps=9, **deep).fit(X, y)
+        MetaPCNClassifier(meta_pe=False, n_inference_steps=1, **deep).fit(X, y)
 
 
 def test_verbose_lines(iris, capsys):

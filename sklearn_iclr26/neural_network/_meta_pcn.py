@@ -130,6 +130,23 @@ class BaseMetaPCN(BaseEstimator):
         from sklearn_iclr26.utils._skorch_net import EpochProgress
 
         params = self._module_params(X.shape[1], n_outputs, output_energy)
+        depth = len(params["hidden_layer_sizes"])
+        if self.meta_pe and self.n_inference_steps < 3 * depth:
+            # Measured in benchmarks/meta_pcn_update_alignment.py: the meta term
+            # carries the output error down two layers per inference step with
+            # the sign opposite to backprop, so before the plain error has
+            # settled the lower layers' local updates point against the
+            # gradient (depth 8: wrong-signed layers at 7 and 15 steps, all
+            # aligned at 30).
+            warn_user(
+                f"{type(self).__name__}: meta_pe=True with n_inference_steps="
+                f"{self.n_inference_steps} for {depth} hidden layers; with fewer "
+                f"than about 3 x depth = {3 * depth} steps the meta-prediction "
+                "error reaches the lower layers before the prediction error "
+                "does and their updates point against the loss gradient "
+                "(see the user guide). Raise n_inference_steps.",
+                UserWarning,
+            )
         callbacks = list(callbacks or [])
         if self.verbose:
             callbacks.append(("progress", EpochProgress(self, self.max_iter)))
