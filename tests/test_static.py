@@ -121,3 +121,23 @@ def test_every_public_function_validates_its_parameters():
         if not hasattr(func, "__wrapped__")
     ]
     assert not missing, f"public functions without @validate_params: {missing}"
+
+
+def test_every_n_jobs_parameter_uses_the_one_constraint():
+    # One n_jobs policy (None, >= 1 or <= -1; 0 rejected): every public
+    # estimator's constraint is the shared object, not a hand-written copy.
+    import sklearn_iclr26
+    from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT
+
+    copies = [
+        name
+        for name in sklearn_iclr26.__all__
+        if "n_jobs"
+        in (
+            constraints := getattr(
+                getattr(sklearn_iclr26, name), "_parameter_constraints", {}
+            )
+        )
+        and constraints["n_jobs"] is not N_JOBS_CONSTRAINT
+    ]
+    assert not copies, copies

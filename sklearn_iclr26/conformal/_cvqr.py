@@ -31,6 +31,7 @@ from sklearn_iclr26.utils._random import (
 )
 from sklearn_iclr26.utils._split import split_indices
 from sklearn_iclr26.utils._torch import forward_module, train_module
+from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT
 from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["CVQRRegressor"]
@@ -288,11 +289,7 @@ class CVQRRegressor(BaseConformalRegressor):
         "transformer": [HasMethods(["fit", "transform"]), None],
         "dtype": [StrOptions({"float64", "float32"})],
         "device": [str],
-        "n_jobs": [
-            Interval(Integral, None, -1, closed="right"),
-            Interval(Integral, 1, None, closed="left"),
-            None,
-        ],
+        "n_jobs": N_JOBS_CONSTRAINT,
     }
 
     def __init__(

@@ -33,19 +33,14 @@ from sklearn_iclr26.nas._mlp_space import MLPSearchSpace
 from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._split import split_indices
 from sklearn_iclr26.utils._torch import torch_rng
-from sklearn_iclr26.utils._validation import check_at_least_two_classes
+from sklearn_iclr26.utils._validation import (
+    N_JOBS_CONSTRAINT,
+    check_at_least_two_classes,
+)
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
 _MIN_SAMPLES = 4
-
-# n_jobs: None (1 thread), a positive count or -1, -2, ... (all cores, all but
-# one, ...); 0 is rejected
-N_JOBS_CONSTRAINT = [
-    Interval(Integral, 1, None, closed="left"),
-    Interval(Integral, None, -1, closed="right"),
-    None,
-]
 
 
 def _refit_enabled(self):

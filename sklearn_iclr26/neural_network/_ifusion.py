@@ -17,7 +17,10 @@ from sklearn.utils.validation import (
 )
 
 from sklearn_iclr26.utils._torch import forward_module, train_module
-from sklearn_iclr26.utils._validation import check_at_least_two_classes
+from sklearn_iclr26.utils._validation import (
+    N_JOBS_CONSTRAINT,
+    check_at_least_two_classes,
+)
 from sklearn_iclr26.utils._warnings import warn_user
 
 __all__ = ["DiffusionInterestFusionClassifier"]
@@ -214,11 +217,7 @@ class DiffusionInterestFusionClassifier(
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "dtype": [StrOptions({"float64", "float32"})],
         "device": [str],
-        "n_jobs": [
-            Interval(Integral, 1, None, closed="left"),
-            Interval(Integral, None, -1, closed="right"),
-            None,
-        ],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }

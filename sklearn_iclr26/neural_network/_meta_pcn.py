@@ -12,7 +12,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_iclr26.neural_network._base import _ACTIVATIONS
 from sklearn_iclr26.utils._torch import forward_module, train_predictive_coding
-from sklearn_iclr26.utils._validation import validate_classifier_fit_data
+from sklearn_iclr26.utils._validation import (
+    N_JOBS_CONSTRAINT,
+    validate_classifier_fit_data,
+)
 from sklearn_iclr26.utils._warnings import warn_user
 
 __all__ = ["MetaPCNClassifier"]
@@ -45,11 +48,7 @@ class BaseMetaPCN(BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "dtype": [StrOptions({"float64", "float32"})],
         "device": [str],
-        "n_jobs": [
-            Interval(Integral, 1, None, closed="left"),
-            Interval(Integral, None, -1, closed="right"),
-            None,
-        ],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
