@@ -33,7 +33,13 @@ interrupted run leaves whole seeds. Results in
 ``benchmarks/results/meta_pcn_reproduction.{jsonl,txt}``. ``--quick``: digits
 and breast_cancer (at most 800 training rows), depths 2 and 8, 10 epochs,
 results in ``meta_pcn_reproduction_quick.{jsonl,txt}``. ``--summary`` prints
-the tables of the rows already written without fitting.
+the tables of the rows already written without fitting. ``--inference-steps T``
+reruns the predictive-coding variants with ``n_inference_steps=T`` into
+``meta_pcn_reproduction_T<T>.jsonl`` (with ``--depths``, ``--seeds`` and
+``--variants`` to choose the cells), e.g. the meta-PE rows at ``T=30``::
+
+    OMP_NUM_THREADS=1 python benchmarks/meta_pcn_reproduction.py \
+        --inference-steps 30 --depths 8 16 --seeds 0 --variants pcn+wn pcn+meta meta-pcn
 """
 
 # Authors: The sklearn-iclr26 developers
@@ -92,8 +98,11 @@ def energy_ratio(energies):
     return float(middle / boundary) if boundary > 0 else float("nan")
 
 
-def run_one(name, X, y, depth, seed, variant, epochs, max_train, max_test=None):
+def run_one(
+    name, X, y, depth, seed, variant, epochs, max_train, max_test=None, steps=None
+):
     Xtr, Xte, ytr, yte = split(X, y, seed, max_train, max_test)
+    pc_params = {} if steps is None else {"n_inference_steps": steps}
     common = {
         "hidden_layer_sizes": (64,) * depth,
         "batch_size": 64,
@@ -108,7 +117,9 @@ def run_one(name, X, y, depth, seed, variant, epochs, max_train, max_test=None):
     else:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            est = MetaPCNClassifier(**common, **VARIANTS[variant]).fit(Xtr, ytr)
+            warnings.filterwarnings("ignore", message=".*n_inference_steps")
+            est = MetaPCNClassifier(**common, **pc_params, **VARIANTS[variant])
+            est.fit(Xtr, ytr)
         energies = est.layer_energy_history_[-1].tolist()
         diverged = est.n_diverged_batches_
     return {
@@ -117,6 +128,7 @@ def run_one(name, X, y, depth, seed, variant, epochs, max_train, max_test=None):
         "seed": seed,
         "variant": variant,
         "epochs": epochs,
+        "n_inference_steps": steps or 7,
         "max_train": max_train,
         "accuracy": float(est.score(Xte, yte)),
         "energies": energies,
@@ -207,6 +219,16 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--summary", action="store_true")
     parser.add_argument("--epochs", type=int, default=None)
+    parser.add_argument(
+        "--inference-steps",
+        type=int,
+        default=None,
+        help="n_inference_steps of the PC variants (default: the estimator's 7); "
+        "results go to meta_pcn_reproduction_T<steps>.jsonl",
+    )
+    parser.add_argument("--depths", type=int, nargs="+", default=None)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--variants", nargs="+", default=[*VARIANTS, "bp"])
     args = parser.parse_args()
     if args.quick:
         epochs, max_train, max_test = 10, 800, None
@@ -217,8 +239,12 @@ def main():
         depths, stem = [2, 4, 8, 16], ""
     if args.epochs is not None:
         epochs = args.epochs
+    if args.depths is not None:
+        depths = args.depths
+    if args.inference_steps is not None:
+        stem += f"_T{args.inference_steps}"
     results = RESULTS_DIR / f"meta_pcn_reproduction{stem}.jsonl"
-    seeds = [0, 1, 2]
+    seeds = args.seeds
     RESULTS_DIR.mkdir(exist_ok=True)
     rows = []
     if results.exists():
@@ -233,12 +259,21 @@ def main():
                 data[name] = load(name)
             X, y = data[name]
             for depth in depths:
-                for variant in [*VARIANTS, "bp"]:
+                for variant in args.variants:
                     key = (name, depth, seed, variant, epochs)
                     if key in done:
                         continue
                     row = run_one(
-                        name, X, y, depth, seed, variant, epochs, max_train, max_test
+                        name,
+                        X,
+                        y,
+                        depth,
+                        seed,
+                        variant,
+                        epochs,
+                        max_train,
+                        max_test,
+                        args.inference_steps,
                     )
                     rows.append(row)
                     with results.open("a") as f:
