@@ -569,7 +569,15 @@ def test_early_stopping_restores_the_best_epoch(capsys):
         reg.net_.module_, *args, torch.as_tensor(stopper.U_valid)
     )
     assert value == pytest.approx(reg.best_validation_score_, rel=1e-10)
+    # the rank diagnostic of the same rows is recorded at every epoch: at the
+    # restored epoch it is mean ||R||^2 over the mean squared reference draw
+    assert len(reg.validation_rank_ratios_) == len(scores)
+    ranks = reg.net_.module_.rank(*args).detach().numpy()
+    ratio = (ranks**2).sum(1).mean() / (stopper.U_valid**2).sum(1).mean()
+    best = reg.validation_rank_ratios_[reg.best_iter_ - 3]
+    assert best == pytest.approx(ratio, rel=1e-10)
     # fewer than 50 validation rows: no early stopping, all epochs
     small = CVQRRegressor(max_iter=4, warmup_epochs=1, hidden_dim=4, random_state=0)
     small.fit(X[:300], Y[:300])
     assert small.validation_scores_ is None and small.n_iter_ == 4
+    assert small.validation_rank_ratios_ is None

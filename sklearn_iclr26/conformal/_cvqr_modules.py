@@ -471,11 +471,18 @@ def semi_dual_objective(module, X, Y, U):
     draws of the reference law. Lower is better; it is the quantity training
     minimises, evaluated on rows the parameters never saw.
     """
+    return _held_out_objective(module, X, Y, U)[0]
+
+
+def _held_out_objective(module, X, Y, U):
+    """Semi-dual objective and rank ratio ``mean ||R||^2 / E||U||^2``."""
     u_star = module.rank(X, Y)
     with torch.no_grad():
         phi_u = module.potential(U, X)
         conj = (u_star * Y).sum(1) - module.potential(u_star, X)
-    return float((phi_u + conj).mean())
+        expected = float((U * U).sum(1).mean())
+        ratio = float((u_star * u_star).sum(1).mean()) / expected
+    return float((phi_u + conj).mean()), ratio
 
 
 class SemiDualEarlyStopping(Callback):
@@ -489,7 +496,17 @@ class SemiDualEarlyStopping(Callback):
     the end of training.
     """
 
-    def __init__(self, X_valid, Y_valid, U_valid, n_iter_no_change, tol, warmup):
+    def __init__(
+        self,
+        X_valid,
+        Y_valid,
+        U_valid,
+        n_iter_no_change,
+        tol,
+        warmup,
+        keep_rank_state=False,
+    ):
+        self.keep_rank_state = keep_rank_state
         self.X_valid = X_valid
         self.Y_valid = Y_valid
         self.U_valid = U_valid
@@ -498,6 +515,9 @@ class SemiDualEarlyStopping(Callback):
         self.warmup = warmup
 
     def initialize(self):
+        self.best_rank_gap_ = math.inf
+        self.best_rank_epoch_ = 0
+        self.best_rank_state_ = None
         self.best_score_ = math.inf
         self.best_epoch_ = 0
         self.best_state_ = None
@@ -516,8 +536,14 @@ class SemiDualEarlyStopping(Callback):
         if epoch <= self.warmup:
             return
         X, Y, U = self._tensors(net)
-        score = semi_dual_objective(net.module_, X, Y, U)
+        score, ratio = _held_out_objective(net.module_, X, Y, U)
         net.history.record("valid_semi_dual", score)
+        # the rank diagnostic on the same rows (recorded, not used to stop)
+        net.history.record("valid_rank_ratio", ratio)
+        if self.keep_rank_state and abs(math.log(ratio)) < self.best_rank_gap_:
+            self.best_rank_gap_ = abs(math.log(ratio))
+            self.best_rank_epoch_ = epoch
+            self.best_rank_state_ = copy.deepcopy(net.module_.state_dict())
         if not math.isfinite(score):
             score = math.inf
         if score > self.best_score_ - self.tol:
