@@ -101,6 +101,30 @@ def test_hessian_matches_finite_differences():
         np.testing.assert_allclose(hess[:, :, j], fd, atol=1e-6)
 
 
+@pytest.mark.parametrize("n_layers", [0, 1, 3])
+def test_closed_form_derivatives_equal_autograd(n_layers):
+    # the Newton solver's closed-form phi, gradient and Hessian are those of
+    # autograd on the same network, to round-off, at any depth and in d = 1
+    from functools import partial
+
+    from sklearn_iclr26.conformal._cvqr_modules import PICNN, _derivatives
+
+    torch.manual_seed(n_layers)
+    for d in (1, 4):
+        net = PICNN(3, d, hidden_dim=6, n_layers=n_layers, dtype=torch.float64)
+        with torch.no_grad():
+            for param in net.parameters():
+                param.add_(0.5 * torch.randn_like(param))
+        x = torch.randn(40, 3, dtype=torch.float64)
+        u = 2 * torch.randn(40, d, dtype=torch.float64)
+        terms = net.context_terms(x)
+        expected = _derivatives(partial(net.forward_u, terms=terms), u)
+        with torch.no_grad():
+            got = net.derivatives_u(u, terms)
+        for a, b in zip(got, expected):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
 def test_newton_conjugate_solves_the_argmax():
     from sklearn_iclr26.conformal._cvqr_modules import (
         lbfgs_conjugate,
