@@ -125,6 +125,27 @@ def test_closed_form_derivatives_equal_autograd(n_layers):
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
+def test_newton_survives_a_numerically_singular_hessian():
+    # float32, curvature exp(s) underflowing to 0 and phi depending on
+    # u_1 + u_2 only: the Hessian is exactly rank 1 (a plain solve raised
+    # here, which stopped a training run on bio); the relative ridge and the
+    # gradient-step fallback keep every row finite
+    from sklearn_iclr26.conformal._cvqr_modules import PICNN, newton_conjugate
+
+    torch.manual_seed(0)
+    net = PICNN(3, 2, hidden_dim=4, n_layers=1, dtype=torch.float32)
+    with torch.no_grad():
+        net.log_curvature.bias.fill_(-200.0)
+        for w in net.u_weight:
+            w.weight[:, 1] = w.weight[:, 0]
+    x, y = torch.randn(20, 3), torch.randn(20, 2)
+    with torch.no_grad():
+        hess = net.derivatives_u(torch.zeros(20, 2), net.context_terms(x))[2]
+    assert torch.all(torch.linalg.matrix_rank(hess) == 1)
+    u, _ = newton_conjugate(net, x, y, torch.zeros(20, 2), max_iter=5)
+    assert torch.isfinite(u).all()
+
+
 def test_newton_conjugate_solves_the_argmax():
     from sklearn_iclr26.conformal._cvqr_modules import (
         lbfgs_conjugate,

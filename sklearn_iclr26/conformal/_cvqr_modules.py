@@ -343,8 +343,17 @@ def newton_conjugate(potential, x, y, u0, *, max_iter=50, tol=1e-8):
         grad = grad_phi - ya
         gnorm = grad.norm(dim=1)
         done = gnorm <= tol
-        # Newton direction; a tiny ridge guards against round-off
-        step = -torch.linalg.solve(hess + 1e-12 * eye, grad.unsqueeze(-1))[..., 0]
+        # Newton direction. A ridge relative to the Hessian's scale guards
+        # against round-off (in float32 a tiny curvature exp(s(x)) can leave
+        # the Hessian numerically singular); a row whose system still fails
+        # takes a gradient step instead (the line search then damps it). The
+        # fixed point, grad phi(u) = y, is unchanged.
+        scale = hess.diagonal(dim1=1, dim2=2).abs().amax(1).clamp_min(1.0)
+        ridge = (100 * eps * scale)[:, None, None] * eye
+        step, info = torch.linalg.solve_ex(hess + ridge, grad.unsqueeze(-1))
+        step = -step[..., 0]
+        bad = (info != 0) | ~torch.isfinite(step).all(1)
+        step = torch.where(bad[:, None], -grad, step)
         f0 = phi - (ua * ya).sum(1)
         slope = (grad * step).sum(1)
         t = torch.ones_like(f0)
