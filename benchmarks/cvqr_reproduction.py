@@ -166,7 +166,23 @@ def run_split(name, X, Y, seed, levels, args, write, skip=()):
         if method in skip:
             continue
         t0 = time.time()
-        est.fit(X_fit, Y_fit)
+        try:
+            est.fit(X_fit, Y_fit)
+        except RuntimeError as exc:  # a diverged CVQR training: record it
+            for level in levels:
+                write(
+                    {
+                        "dataset": name,
+                        "d": d,
+                        "seed": seed,
+                        "level": level,
+                        "method": method,
+                        "failed": str(exc),
+                        "fit_s": time.time() - t0,
+                    }
+                )
+            print(f"  {name} seed {seed} {method}: FAILED ({exc})", flush=True)
+            continue
         fit_time = time.time() - t0
         extra = {}
         if method.startswith("CVQR"):
@@ -217,7 +233,8 @@ def run_split(name, X, Y, seed, levels, args, write, skip=()):
 def summarize(rows):
     import pandas as pd
 
-    df = pd.DataFrame(rows)
+    failed = [r for r in rows if "failed" in r]
+    df = pd.DataFrame([r for r in rows if "failed" not in r])
     lines = [
         (
             "| data set | level | method | seeds | coverage | worst-slab | "
@@ -243,6 +260,11 @@ def summarize(rows):
             f"| {dataset} | {level} | {method} | {len(g)} | {fmt(g['coverage'])} "
             f"| {fmt(g['wsc'])} | {fmt(g['logV_d_median'])} "
             f"| {fmt(g['logV_d_mean'])} | {' | '.join(diag)} |"
+        )
+    for r in failed:
+        lines.append(
+            f"FAILED: {r['dataset']} seed {r['seed']} {r['method']} level "
+            f"{r['level']}: {r['failed']}"
         )
     return "\n".join(lines)
 
