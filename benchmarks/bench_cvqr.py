@@ -19,6 +19,7 @@ Run::
 
 import argparse
 import time
+from functools import partial
 
 import numpy as np
 import torch
@@ -75,11 +76,12 @@ def rank_timings(reg, X, Y, tol=1e-6):
     return rows
 
 
-def breakdown(reg, X, Y, tol=1e-6):
+def breakdown(reg, X, Y, tol=1e-6, autograd_hessian=False):
     """Where the time of the default rank solve goes (amortized + Newton).
 
-    Wraps the solver's derivative routine (``phi``, gradient and the d-row
-    Hessian by d backward passes) and ``torch.linalg.solve`` with timers, and
+    Wraps the solver's derivative routine (``phi``, gradient and Hessian in
+    closed form, ``PICNN.derivatives_u``; ``--autograd-hessian``: the former
+    d backward passes of autograd) and ``torch.linalg.solve`` with timers, and
     records how many rows are still active at each Newton iteration: the
     solver runs until the slowest row converges, so the active-row profile
     shows whether the time goes to all rows or to a tail of hard ones.
@@ -91,12 +93,17 @@ def breakdown(reg, X, Y, tol=1e-6):
     y = torch.as_tensor((Y - reg._center(X) - reg._y_mean) / reg._y_scale)
     timers = {"derivatives (phi, grad, Hessian)": 0.0, "linear solve": 0.0}
     active = []
-    orig_deriv, orig_solve = mod._derivatives, torch.linalg.solve
+    orig_solve = torch.linalg.solve_ex
+    orig_closed = mod.PICNN.derivatives_u
 
-    def deriv(phi_of_u, u):
+    def deriv(self, u, terms):
         active.append(u.shape[0])
         t0 = time.perf_counter()
-        out = orig_deriv(phi_of_u, u)
+        if autograd_hessian:
+            with torch.enable_grad():
+                out = mod._derivatives(partial(self.forward_u, terms=terms), u)
+        else:
+            out = orig_closed(self, u, terms)
         timers["derivatives (phi, grad, Hessian)"] += time.perf_counter() - t0
         return out
 
@@ -106,7 +113,7 @@ def breakdown(reg, X, Y, tol=1e-6):
         timers["linear solve"] += time.perf_counter() - t0
         return out
 
-    mod._derivatives, torch.linalg.solve = deriv, solve
+    mod.PICNN.derivatives_u, torch.linalg.solve_ex = deriv, solve
     try:
         t0 = time.perf_counter()
         with torch.no_grad():
@@ -116,7 +123,7 @@ def breakdown(reg, X, Y, tol=1e-6):
         _, n_iter = mod.newton_conjugate(module.potential, x, y, u0, tol=tol)
         total = time.perf_counter() - t0
     finally:
-        mod._derivatives, torch.linalg.solve = orig_deriv, orig_solve
+        mod.PICNN.derivatives_u, torch.linalg.solve_ex = orig_closed, orig_solve
     rest = total - sum(timers.values())
     print(f"amortizer forward: {t_amort:.2f}s; Newton total {total:.2f}s")
     for name, t in {**timers, "line search + bookkeeping": rest}.items():
@@ -137,6 +144,9 @@ def main():
     parser.add_argument("--data-home", default="../shared/data/multioutput")
     parser.add_argument("--n-test", type=int, default=10000)
     parser.add_argument(
+        "--epochs", type=int, default=60, help="max_iter of the scm20d model"
+    )
+    parser.add_argument(
         "--breakdown-only",
         action="store_true",
         help="only the scm20d model: where the rank time goes",
@@ -152,8 +162,8 @@ def main():
             hidden_dim=10,
             n_layers=1,
             batch_size=256,
-            max_iter=5,
-            warmup_epochs=1,
+            max_iter=args.epochs,
+            warmup_epochs=max(1, args.epochs // 10),
             train_inner_iter=3,
             early_stopping=False,
             random_state=0,
@@ -162,6 +172,8 @@ def main():
         torch.set_num_threads(1)
         print("== scm20d, d=16: breakdown of the default rank solve ==")
         breakdown(reg16, Xs[idx], Ys[idx])
+        print("== the same with the Hessian by d autograd backward passes ==")
+        breakdown(reg16, Xs[idx], Ys[idx], autograd_hessian=True)
         return
     print("== ranks of 10,000 test pairs (float64, 1 thread) ==")
     X, Y = banana(3000, rng)
@@ -180,8 +192,8 @@ def main():
         hidden_dim=10,
         n_layers=1,
         batch_size=256,
-        max_iter=5,
-        warmup_epochs=1,
+        max_iter=args.epochs,
+        warmup_epochs=max(1, args.epochs // 10),
         train_inner_iter=3,
         random_state=0,
     ).fit(Xs[fit], Ys[fit])
@@ -202,9 +214,10 @@ def main():
 
     print()
     print("== training on scm20d (4500 train rows, d=16, hidden 10, 1 layer) ==")
+    warm = max(1, args.epochs // 10)
     print(
-        f"epoch times (s): warm-up {epochs[0]:.2f}, OT epochs "
-        f"{', '.join(f'{e:.2f}' for e in epochs[1:])}; total fit incl. "
+        f"{len(epochs)} epochs (early stopping): warm-up {epochs[:warm].mean():.2f}"
+        f" s/epoch, OT {epochs[warm:].mean():.2f} s/epoch; total fit incl. "
         f"calibration of 1500 points: {fit_time:.1f}s"
     )
 

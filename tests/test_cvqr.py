@@ -101,6 +101,51 @@ def test_hessian_matches_finite_differences():
         np.testing.assert_allclose(hess[:, :, j], fd, atol=1e-6)
 
 
+@pytest.mark.parametrize("n_layers", [0, 1, 3])
+def test_closed_form_derivatives_equal_autograd(n_layers):
+    # the Newton solver's closed-form phi, gradient and Hessian are those of
+    # autograd on the same network, to round-off, at any depth and in d = 1
+    from functools import partial
+
+    from sklearn_iclr26.conformal._cvqr_modules import PICNN, _derivatives
+
+    torch.manual_seed(n_layers)
+    for d in (1, 4):
+        net = PICNN(3, d, hidden_dim=6, n_layers=n_layers, dtype=torch.float64)
+        with torch.no_grad():
+            for param in net.parameters():
+                param.add_(0.5 * torch.randn_like(param))
+        x = torch.randn(40, 3, dtype=torch.float64)
+        u = 2 * torch.randn(40, d, dtype=torch.float64)
+        terms = net.context_terms(x)
+        expected = _derivatives(partial(net.forward_u, terms=terms), u)
+        with torch.no_grad():
+            got = net.derivatives_u(u, terms)
+        for a, b in zip(got, expected):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_newton_survives_a_numerically_singular_hessian():
+    # float32, curvature exp(s) underflowing to 0 and phi depending on
+    # u_1 + u_2 only: the Hessian is exactly rank 1 (a plain solve raised
+    # here, which stopped a training run on bio); the relative ridge and the
+    # gradient-step fallback keep every row finite
+    from sklearn_iclr26.conformal._cvqr_modules import PICNN, newton_conjugate
+
+    torch.manual_seed(0)
+    net = PICNN(3, 2, hidden_dim=4, n_layers=1, dtype=torch.float32)
+    with torch.no_grad():
+        net.log_curvature.bias.fill_(-200.0)
+        for w in net.u_weight:
+            w.weight[:, 1] = w.weight[:, 0]
+    x, y = torch.randn(20, 3), torch.randn(20, 2)
+    with torch.no_grad():
+        hess = net.derivatives_u(torch.zeros(20, 2), net.context_terms(x))[2]
+    assert torch.all(torch.linalg.matrix_rank(hess) == 1)
+    u, _ = newton_conjugate(net, x, y, torch.zeros(20, 2), max_iter=5)
+    assert torch.isfinite(u).all()
+
+
 def test_newton_conjugate_solves_the_argmax():
     from sklearn_iclr26.conformal._cvqr_modules import (
         lbfgs_conjugate,
@@ -569,7 +614,15 @@ def test_early_stopping_restores_the_best_epoch(capsys):
         reg.net_.module_, *args, torch.as_tensor(stopper.U_valid)
     )
     assert value == pytest.approx(reg.best_validation_score_, rel=1e-10)
+    # the rank diagnostic of the same rows is recorded at every epoch: at the
+    # restored epoch it is mean ||R||^2 over the mean squared reference draw
+    assert len(reg.validation_rank_ratios_) == len(scores)
+    ranks = reg.net_.module_.rank(*args).detach().numpy()
+    ratio = (ranks**2).sum(1).mean() / (stopper.U_valid**2).sum(1).mean()
+    best = reg.validation_rank_ratios_[reg.best_iter_ - 3]
+    assert best == pytest.approx(ratio, rel=1e-10)
     # fewer than 50 validation rows: no early stopping, all epochs
     small = CVQRRegressor(max_iter=4, warmup_epochs=1, hidden_dim=4, random_state=0)
     small.fit(X[:300], Y[:300])
     assert small.validation_scores_ is None and small.n_iter_ == 4
+    assert small.validation_rank_ratios_ is None

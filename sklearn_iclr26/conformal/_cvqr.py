@@ -211,6 +211,13 @@ class CVQRRegressor(BaseConformalRegressor):
         without early stopping).
     best_validation_score_ : float or None
         Its minimum, at ``best_iter_``.
+    validation_rank_ratios_ : list of float or None
+        The rank diagnostic on the same held-out rows after each post-warm-up
+        epoch: ``mean ||R(y | x)||^2`` over the mean squared norm of the
+        fixed reference draws (about 1 when the map pushes held-out data to
+        the reference; above 1, too narrow on new data). Recorded, not used
+        to stop: on scm20d, stopping where it is closest to 1 gave larger
+        regions than the semi-dual rule (see the user guide).
     residual_estimator_ : estimator or None
         The point regressor fitted on all training rows (PBS variant), else
         ``None``.
@@ -478,6 +485,7 @@ class CVQRRegressor(BaseConformalRegressor):
         self.n_iter_ = len(self.net_.history)
         if stopper is None:
             self.validation_scores_ = None
+            self.validation_rank_ratios_ = None
             self.best_validation_score_ = None
             self.best_iter_ = self.n_iter_
         else:
@@ -485,6 +493,11 @@ class CVQRRegressor(BaseConformalRegressor):
                 row["valid_semi_dual"]
                 for row in self.net_.history
                 if "valid_semi_dual" in row
+            ]
+            self.validation_rank_ratios_ = [
+                row["valid_rank_ratio"]
+                for row in self.net_.history
+                if "valid_rank_ratio" in row
             ]
             self.best_validation_score_ = stopper.best_score_
             self.best_iter_ = stopper.best_epoch_ or self.n_iter_
