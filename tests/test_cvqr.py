@@ -359,6 +359,7 @@ def test_variants_fit_and_cover(params):
     log_vol = reg.region_volume(Xt[:5], n_samples=256)
     assert np.all(np.isfinite(log_vol))
     if params.get("conformity_score") == "hpd":
+        assert reg.calibration_rank_outlier_fraction_ is None
         with pytest.raises(ValueError, match="HPD"):
             reg.predict_region(Xt[:2])
 
@@ -626,3 +627,73 @@ def test_early_stopping_restores_the_best_epoch(capsys):
     small.fit(X[:300], Y[:300])
     assert small.validation_scores_ is None and small.n_iter_ == 4
     assert small.validation_rank_ratios_ is None
+
+
+# ------------------------------------------------ calibration rank-outlier guard
+def test_rank_outlier_guard_silent_on_a_healthy_map(fitted):
+    import warnings
+
+    reg, _, _ = fitted
+    assert reg.calibration_rank_outlier_fraction_ == 0.0
+    reg = pickle.loads(pickle.dumps(reg))
+    X_cal, Y_cal = banana(1000, np.random.RandomState(7))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reg.calibrate(X_cal, Y_cal)
+    assert reg.calibration_rank_outlier_fraction_ == 0.0
+
+
+def test_rank_outlier_guard_warns_on_a_collapsed_region(fitted, monkeypatch):
+    # a map that sends the x-region x > 1.6 (about 20% of rows) to absurd
+    # ranks, as the broken bio fits do: coverage stays valid, the guard warns
+    reg, _, _ = fitted
+    reg = pickle.loads(pickle.dumps(reg))
+    healthy = reg._ranks_batch
+
+    def collapsed(Xb, yb):
+        ranks = healthy(Xb, yb)
+        return np.where(np.asarray(Xb)[:, :1] > 1.6, 1e8 * ranks, ranks)
+
+    monkeypatch.setattr(reg, "_ranks_batch", collapsed)
+    X_cal, Y_cal = banana(1000, np.random.RandomState(7))
+    with pytest.warns(UserWarning, match="Marginal coverage still holds"):
+        reg.calibrate(X_cal, Y_cal)
+    assert 0.15 < reg.calibration_rank_outlier_fraction_ < 0.25
+    X_te, Y_te = banana(2000, np.random.RandomState(8))
+    assert region_coverage_score(reg.contains(X_te, Y_te)) > 0.87
+
+
+def test_rank_outlier_guard_tolerates_a_few_outliers(fitted, monkeypatch):
+    # up to the Binomial(n, 1e-3) 0.999 quantile (2 of 100) stays silent,
+    # one more warns
+    import warnings
+
+    from sklearn_iclr26.conformal._cvqr import reference_norm_quantile
+
+    reg, _, _ = fitted
+    reg = pickle.loads(pickle.dumps(reg))
+    big = 20 * reference_norm_quantile(0.999, 2, "gaussian")
+    for n_out, warns in [(2, False), (3, True)]:
+        scores = np.zeros(100)
+        scores[:n_out] = big
+        monkeypatch.setattr(
+            reg, "_conformity_scores_batch", lambda Xb, yb, s=scores: s[: len(Xb)]
+        )
+        X_cal, Y_cal = np.zeros((100, 1)), np.zeros((100, 2))
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            reg.calibrate(X_cal, Y_cal)
+        assert any("Marginal coverage" in str(w.message) for w in record) == warns
+        assert reg.calibration_rank_outlier_fraction_ == n_out / 100
+
+
+def test_reference_norm_quantile():
+    from sklearn_iclr26.conformal._cvqr import reference_norm_quantile
+
+    rng = np.random.RandomState(0)
+    norms = np.linalg.norm(rng.normal(size=(200000, 3)), axis=1)
+    assert (
+        abs(np.mean(norms <= reference_norm_quantile(0.9, 3, "gaussian")) - 0.9) < 5e-3
+    )
+    u = reference_norm_quantile(0.5, 2, "uniform_ball")
+    assert u == pytest.approx(0.5**0.5)

@@ -33,6 +33,7 @@ from sklearn_iclr26.utils._split import split_indices
 from sklearn_iclr26.utils._torch import forward_module, train_module
 from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT
 from sklearn_iclr26.utils._verbose import log_progress
+from sklearn_iclr26.utils._warnings import warn_user
 
 __all__ = ["CVQRRegressor"]
 
@@ -41,6 +42,23 @@ __all__ = ["CVQRRegressor"]
 # (measured: +-0.02 at 180 rows on the banana data of the tests); all epochs
 # then run on all rows
 _MIN_VALIDATION_ROWS = 50
+
+# calibration rank-outlier guard (see CVQRRegressor._check_rank_outliers):
+# ranks beyond _OUTLIER_FACTOR x the reference's _OUTLIER_QUANTILE quantile of
+# ||U|| are outliers; warn when their count exceeds the (1 - _OUTLIER_ALPHA)
+# quantile of Binomial(n_cal, 1 - _OUTLIER_QUANTILE)
+_OUTLIER_QUANTILE = 0.999
+_OUTLIER_FACTOR = 10.0
+_OUTLIER_ALPHA = 1e-3
+
+
+def reference_norm_quantile(q, d, reference):
+    """Quantile ``q`` of ``||U||`` for the reference law in dimension ``d``."""
+    if reference == "gaussian":
+        from scipy.stats import chi2
+
+        return float(np.sqrt(chi2.ppf(q, d)))
+    return float(q ** (1.0 / d))  # uniform on the unit ball: P(||U|| <= r) = r^d
 
 
 # -- torch hooks of forward_module (module, x batch, **aux batch) -> tensor
@@ -230,6 +248,17 @@ class CVQRRegressor(BaseConformalRegressor):
     threshold_ : float
         Conformal threshold at ``confidence_level`` (``inf`` when the
         calibration set is too small for the level).
+    calibration_rank_outlier_fraction_ : float or None
+        Fraction of the calibration rank norms ``||R(y | x)||`` above 10
+        times the reference's 0.999 quantile of ``||U||``
+        (``conformity_score="pb"``; ``None`` for ``"hpd"``). About 0 for a
+        map that pushes the data to the reference, at most ``1e-3`` for one
+        whose ranks are all inflated up to 10-fold. :meth:`fit` and
+        :meth:`calibrate` warn when the outlier count exceeds the 0.999
+        quantile of ``Binomial(n_calibration_samples_, 1e-3)``: the map then
+        sends some ``x``-regions to absurd ranks, and although marginal
+        coverage still holds, the regions' shapes and volumes there cannot
+        be trusted (see the user guide, "Broken fits on bio").
 
     See Also
     --------
@@ -516,6 +545,47 @@ class CVQRRegressor(BaseConformalRegressor):
         if self.conformity_score == "pb" and not np.all(np.isfinite(scores)):
             raise RuntimeError("Non-finite calibration ranks: the training diverged.")
         super()._calibrate(X, y)
+        self._check_rank_outliers()
+
+    def _check_rank_outliers(self):
+        """Flag calibration ranks far beyond any plausible reference draw.
+
+        The fraction of calibration rank norms above ``10 x`` the reference's
+        0.999 quantile of ``||U||`` is about 0 for a map pushing the data to
+        the reference, and at most ``1e-3`` for a map whose ranks are all
+        inflated up to 10-fold (the threshold's plain miscalibration, which
+        split conformal absorbs). More outliers than a ``Binomial(n_cal,
+        1e-3)`` count exceeds with probability ``1e-3`` mean that the map
+        sends some ``x``-regions to absurd ranks (a collapsed potential).
+        """
+        if self.conformity_score != "pb":
+            self.calibration_rank_outlier_fraction_ = None
+            return
+        from scipy.stats import binom
+
+        norms = self.calibration_scores_
+        n = norms.shape[0]
+        cutoff = _OUTLIER_FACTOR * reference_norm_quantile(
+            _OUTLIER_QUANTILE, self.n_outputs_, self.reference
+        )
+        count = int(np.sum(norms > cutoff))
+        self.calibration_rank_outlier_fraction_ = count / n if n else 0.0
+        allowed = int(binom.ppf(1 - _OUTLIER_ALPHA, n, 1 - _OUTLIER_QUANTILE))
+        if count > allowed:
+            warn_user(
+                f"{count} of {n} calibration rank norms ||R(y | x)|| "
+                f"({self.calibration_rank_outlier_fraction_:.2%}) exceed "
+                f"{_OUTLIER_FACTOR:g} times the reference's "
+                f"{_OUTLIER_QUANTILE} quantile of ||U|| ({cutoff:.3g}); a map "
+                f"pushing the data to the reference gives about none (at most "
+                f"{allowed} expected by chance). The learned transport map "
+                "sends some x-regions to absurd ranks. Marginal coverage still "
+                "holds (split conformal on a frozen score), but the shapes and "
+                "volumes of the regions for those x cannot be trusted. Check "
+                "sklearn_iclr26.metrics.rank_calibration on held-out data "
+                "(with x= to locate the regions); try dtype='float64', more "
+                "training data, a smaller network or a larger weight_decay."
+            )
 
     def calibrate(self, X, y):
         """Re-calibrate the conformal threshold on new data, keeping the map.
