@@ -583,8 +583,10 @@ class CVQRRegressor(BaseConformalRegressor):
                 "holds (split conformal on a frozen score), but the shapes and "
                 "volumes of the regions for those x cannot be trusted. Check "
                 "sklearn_iclr26.metrics.rank_calibration on held-out data "
-                "(with x= to locate the regions); try dtype='float64', more "
-                "training data, a smaller network or a larger weight_decay."
+                "(with x= to locate the regions); refit with dtype='float64' "
+                "or another random_state (either can avoid the collapse, "
+                "neither is a cure), more training data, a smaller network "
+                "or a larger weight_decay."
             )
 
     def calibrate(self, X, y):
