@@ -39,14 +39,17 @@ class SAEModule(nn.Module):
         structured_rank=None,
         data_mean=None,
         lp_exponent=1.0,
+        encoder="linear",
         dtype=None,
     ):
         super().__init__()
         W = torch.randn(n_components, n_features, dtype=dtype)
         W = W / W.norm(dim=1, keepdim=True).clamp_min(1e-12)
         self.W_dec = nn.Parameter(W)
-        self.W_enc = nn.Parameter(W.T.clone())
-        self.b_enc = nn.Parameter(torch.zeros(n_components, dtype=dtype))
+        self.encoder = encoder
+        if encoder == "linear":
+            self.W_enc = nn.Parameter(W.T.clone())
+            self.b_enc = nn.Parameter(torch.zeros(n_components, dtype=dtype))
         mean = torch.zeros(n_features, dtype=dtype)
         if data_mean is not None:
             mean = torch.as_tensor(np.asarray(data_mean), dtype=dtype)
@@ -70,7 +73,56 @@ class SAEModule(nn.Module):
     def pre_activations(self, X):
         return (X - self.b_dec) @ self.W_enc + self.b_enc
 
+    def matching_pursuit(self, X):
+        """``k`` matching-pursuit steps over the decoder atoms (MP-SAE).
+
+        The encoder of Costa et al. (2025), "From Flat to Hierarchical:
+        Extracting Sparse Representations with Matching Pursuit": from the
+        residual ``r = x - b_dec``, each step selects the atom most correlated
+        with the residual (``argmax_j <r, d_j>``, or ``argmax_j |<r, d_j>|``
+        without ``positive_codes``), adds the correlation ``c`` to that code
+        entry and removes ``c d_j`` from the residual. The atoms are unit norm,
+        so each step is an exact projection and ``||r||`` never increases.
+        With ``positive_codes`` a negative best correlation adds 0 (the code
+        stays non-negative). The selection is not differentiable; the
+        gradient flows, as in the paper's unrolled encoder, through the
+        selected correlations and residual updates into ``W_dec`` and
+        ``b_dec``.
+
+        Vectorised over the batch: one ``(batch, n_features) x (n_features,
+        n_components)`` product gives all correlations, then each step updates
+        them by the selected rows of the Gram matrix ``W W^T``
+        (``<r - c d_j, d_i> = <r, d_i> - c <d_j, d_i>``), an ``O(batch x
+        n_components)`` gather instead of a product per step. These
+        correlations only choose the atoms; the coefficient of each step is
+        recomputed from the explicit residual, so the codes and the gradient
+        are those of the plain loop.
+        """
+        W = self.W_dec
+        R = X - self.b_dec
+        n, m = R.shape[0], W.shape[0]
+        rows = torch.arange(n, device=X.device)
+        Z = torch.zeros(n, m, dtype=R.dtype, device=X.device)
+        with torch.no_grad():
+            C = R @ W.T
+            G = W @ W.T if self.k > 1 else None
+        for step in range(self.k):
+            with torch.no_grad():
+                j = C.argmax(dim=1) if self.positive_codes else C.abs().argmax(dim=1)
+            atoms = W[j]
+            c = (R * atoms).sum(dim=1)
+            if self.positive_codes:
+                c = torch.relu(c)
+            Z = Z.index_put((rows, j), c, accumulate=True)
+            R = R - c[:, None] * atoms
+            if step + 1 < self.k:
+                with torch.no_grad():
+                    C -= c.detach()[:, None] * G[j]
+        return Z
+
     def sparse_code(self, X, batch_topk=None):
+        if self.encoder == "matching_pursuit":
+            return self.matching_pursuit(X)
         pre = self.pre_activations(X)
         if self.sparsity in ("l1", "lp"):
             return torch.relu(pre)

@@ -60,7 +60,22 @@ class SparseAutoencoder(
 
     The decoder atoms are renormalised to unit norm after every optimizer step
     (a skorch callback of the one training engine), so the sparsity penalty
-    cannot be evaded by scaling. ``structured_rank`` adds the "structured SAE"
+    cannot be evaded by scaling.
+
+    ``encoder="matching_pursuit"`` replaces the linear encoder by the MP-SAE
+    of Costa et al. (2025), "From Flat to Hierarchical: Extracting Sparse
+    Representations with Matching Pursuit": ``k`` greedy matching-pursuit
+    steps over the decoder's own atoms (start from the residual ``x - b``;
+    each step adds the correlation ``<r, d_j>`` of the most correlated atom
+    to its code and removes ``<r, d_j> d_j`` from the residual), trained end
+    to end by backpropagation through the unrolled pursuit (the atom
+    selection itself is not differentiated). There is no encoder matrix:
+    the codes are those of matching pursuit with ``components_``, so they can
+    select atoms a linear encoder plus TopK cannot separate (correlated or
+    exactly sparse structure), at ``k`` products-worth of work per row. Codes
+    have at most ``k`` non-zeros (an atom picked twice accumulates).
+
+    ``structured_rank`` adds the "structured SAE"
     of Liu et al. (ICLR 2026): a low-rank code ``R = (x - b) A B`` added to the
     sparse code, with a nuclear-norm penalty ``nuclear_penalty`` on its batch
     matrix; with ``sparsity="lp"`` this is the paper's objective
@@ -73,12 +88,24 @@ class SparseAutoencoder(
         Dictionary size; ``None`` means ``4 * n_features``.
     sparsity : {"topk", "batchtopk", "l1", "lp"}, default="topk"
         Sparsity mechanism. The paper's structured SAE is
-        ``sparsity="lp"`` with ``structured_rank``.
+        ``sparsity="lp"`` with ``structured_rank``. Must be ``"topk"`` with
+        ``encoder="matching_pursuit"`` (the pursuit's ``k`` steps are its
+        sparsity).
+    encoder : {"linear", "matching_pursuit"}, default="linear"
+        ``"linear"``: ``sparsify(W_enc (x - b) + c)``. ``"matching_pursuit"``:
+        ``k`` matching-pursuit steps over the unit-norm decoder atoms
+        (MP-SAE); selection by the largest correlation with the residual
+        (``positive_codes=True``, negative steps add 0) or the largest
+        absolute correlation (``positive_codes=False``). Not combinable
+        with ``structured_rank``.
     k : int, default=None
-        Active features per row (``"topk"``, ``"batchtopk"``); ``None`` means
+        Active features per row (``"topk"``, ``"batchtopk"``; the number of
+        pursuit steps with ``encoder="matching_pursuit"``); ``None`` means
         ``max(1, n_components // 4)``. Must not exceed ``n_components``.
     positive_codes : bool, default=True
-        Apply a ReLU after the TopK selection (codes non-negative).
+        Apply a ReLU after the TopK selection (codes non-negative); with
+        ``encoder="matching_pursuit"``, select by signed correlation and
+        keep the codes non-negative.
     l1_penalty : float, default=1e-3
         Weight of the L1 (``sparsity="l1"``) or adaptive L_p (``"lp"``)
         penalty on the sparse codes; ignored by TopK and BatchTopK.
@@ -153,6 +180,7 @@ class SparseAutoencoder(
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "sparsity": [StrOptions({"topk", "batchtopk", "l1", "lp"})],
+        "encoder": [StrOptions({"linear", "matching_pursuit"})],
         "k": [Interval(Integral, 1, None, closed="left"), None],
         "positive_codes": ["boolean"],
         "l1_penalty": [Interval(Real, 0, None, closed="left")],
@@ -174,6 +202,7 @@ class SparseAutoencoder(
         n_components=None,
         *,
         sparsity="topk",
+        encoder="linear",
         k=None,
         positive_codes=True,
         l1_penalty=1e-3,
@@ -191,6 +220,7 @@ class SparseAutoencoder(
     ):
         self.n_components = n_components
         self.sparsity = sparsity
+        self.encoder = encoder
         self.k = k
         self.positive_codes = positive_codes
         self.l1_penalty = l1_penalty
@@ -239,6 +269,18 @@ class SparseAutoencoder(
                 f"k={k} must not exceed n_components={n_components} (k > "
                 "n_components would keep more features than exist)."
             )
+        if self.encoder == "matching_pursuit":
+            if self.sparsity != "topk":
+                raise ValueError(
+                    'encoder="matching_pursuit" requires sparsity="topk" (its k '
+                    f"pursuit steps are the sparsity); got sparsity={self.sparsity!r}."
+                )
+            if self.structured_rank is not None:
+                raise ValueError(
+                    'encoder="matching_pursuit" does not support structured_rank '
+                    f"(got structured_rank={self.structured_rank}); use "
+                    'encoder="linear" for the structured SAE.'
+                )
         if self.structured_rank is not None and self.structured_rank > min(
             n_features, n_components
         ):
@@ -270,6 +312,7 @@ class SparseAutoencoder(
                 "structured_rank": self.structured_rank,
                 "data_mean": X64.mean(axis=0),
                 "lp_exponent": self.lp_exponent,
+                "encoder": self.encoder,
             },
             max_epochs=self.max_iter,
             batch_size=self.batch_size,
