@@ -49,6 +49,7 @@ def test_topk_codes_have_at_most_k_nonzeros(X, positive):
         {"sparsity": "l1", "l1_penalty": 1e-2},
         {"sparsity": "topk", "k": 3, "structured_rank": 2},
         {"sparsity": "lp", "l1_penalty": 1e-2, "structured_rank": 2},
+        {"encoder": "matching_pursuit", "k": 3},
     ],
 )
 def test_decoder_columns_unit_norm_after_every_step(X, params):
@@ -184,6 +185,127 @@ def test_sae_bad_input(X):
         SparseAutoencoder(n_components=4, k=5).fit(X)
     with pytest.raises(ValueError, match="structured_rank"):
         SparseAutoencoder(n_components=4, structured_rank=5).fit(X)
+
+
+# ------------------------------------------------------ MP-SAE
+def _numpy_matching_pursuit(X, D, b, k, positive):
+    """The plain loop: one full correlation per row and step."""
+    Z = np.zeros((X.shape[0], D.shape[0]))
+    R = X - b
+    for i in range(X.shape[0]):
+        r = R[i].copy()
+        for _ in range(k):
+            corr = D @ r
+            j = int(np.argmax(corr if positive else np.abs(corr)))
+            c = max(corr[j], 0.0) if positive else corr[j]
+            Z[i, j] += c
+            r -= c * D[j]
+        R[i] = r
+    return Z, R
+
+
+@pytest.mark.parametrize("positive", [True, False])
+def test_mp_codes_equal_a_direct_numpy_loop_and_have_at_most_k_nonzeros(X, positive):
+    sae = SparseAutoencoder(
+        n_components=20,
+        k=4,
+        encoder="matching_pursuit",
+        positive_codes=positive,
+        max_iter=3,
+        random_state=0,
+    ).fit(X)
+    b = sae.net_.module_.b_dec.detach().numpy()
+    codes = sae.transform(X)
+    expected, residual = _numpy_matching_pursuit(X, sae.components_, b, 4, positive)
+    np.testing.assert_allclose(codes, expected, rtol=1e-10, atol=1e-12)
+    assert (codes != 0).sum(axis=1).max() <= 4
+    if positive:
+        assert np.all(codes >= 0)
+    # decoding the codes leaves exactly the pursuit's final residual
+    np.testing.assert_allclose(X - sae.inverse_transform(codes), residual, atol=1e-10)
+    err = np.mean(np.sum(residual**2, axis=1))
+    assert sae.reconstruction_error_ == pytest.approx(err, rel=1e-10)
+
+
+def test_mp_residual_never_grows_with_more_steps():
+    # unit-norm atoms: each step is a projection, so the error is monotone in k
+    rng = np.random.RandomState(1)
+    D = rng.normal(size=(30, 8))
+    D /= np.linalg.norm(D, axis=1, keepdims=True)
+    Xr = rng.normal(size=(50, 8))
+    errs = [
+        np.sum(_numpy_matching_pursuit(Xr, D, 0.0, k, False)[1] ** 2)
+        for k in range(1, 8)
+    ]
+    assert np.all(np.diff(errs) <= 1e-12)
+
+
+@pytest.mark.parametrize("positive", [True, False])
+def test_mp_gradient_equals_backprop_through_the_plain_unrolled_loop(positive):
+    # the Gram-matrix selection is only a faster way to pick the same atoms:
+    # codes and gradients equal those of a loop with a full product per step
+    import torch
+
+    from sklearn_iclr26.decomposition._sae_modules import SAEModule
+
+    torch.manual_seed(0)
+    module = SAEModule(
+        6,
+        15,
+        k=5,
+        encoder="matching_pursuit",
+        positive_codes=positive,
+        data_mean=np.full(6, 0.3),
+        dtype=torch.float64,
+    )
+    Xt = torch.randn(40, 6, dtype=torch.float64)
+    Z = module.matching_pursuit(Xt)
+    loss = ((module.decode(Z) - Xt) ** 2).sum()
+    grads = torch.autograd.grad(loss, [module.W_dec, module.b_dec])
+
+    W, b = module.W_dec, module.b_dec
+    R = Xt - b
+    Z_ref = torch.zeros(40, 15, dtype=torch.float64)
+    for _ in range(5):
+        corr = R @ W.T
+        j = (corr if positive else corr.abs()).argmax(dim=1)
+        c = corr.gather(1, j[:, None])[:, 0]
+        c = torch.relu(c) if positive else c
+        Z_ref = Z_ref + torch.nn.functional.one_hot(j, 15).to(c.dtype) * c[:, None]
+        R = R - c[:, None] * W[j]
+    loss_ref = ((Z_ref @ W + b - Xt) ** 2).sum()
+    grads_ref = torch.autograd.grad(loss_ref, [W, b])
+    torch.testing.assert_close(Z, Z_ref)
+    for g, g_ref in zip(grads, grads_ref):
+        torch.testing.assert_close(g, g_ref)
+    assert not hasattr(module, "W_enc")  # no encoder matrix: the decoder encodes
+
+
+def test_mp_random_state_batching_and_default_encoder_unchanged(X):
+    import sklearn
+
+    params = {"n_components": 12, "k": 3, "max_iter": 4, "random_state": 5}
+    a = SparseAutoencoder(encoder="matching_pursuit", **params)
+    np.testing.assert_array_equal(a.fit_transform(X), clone(a).fit_transform(X))
+    with sklearn.config_context(working_memory=1e-4):  # a few rows per batch
+        small = a.transform(X)
+    np.testing.assert_allclose(small, a.transform(X), rtol=1e-12, atol=1e-14)
+    # encoder="linear" is the default and the previous behaviour
+    default = SparseAutoencoder(**params).fit(X)
+    linear = SparseAutoencoder(encoder="linear", **params).fit(X)
+    np.testing.assert_array_equal(default.components_, linear.components_)
+    assert not np.allclose(default.components_, a.components_)
+
+
+def test_mp_bad_input(X):
+    with pytest.raises(ValueError, match='requires sparsity="topk"'):
+        SparseAutoencoder(encoder="matching_pursuit", sparsity="l1").fit(X)
+    with pytest.raises(ValueError, match="structured_rank"):
+        SparseAutoencoder(encoder="matching_pursuit", structured_rank=2).fit(X)
+    with pytest.raises(ValueError, match="must not exceed n_components"):
+        SparseAutoencoder(encoder="matching_pursuit", n_components=4, k=5).fit(X)
+    with pytest.raises(ValueError, match="encoder"):
+        SparseAutoencoder(encoder="omp").fit(X)
 
 
 # ------------------------------------------------------ identifiability

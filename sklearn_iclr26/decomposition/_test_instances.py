@@ -9,6 +9,7 @@ TEST_PARAMS = {
         {"sparsity": "batchtopk", "max_iter": 5, "random_state": 0},
         {"sparsity": "l1", "structured_rank": 1, "max_iter": 5, "random_state": 0},
         {"sparsity": "lp", "structured_rank": 1, "max_iter": 5, "random_state": 0},
+        {"encoder": "matching_pursuit", "max_iter": 5, "random_state": 0},
     ],
 }
 
