@@ -175,6 +175,11 @@ class SparseAutoencoder(
     ((200, 16), True)
     >>> np.allclose(np.linalg.norm(sae.components_, axis=1), 1.0)
     True
+    >>> mp = SparseAutoencoder(
+    ...     n_components=16, k=3, encoder="matching_pursuit", max_iter=5, random_state=0
+    ... ).fit(X)
+    >>> int((mp.transform(X) != 0).sum(axis=1).max()) <= 3
+    True
     """
 
     _parameter_constraints: dict = {
