@@ -639,7 +639,7 @@ class AugmentedLoss(nn.Module):
         kl = _extra(extras, "kl") if self.kl_weight > 0 else None
         if kl is not None:
             scale = self.n_train if self.kl_scale == "n_samples" else batch
-            data = data + self.kl_weight * kl / scale
+            data = data + kl * (self.kl_weight / scale)
         if self.strength_reward > 0:
             data = data - self.strength_reward * _extra(extras, "strength").norm()
         return data
