@@ -125,8 +125,7 @@ class _ReparameterizedGaussianNoise(torch.autograd.Function):
         grad_X = grad if need_X else None
         grad_mean = grad_log_std = None
         if grad is not None and (need_mean or need_log_std):
-            grad_rho = grad * noise
-            grad_rho.mul_(torch.sigmoid(rho))
+            grad_rho = torch.sigmoid(rho).mul_(grad).mul_(noise)
             if need_mean:
                 grad_mean = grad_rho.sum(dim=0)
             if need_log_std:
