@@ -131,16 +131,15 @@ class _ReparameterizedGaussianNoise(torch.autograd.Function):
             if need_log_std:
                 grad_log_std = grad_rho.mul_(eps).sum(dim=0).mul_(s)
         if grad_kl is not None:
+            # + grad_kl * dKL/dm and + grad_kl * dKL/dlog s, in place
             if need_mean:
-                kl_mean = diff * (grad_kl / ctx.tau2)
-                grad_mean = kl_mean if grad_mean is None else grad_mean.add_(kl_mean)
+                if grad_mean is None:
+                    grad_mean = torch.zeros_like(diff)
+                grad_mean.addcmul_(diff, grad_kl, value=1 / ctx.tau2)
             if need_log_std:
-                kl_log_std = (s2 / ctx.tau2 - 1) * grad_kl
-                grad_log_std = (
-                    kl_log_std
-                    if grad_log_std is None
-                    else grad_log_std.add_(kl_log_std)
-                )
+                if grad_log_std is None:
+                    grad_log_std = torch.zeros_like(s2)
+                grad_log_std.addcmul_(s2, grad_kl, value=1 / ctx.tau2).sub_(grad_kl)
         return grad_X, grad_mean, grad_log_std, None, None, None, None
 
 
