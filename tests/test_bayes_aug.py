@@ -531,3 +531,16 @@ def test_gaussian_kl_node_gradcheck():
     assert torch.autograd.gradcheck(
         lambda a, b: _gaussian_kl(a, b, m0, 0.7), (m, log_s)
     )
+
+
+def test_fused_nodes_refuse_second_derivatives():
+    # the hand-written backward passes are first-order only: double backward
+    # raises instead of returning wrong second derivatives
+    aug = Augmenter("gaussian", 3, 0.3, 0.2, True, 1.5, dtype=torch.float64)
+    X = torch.randn(4, 3, dtype=torch.float64)
+    eps, noise = torch.randn(2, 4, 3, dtype=torch.float64).unbind(0)
+    X_aug, kl = aug.gaussian_noise(X, eps, noise)
+    for value in (X_aug.sum() + kl, aug.kl()):
+        (g,) = torch.autograd.grad(value, [aug.q_mean], create_graph=True)
+        with pytest.raises(RuntimeError, match=r"once_differentiable|require grad"):
+            torch.autograd.grad(g.sum(), [aug.q_mean])

@@ -26,6 +26,7 @@ import math
 
 import torch
 from torch import nn
+from torch.autograd.function import once_differentiable
 from torch.nn import functional as F
 
 from sklearn_iclr26.neural_network._modules import MLPModule
@@ -71,6 +72,7 @@ class _GaussianKL(torch.autograd.Function):
         return _kl_value(q_log_std, s2, diff, tau)
 
     @staticmethod
+    @once_differentiable  # no second derivatives (an error, not a wrong value)
     def backward(ctx, grad):
         diff, s2 = ctx.saved_tensors
         grad_mean = grad_log_std = None
@@ -119,6 +121,7 @@ class _ReparameterizedGaussianNoise(torch.autograd.Function):
         return X_aug, kl
 
     @staticmethod
+    @once_differentiable  # no second derivatives (an error, not a wrong value)
     def backward(ctx, grad, grad_kl):
         rho, eps, noise, s, s2, diff = ctx.saved_tensors
         need_X, need_mean, need_log_std = ctx.needs_input_grad[:3]
