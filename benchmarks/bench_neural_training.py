@@ -88,6 +88,83 @@ def laplace_fit(X, y, marglik_frequency):
         )
 
 
+STEPS = ("plain step", "OPTIMA-style step")
+
+
+def optima_step_breakdown(X, y, rounds=9, reps=100):
+    """Where the OPTIMA-style step's extra time goes (microseconds per step).
+
+    One full-batch training step (skorch ``train_step``: forward, loss,
+    backward, Adam) of the plain MLP and of the OPTIMA-style net, fitted for
+    one epoch on ``X, y``, and the pieces the OPTIMA-style step adds, each
+    timed alone on the same shapes: the noise and posterior draws, the fused
+    augmentation node's forward (``m + s eps``, softplus, the noisy input and
+    the KL) and backward (gradients to ``m`` and ``log s``), the input-gradient
+    matrix product of the first layer (the data term reaches the noise scale
+    through the input), and an Adam step of the augmenter's own parameter
+    group. CPU microseconds, minimum over interleaved rounds (the least
+    disturbed by other load). "rest" is the step difference minus the pieces:
+    autograd and Python bookkeeping of the larger graph and module.
+    """
+    import torch
+
+    from sklearn_iclr26.neural_network._bayes_aug_modules import _standard_normal
+
+    def step_of(est):
+        est.fit(X, y)
+        net = est.net_
+        data = net.get_dataset({"X": X}, np.searchsorted(est.classes_, y))
+        batch = next(iter(net.get_iterator(data, training=True)))
+        return net, batch
+
+    plain, plain_batch = step_of(TorchMLPClassifier((64,), random_state=0, max_iter=1))
+    optima, optima_batch = step_of(
+        BayesianAugmentationClassifier((64,), random_state=0, max_iter=1)
+    )
+    aug = optima.module_.augmenter
+    Xt = torch.as_tensor(X)
+    eps, noise = _standard_normal((2, *Xt.shape), Xt).unbind(0)
+    X_aug, kl = aug.gaussian_noise(Xt, eps, noise)
+    grad_out = torch.randn_like(X_aug)
+    grad_hidden = torch.randn(X.shape[0], 64, dtype=torch.float64)
+    weight = optima.module_.mlp.layers[0].weight.detach()
+    params = [aug.q_mean, aug.q_log_std]
+    aug_params = [torch.nn.Parameter(p.detach().clone()) for p in params]
+    for p in aug_params:
+        p.grad = torch.randn_like(p)
+    aug_adam = torch.optim.Adam(aug_params, lr=0.1, weight_decay=0.0)
+
+    pieces = {
+        "plain step": lambda: plain.train_step(plain_batch),
+        "OPTIMA-style step": lambda: optima.train_step(optima_batch),
+        "noise + posterior draws (2, n, d)": lambda: _standard_normal(
+            (2, *Xt.shape), Xt
+        ),
+        "fused node forward (softplus, KL)": lambda: aug.gaussian_noise(Xt, eps, noise),
+        "fused node backward": lambda: torch.autograd.grad(
+            [X_aug, kl], params, [grad_out, torch.ones(())], retain_graph=True
+        ),
+        "input-gradient matmul (n, 64) @ (64, d)": lambda: grad_hidden.mm(weight),
+        "Adam step of the augmenter group": aug_adam.step,
+    }
+    times = {name: [] for name in pieces}
+    with torch.random.fork_rng():
+        for _ in range(rounds):
+            for name, piece in pieces.items():
+                for _ in range(5):
+                    piece()
+                start = time.process_time()
+                for _ in range(reps):
+                    piece()
+                times[name].append((time.process_time() - start) / reps * 1e6)
+    best = {name: float(np.min(t)) for name, t in times.items()}
+    extra = best["OPTIMA-style step"] - best["plain step"]
+    best["rest (autograd, Python, loss)"] = extra - sum(
+        t for name, t in best.items() if name not in STEPS
+    )
+    return best, extra
+
+
 def best_of(fit, repeats=3):
     times = []
     for _ in range(repeats):
@@ -166,6 +243,16 @@ def main():
     )
     for name, t in times.items():
         print(f"  {name:38s} {t:8.3f}  {t / base:6.2f}x")
+
+    best, extra = optima_step_breakdown(X, y)
+    plain_step = best["plain step"]
+    print(
+        "\nper full-batch step (569 x 30, hidden (64,), float64): CPU us, "
+        "min of 9 interleaved rounds of 100 steps; pieces timed alone"
+    )
+    for name, t in best.items():
+        share = "" if name in STEPS else f"  {t / extra:5.0%} of the extra"
+        print(f"  {name:42s} {t:8.1f}  {t / plain_step:5.2f}x plain{share}")
 
     # The same ratio at a mid-size network with mini-batches: the augmentation's
     # per-step cost is a fixed number of small ops, so the ratio falls as the

@@ -479,3 +479,68 @@ def test_swap_regressor():
     assert reg.predict(Z).shape == y.shape
     assert reg.augmentation_posterior_["strength"].shape == (10,)
     assert reg.augmentation_posterior_["swap_proba"].shape == (1,)
+
+
+def test_fused_gaussian_node_matches_the_unfused_expressions():
+    # the training forward's one-node augmentation (values and hand-written
+    # gradients) against the plain autograd expressions it replaces
+    from torch.nn import functional as F
+
+    torch.manual_seed(0)
+    aug = Augmenter(
+        "gaussian", 5, 0.3, 0.2, True, 1.5, torch.rand(5) + 0.5, torch.float64
+    )
+    with torch.no_grad():
+        aug.q_mean.add_(torch.randn(5, dtype=torch.float64))
+        aug.q_log_std.add_(0.5 * torch.randn(5, dtype=torch.float64))
+    X = torch.randn(7, 5, dtype=torch.float64)
+    eps, noise = torch.randn(2, 7, 5, dtype=torch.float64).unbind(0)
+    W = torch.randn(7, 5, dtype=torch.float64)
+    params = [aug.q_mean, aug.q_log_std]
+
+    X_aug, kl = aug.gaussian_noise(X, eps, noise)
+    strength = aug.sample_strength(7, eps)
+    X_ref, _ = aug.apply(X, strength, noise)
+    assert torch.equal(X_aug, X_ref)  # same ops, same bits
+    torch.testing.assert_close(kl, aug.kl(), rtol=1e-14, atol=0)
+    for c_data, c_kl in ((1.0, 0.0), (0.0, 1.0), (1.0, 0.3)):
+        X_aug, kl = aug.gaussian_noise(X, eps, noise)
+        fused = torch.autograd.grad((W * X_aug).sum() * c_data + c_kl * kl, params)
+        s = aug.q_log_std.exp()
+        X_ref = X + F.softplus(aug.q_mean + s * eps) * aug.feature_scale * noise
+        q = torch.distributions.Normal(aug.q_mean, s)
+        p = torch.distributions.Normal(aug.prior_mean, 1.5)
+        kl_ref = torch.distributions.kl_divergence(q, p).sum()
+        ref = torch.autograd.grad((W * X_ref).sum() * c_data + c_kl * kl_ref, params)
+        for g, r in zip(fused, ref):
+            torch.testing.assert_close(g, r, rtol=1e-12, atol=1e-14)
+    # only the KL used: the data output gets no gradient at all
+    _, kl = aug.gaussian_noise(X, eps, noise)
+    g_mean, g_std = torch.autograd.grad(kl, params)
+    torch.testing.assert_close(g_mean, (aug.q_mean - aug.prior_mean) / 1.5**2)
+    torch.testing.assert_close(g_std, aug.q_log_std.exp() ** 2 / 1.5**2 - 1)
+
+
+def test_gaussian_kl_node_gradcheck():
+    from sklearn_iclr26.neural_network._bayes_aug_modules import _gaussian_kl
+
+    torch.manual_seed(0)
+    m = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    log_s = torch.randn(4, dtype=torch.float64, requires_grad=True)
+    m0 = torch.randn(4, dtype=torch.float64)
+    assert torch.autograd.gradcheck(
+        lambda a, b: _gaussian_kl(a, b, m0, 0.7), (m, log_s)
+    )
+
+
+def test_fused_nodes_refuse_second_derivatives():
+    # the hand-written backward passes are first-order only: double backward
+    # raises instead of returning wrong second derivatives
+    aug = Augmenter("gaussian", 3, 0.3, 0.2, True, 1.5, dtype=torch.float64)
+    X = torch.randn(4, 3, dtype=torch.float64)
+    eps, noise = torch.randn(2, 4, 3, dtype=torch.float64).unbind(0)
+    X_aug, kl = aug.gaussian_noise(X, eps, noise)
+    for value in (X_aug.sum() + kl, aug.kl()):
+        (g,) = torch.autograd.grad(value, [aug.q_mean], create_graph=True)
+        with pytest.raises(RuntimeError, match=r"once_differentiable|require grad"):
+            torch.autograd.grad(g.sum(), [aug.q_mean])
