@@ -3,7 +3,7 @@
 The potential is ``phi(u; x) = softplus(PICNN) + 0.5 c(x) ||u||^2 + <u, m(x)>``.
 The PICNN's gradient in ``u`` is bounded, so where ``c(x)`` is tiny the ranks
 of responses outside that gradient's range blow up. Variants
-(``_cvqr_modules.CURVATURE_MODES``): ``free`` (``c = exp(s(x))``, the former
+(``CVQRRegressor(curvature=...)``): ``free`` (``c = exp(s(x))``, the former
 default), ``floor`` (``c = 0.01 + exp(s(x))``, in standardized response
 units), ``global`` (one learned ``c``, the authors' PISCNN), ``bounded``
 (``log c(x)`` tanh-bounded within ``log 100`` of its initial value).
@@ -39,7 +39,6 @@ from sklearn.impute import SimpleImputer
 sys.path.insert(0, os.path.dirname(__file__))
 import cvqr_reproduction as repro
 
-from sklearn_iclr26.conformal import _cvqr_modules
 from sklearn_iclr26.datasets import load_multioutput
 from sklearn_iclr26.metrics import (
     rank_calibration,
@@ -51,7 +50,6 @@ from sklearn_iclr26.metrics import (
 def run_cell(cell, args):
     name, seed, method, mode = cell.split(":")
     seed = int(seed)
-    _cvqr_modules.CURVATURE = mode
     X, Y = load_multioutput(name, data_home=args.data_home, return_X_y=True)
     X = SimpleImputer(strategy="median").fit_transform(X)
     train, cal, test = repro.split(len(X), seed, max_train=args.max_train)
@@ -59,7 +57,7 @@ def run_cell(cell, args):
     fit_rows = np.r_[train, cal]
     Xt, Yt = X[test], Ys[test]
     Xt_std = (Xt - X[train].mean(0)) / (X[train].std(0) + 1e-12)
-    opts = types.SimpleNamespace(epochs=args.epochs, dtype=args.dtype)
+    opts = types.SimpleNamespace(epochs=args.epochs, dtype=args.dtype, curvature=mode)
     est = repro.methods(name, seed, len(cal), opts)[method]
     t0 = time.time()
     with warnings.catch_warnings(record=True) as record:

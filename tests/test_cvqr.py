@@ -215,6 +215,19 @@ def test_ranks_stay_bounded_where_the_curvature_would_vanish(curvature):
         assert torch.all(free.context_terms(x)["curvature"] == 0)
 
 
+@pytest.mark.parametrize("curvature", ["free", "floor", "global", "bounded"])
+def test_curvature_parameter_reaches_the_potential(curvature):
+    rng = np.random.RandomState(0)
+    X, Y = banana(300, rng)
+    reg = CVQRRegressor(
+        curvature=curvature, max_iter=2, warmup_epochs=1, hidden_dim=4, random_state=0
+    ).fit(X, Y)
+    assert reg.net_.module_.potential.curvature_mode == curvature
+    assert reg.contains(X[:5], Y[:5]).shape == (5,)
+    with pytest.raises(ValueError, match="curvature"):
+        CVQRRegressor(curvature="none").fit(X, Y)
+
+
 def test_bounded_curvature_stays_within_its_range():
     from sklearn_iclr26.conformal import _cvqr_modules as mod
 

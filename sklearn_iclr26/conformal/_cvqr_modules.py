@@ -6,8 +6,8 @@ classes live at module level so that fitted estimators pickle.
 * :class:`PICNN` is the potential ``phi(u, x)``: convex in ``u`` (non-negative
   weights on the convex path, convex non-decreasing activations) and free in
   ``x``, plus a strongly-convex term ``0.5 * c(x) * ||u||^2`` whose
-  x-dependent curvature ``c`` is learned, with its logarithm bounded (see
-  ``CURVATURE``).
+  x-dependent curvature ``c`` is learned (``CURVATURE_MODES``: free, with a
+  floor, global, or with its logarithm bounded).
 * :class:`CVQRModule` bundles the potential and the amortization network and,
   in training mode, returns the per-sample semi-dual OT loss (the criterion
   :class:`PassthroughLoss` only hands it to the skorch net).
@@ -51,12 +51,12 @@ __all__ = [
 #   gradient blew up to 1e8-1e11 (5 of 10 reproduction fits);
 # "floor": c = c_min + exp(s(x)), c_min = 0.01;
 # "global": one learned c, as the authors' PISCNN;
-# "bounded" (the default): log c(x) = log c0 + B * tanh((s(x) - log c0) / B),
+# "bounded": log c(x) = log c0 + B * tanh((s(x) - log c0) / B),
 #   c within [c0 / 100, 100 c0] = [0.005, 50], so every rank obeys
 #   ||R|| <= (||y - m(x)|| + sup ||grad PICNN||) / 0.005.
 # benchmarks/cvqr_choose_curvature.py compares them (doc/cvqr.rst).
 CURVATURE_MODES = ("free", "floor", "global", "bounded")
-CURVATURE = "bounded"
+CURVATURE = "free"  # the default, chosen on scm20d (doc/cvqr.rst)
 _CURVATURE_INIT = 0.5
 _CURVATURE_MIN = 0.01
 _CURVATURE_LOG_RANGE = math.log(100.0)
@@ -114,9 +114,9 @@ class PICNN(nn.Module):
     gives a free conditional location): the conjugate
     ``sup_u <u, y> - phi(u, x)`` is attained at a unique point. The
     curvature ``c > 0`` is ``curvature`` of :data:`CURVATURE_MODES` (default
-    :data:`CURVATURE`: ``log c`` tanh-bounded within ``log 100`` of its
-    initial ``0.5``, so the ranks stay bounded where an unbounded ``c``
-    would vanish).
+    :data:`CURVATURE`, ``"free"``: ``c = exp(s(x))``; ``"bounded"`` keeps
+    ``log c`` tanh-bounded within ``log 100`` of its initial ``0.5``, so the
+    ranks stay bounded where an unbounded ``c`` would vanish).
     """
 
     def __init__(
@@ -495,6 +495,7 @@ class CVQRModule(nn.Module):
         n_mc=512,
         *,
         dtype=torch.float64,
+        curvature=CURVATURE,
     ):
         super().__init__()
         self.n_outputs = n_outputs
@@ -504,7 +505,14 @@ class CVQRModule(nn.Module):
         self.train_inner_iter = train_inner_iter
         self.epsilon = epsilon
         self.n_mc = n_mc
-        self.potential = PICNN(n_features, n_outputs, hidden_dim, n_layers, dtype=dtype)
+        self.potential = PICNN(
+            n_features,
+            n_outputs,
+            hidden_dim,
+            n_layers,
+            dtype=dtype,
+            curvature=curvature,
+        )
         self.amortizer = Amortizer(
             n_features, n_outputs, hidden_dim, n_layers, dtype=dtype
         )
