@@ -136,6 +136,7 @@ def methods(name, seed, n_cal, args):
         "learning_rate_init": 1e-2,
         "train_inner_iter": 3,
         "dtype": args.dtype,
+        "curvature": getattr(args, "curvature", "free"),
         **common,
     }
     return {
@@ -286,6 +287,13 @@ def main():
     parser.add_argument("--max-train", type=int, default=10000)
     parser.add_argument("--n-volume", type=int, default=300)
     parser.add_argument("--dtype", default="float32")
+    parser.add_argument(
+        "--curvature",
+        default="free",
+        choices=["free", "floor", "global", "bounded"],
+        help="CVQRRegressor(curvature=); the bounded run wrote "
+        "cvqr_repro_bounded.jsonl",
+    )
     parser.add_argument("--output", default="benchmarks/results/cvqr_repro.jsonl")
     parser.add_argument("--summary-only", action="store_true")
     args = parser.parse_args()

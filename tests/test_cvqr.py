@@ -101,8 +101,9 @@ def test_hessian_matches_finite_differences():
         np.testing.assert_allclose(hess[:, :, j], fd, atol=1e-6)
 
 
+@pytest.mark.parametrize("curvature", ["free", "floor", "global", "bounded"])
 @pytest.mark.parametrize("n_layers", [0, 1, 3])
-def test_closed_form_derivatives_equal_autograd(n_layers):
+def test_closed_form_derivatives_equal_autograd(n_layers, curvature):
     # the Newton solver's closed-form phi, gradient and Hessian are those of
     # autograd on the same network, to round-off, at any depth and in d = 1
     from functools import partial
@@ -111,7 +112,14 @@ def test_closed_form_derivatives_equal_autograd(n_layers):
 
     torch.manual_seed(n_layers)
     for d in (1, 4):
-        net = PICNN(3, d, hidden_dim=6, n_layers=n_layers, dtype=torch.float64)
+        net = PICNN(
+            3,
+            d,
+            hidden_dim=6,
+            n_layers=n_layers,
+            dtype=torch.float64,
+            curvature=curvature,
+        )
         with torch.no_grad():
             for param in net.parameters():
                 param.add_(0.5 * torch.randn_like(param))
@@ -133,7 +141,7 @@ def test_newton_survives_a_numerically_singular_hessian():
     from sklearn_iclr26.conformal._cvqr_modules import PICNN, newton_conjugate
 
     torch.manual_seed(0)
-    net = PICNN(3, 2, hidden_dim=4, n_layers=1, dtype=torch.float32)
+    net = PICNN(3, 2, hidden_dim=4, n_layers=1, dtype=torch.float32, curvature="free")
     with torch.no_grad():
         net.log_curvature.bias.fill_(-200.0)
         for w in net.u_weight:
@@ -144,6 +152,107 @@ def test_newton_survives_a_numerically_singular_hessian():
     assert torch.all(torch.linalg.matrix_rank(hess) == 1)
     u, _ = newton_conjugate(net, x, y, torch.zeros(20, 2), max_iter=5)
     assert torch.isfinite(u).all()
+
+
+def _picnn_gradient_bound(net, x):
+    """An upper bound, per row, of ``||grad_u softplus(PICNN(u, x))||`` over u."""
+    terms = net.context_terms(x)
+    bound = None  # bound of ||d z_l / du|| (rows of the layer, summed)
+    for layer in range(len(net.context) + 1):
+        w_u = net.u_weight[layer].weight.abs()
+        gate = terms["u_gates"][layer].abs()
+        b = (gate[:, None, :] * w_u[None]).sum(-1)  # (n, out) >= ||row||
+        if bound is not None:
+            pos = net.z_weight[layer - 1]
+            w_z = torch.nn.functional.softplus(pos.raw) / pos.n_in
+            # softplus' <= 1: ||d z / du|| <= (w_z * gate) @ bound
+            b = b + (bound * terms["z_gates"][layer - 1]) @ w_z.T
+        bound = b
+    return bound[:, 0]  # the outer softplus has slope <= 1
+
+
+@pytest.mark.parametrize("curvature", ["floor", "bounded"])
+def test_ranks_stay_bounded_where_the_curvature_would_vanish(curvature):
+    # a log-curvature driven to -200 (exp underflows to 0 in float32, and the
+    # ranks of responses outside the PICNN gradient's bounded range blow up:
+    # the collapse measured on bio) is held at its floor, so the first-order
+    # condition g(R) + c R + m = y bounds every rank:
+    # ||R|| <= (||y - m|| + sup ||g||) / c_min
+    from sklearn_iclr26.conformal import _cvqr_modules as mod
+
+    torch.manual_seed(0)
+    net = mod.PICNN(
+        3, 2, hidden_dim=4, n_layers=1, dtype=torch.float32, curvature=curvature
+    )
+    with torch.no_grad():
+        net.log_curvature.bias.fill_(-200.0)
+        net.log_curvature.weight.fill_(0.0)
+    x = torch.randn(50, 3)
+    y = 100.0 * torch.randn(50, 2)
+    with torch.no_grad():
+        terms = net.context_terms(x)
+        g_max = _picnn_gradient_bound(net, x)
+    c_min = (
+        mod._CURVATURE_MIN
+        if curvature == "floor"
+        else mod._CURVATURE_INIT / math.exp(mod._CURVATURE_LOG_RANGE)
+    )
+    assert torch.all(terms["curvature"] >= c_min * (1 - 1e-5))
+    u, _ = mod.newton_conjugate(net, x, y, torch.zeros(50, 2), max_iter=100)
+    bound = ((y - terms["location"]).norm(dim=1) + g_max) / c_min
+    assert torch.isfinite(u).all()
+    assert torch.all(u.norm(dim=1) <= bound * (1 + 1e-4))
+    # and the solver converged: grad phi(R) = y
+    with torch.no_grad():
+        grad = net.derivatives_u(u, terms)[1]
+    np.testing.assert_allclose(grad, y, rtol=1e-3, atol=1e-2)
+    # the unbounded log-curvature underflows: no such bound exists
+    free = mod.PICNN(
+        3, 2, hidden_dim=4, n_layers=1, dtype=torch.float32, curvature="free"
+    )
+    free.load_state_dict(net.state_dict())
+    with torch.no_grad():
+        assert torch.all(free.context_terms(x)["curvature"] == 0)
+
+
+@pytest.mark.parametrize("curvature", ["free", "floor", "global", "bounded"])
+def test_curvature_parameter_reaches_the_potential(curvature):
+    rng = np.random.RandomState(0)
+    X, Y = banana(300, rng)
+    reg = CVQRRegressor(
+        curvature=curvature, max_iter=2, warmup_epochs=1, hidden_dim=4, random_state=0
+    ).fit(X, Y)
+    assert reg.net_.module_.potential.curvature_mode == curvature
+    assert reg.contains(X[:5], Y[:5]).shape == (5,)
+    with pytest.raises(ValueError, match="curvature"):
+        CVQRRegressor(curvature="none").fit(X, Y)
+
+
+def test_bounded_curvature_stays_within_its_range():
+    from sklearn_iclr26.conformal import _cvqr_modules as mod
+
+    torch.manual_seed(0)
+    net = mod.PICNN(
+        3, 2, hidden_dim=4, n_layers=2, dtype=torch.float64, curvature="bounded"
+    )
+    with torch.no_grad():
+        net.log_curvature.weight.normal_(0.0, 50.0)
+    x = 1e3 * torch.randn(200, 3, dtype=torch.float64)
+    with torch.no_grad():
+        c = net.context_terms(x)["curvature"]
+    log_c0, b = math.log(mod._CURVATURE_INIT), mod._CURVATURE_LOG_RANGE
+    assert torch.all(c.log() >= log_c0 - b - 1e-9)
+    assert torch.all(c.log() <= log_c0 + b + 1e-9)
+    assert c.min() < 0.1 * mod._CURVATURE_INIT < 10 * mod._CURVATURE_INIT < c.max()
+    # at initialization every mode starts from the same curvature
+    for mode in mod.CURVATURE_MODES:
+        torch.manual_seed(0)
+        net = mod.PICNN(
+            3, 2, hidden_dim=4, n_layers=2, dtype=torch.float64, curvature=mode
+        )
+        with torch.no_grad():
+            c = net.context_terms(torch.randn(5, 3, dtype=torch.float64))["curvature"]
+        np.testing.assert_allclose(c, mod._CURVATURE_INIT, rtol=1e-12)
 
 
 def test_newton_conjugate_solves_the_argmax():

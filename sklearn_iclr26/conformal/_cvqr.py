@@ -132,6 +132,19 @@ class CVQRRegressor(BaseConformalRegressor):
         Width of the potential and amortization networks.
     n_layers : int, default=2
         Number of hidden layers.
+    curvature : {"free", "floor", "global", "bounded"}, default="free"
+        The curvature ``c(x) > 0`` of the potential's strongly-convex term
+        ``0.5 * c(x) * ||u||^2`` (response in standardized units):
+        ``"free"`` learns ``c(x) = exp(s(x))`` with ``s`` affine in the
+        context; ``"floor"`` adds a floor, ``c(x) = 0.01 + exp(s(x))``;
+        ``"global"`` learns one ``c`` for every ``x`` (the authors'
+        architecture); ``"bounded"`` keeps ``log c(x)`` within ``log 100`` of
+        its initial value 0.5 (``c`` in ``[0.005, 50]``), which bounds every
+        rank by ``(||y - m(x)|| + sup ||grad PICNN||) / 0.005``. Where a fitted
+        map sends whole ``x``-regions to enormous ranks (``fit`` warns, see
+        ``calibration_rank_outlier_fraction_``) a vanishing free curvature is
+        one cause; ``"bounded"`` removes it. The default was chosen on scm20d
+        (``doc/cvqr.rst``, *The curvature term*).
     max_iter : int, default=20
         Maximum number of training epochs (warm-up included); the cosine
         learning-rate schedule spans ``max_iter`` epochs. A modest default so
@@ -307,6 +320,7 @@ class CVQRRegressor(BaseConformalRegressor):
         "reference": [StrOptions({"gaussian", "uniform_ball"})],
         "hidden_dim": [Interval(Integral, 1, None, closed="left")],
         "n_layers": [Interval(Integral, 0, None, closed="left")],
+        "curvature": [StrOptions({"free", "floor", "global", "bounded"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
@@ -337,6 +351,7 @@ class CVQRRegressor(BaseConformalRegressor):
         reference="gaussian",
         hidden_dim=32,
         n_layers=2,
+        curvature="free",
         max_iter=20,
         early_stopping=True,
         validation_fraction=0.1,
@@ -366,6 +381,7 @@ class CVQRRegressor(BaseConformalRegressor):
         self.reference = reference
         self.hidden_dim = hidden_dim
         self.n_layers = n_layers
+        self.curvature = curvature
         self.max_iter = max_iter
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
@@ -491,6 +507,7 @@ class CVQRRegressor(BaseConformalRegressor):
                 "n_outputs": d,
                 "hidden_dim": self.hidden_dim,
                 "n_layers": self.n_layers,
+                "curvature": self.curvature,
                 "solver": self.solver,
                 "reference": self.reference,
                 "inner_max_iter": self.inner_max_iter,

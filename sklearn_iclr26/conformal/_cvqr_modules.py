@@ -5,8 +5,9 @@ classes live at module level so that fitted estimators pickle.
 
 * :class:`PICNN` is the potential ``phi(u, x)``: convex in ``u`` (non-negative
   weights on the convex path, convex non-decreasing activations) and free in
-  ``x``, plus a strongly-convex term ``0.5 * exp(s(x)) * ||u||^2`` whose
-  x-dependent log-curvature ``s`` is learned.
+  ``x``, plus a strongly-convex term ``0.5 * c(x) * ||u||^2`` whose
+  x-dependent curvature ``c`` is learned (``CURVATURE_MODES``: free, with a
+  floor, global, or with its logarithm bounded).
 * :class:`CVQRModule` bundles the potential and the amortization network and,
   in training mode, returns the per-sample semi-dual OT loss (the criterion
   :class:`PassthroughLoss` only hands it to the skorch net).
@@ -39,6 +40,26 @@ __all__ = [
     "reference_log_density",
     "sample_reference",
 ]
+
+
+# The curvature c(x) of the strongly-convex term 0.5 * c(x) * ||u||^2 (Y and
+# U both have unit scale, so c is in units of the standardized response; a
+# Gaussian Y | x with standard deviation sigma has c = sigma):
+# "free": c = exp(s(x)), s affine in the context. Unbounded below: on bio it
+#   underflowed to exactly 0 (float32) on whole x-regions of ordinary rows,
+#   where the ranks of responses outside the range of the PICNN's bounded
+#   gradient blew up to 1e8-1e11 (5 of 10 reproduction fits);
+# "floor": c = c_min + exp(s(x)), c_min = 0.01;
+# "global": one learned c, as the authors' PISCNN;
+# "bounded": log c(x) = log c0 + B * tanh((s(x) - log c0) / B),
+#   c within [c0 / 100, 100 c0] = [0.005, 50], so every rank obeys
+#   ||R|| <= (||y - m(x)|| + sup ||grad PICNN||) / 0.005.
+# benchmarks/cvqr_choose_curvature.py compares them (doc/cvqr.rst).
+CURVATURE_MODES = ("free", "floor", "global", "bounded")
+CURVATURE = "free"  # the default, chosen on scm20d (doc/cvqr.rst)
+_CURVATURE_INIT = 0.5
+_CURVATURE_MIN = 0.01
+_CURVATURE_LOG_RANGE = math.log(100.0)
 
 
 def sample_reference(n, d, reference, *, generator=None, dtype=torch.float64):
@@ -84,18 +105,33 @@ class PICNN(nn.Module):
         z_1     = softplus(B_0 (u * G_0 c_0) + C_0 c_0)
         z_{l+1} = softplus(W_l^+ (z_l * softplus(H_l c_l))
                            + B_l (u * G_l c_l) + C_l c_l)
-        phi     = softplus(z_L) + 0.5 * exp(s(x, c_L)) ||u||^2 + <u, m(x, c_L)>
+        phi     = softplus(z_L) + 0.5 * c(x, c_L) ||u||^2 + <u, m(x, c_L)>
 
     where ``W_l^+ >= 0`` elementwise; every pre-activation is convex in ``u``
     (non-negative combinations of convex functions plus terms affine in ``u``),
     softplus is convex and non-decreasing, so ``phi`` is convex in ``u`` and,
     thanks to the quadratic term, strongly convex (the linear term ``<u, m>``
     gives a free conditional location): the conjugate
-    ``sup_u <u, y> - phi(u, x)`` is attained at a unique point.
+    ``sup_u <u, y> - phi(u, x)`` is attained at a unique point. The
+    curvature ``c > 0`` is ``curvature`` of :data:`CURVATURE_MODES` (default
+    :data:`CURVATURE`, ``"free"``: ``c = exp(s(x))``; ``"bounded"`` keeps
+    ``log c`` tanh-bounded within ``log 100`` of its initial ``0.5``, so the
+    ranks stay bounded where an unbounded ``c`` would vanish).
     """
 
-    def __init__(self, n_features, n_outputs, hidden_dim=32, n_layers=2, *, dtype):
+    def __init__(
+        self,
+        n_features,
+        n_outputs,
+        hidden_dim=32,
+        n_layers=2,
+        *,
+        dtype,
+        curvature=None,
+    ):
         super().__init__()
+        if curvature is None:
+            curvature = CURVATURE
         p, d, h = n_features, n_outputs, hidden_dim
         self.context = nn.ModuleList(
             [nn.Linear(p if i == 0 else h, h, dtype=dtype) for i in range(n_layers)]
@@ -118,9 +154,20 @@ class PICNN(nn.Module):
             nn.init.zeros_(gate.weight)
             nn.init.ones_(gate.bias)
         c_last = p if n_layers == 0 else h + p
-        self.log_curvature = nn.Linear(c_last, 1, dtype=dtype)
-        nn.init.zeros_(self.log_curvature.weight)
-        nn.init.constant_(self.log_curvature.bias, math.log(0.5))
+        if curvature not in CURVATURE_MODES:
+            raise ValueError(f"curvature must be one of {CURVATURE_MODES}")
+        self.curvature_mode = curvature
+        init = _CURVATURE_INIT
+        if curvature == "floor":
+            init = _CURVATURE_INIT - _CURVATURE_MIN
+        if curvature == "global":
+            self.log_curvature = nn.Parameter(
+                torch.full((1,), math.log(init), dtype=dtype)
+            )
+        else:
+            self.log_curvature = nn.Linear(c_last, 1, dtype=dtype)
+            nn.init.zeros_(self.log_curvature.weight)
+            nn.init.constant_(self.log_curvature.bias, math.log(init))
         # linear term <u, m(x)>: a free conditional location
         self.location = nn.Linear(c_last, d, dtype=dtype)
         nn.init.zeros_(self.location.weight)
@@ -147,14 +194,30 @@ class PICNN(nn.Module):
             if layer > 0:
                 z_gates.append(F.softplus(self.z_gate[layer - 1](c)))
         last = contexts[-1] if n_layers == 0 else torch.cat([x, contexts[-1]], 1)
-        curvature = torch.exp(self.log_curvature(last))
         return {
             "u_gates": u_gates,
             "c_terms": c_terms,
             "z_gates": z_gates,
-            "curvature": curvature[:, 0],
+            "curvature": self.curvature(last),
             "location": self.location(last),
         }
+
+    def curvature(self, last):
+        """The curvature ``c(x) > 0`` of the quadratic term, one per row."""
+        mode = getattr(self, "curvature_mode", "free")  # older pickles
+        if mode == "global":
+            return torch.exp(self.log_curvature).expand(last.shape[0])
+        s = self.log_curvature(last)[:, 0]
+        if mode == "bounded":
+            # log c(x) within +-_CURVATURE_LOG_RANGE of its initial value
+            bound = _CURVATURE_LOG_RANGE
+            s = math.log(_CURVATURE_INIT) + bound * torch.tanh(
+                (s - math.log(_CURVATURE_INIT)) / bound
+            )
+        c = torch.exp(s)
+        if mode == "floor":
+            c = c + _CURVATURE_MIN
+        return c
 
     def forward_u(self, u, terms):
         """``phi(u, x)`` from the ``context_terms(x)`` of the same rows."""
@@ -183,7 +246,7 @@ class PICNN(nn.Module):
         Every pre-activation is affine in ``u`` and in the previous layer, so
         second derivatives come only from the softplus nonlinearities:
         ``Hessian = sum_l sum_k (d phi / d z_lk) softplus''(pre_lk) a_lk a_lk^T
-        + exp(s) I`` with ``a_lk = d pre_lk / du`` carried forward (n, h, d)
+        + c(x) I`` with ``a_lk = d pre_lk / du`` carried forward (n, h, d)
         and ``d phi / d z_lk`` carried backward. One forward and one backward
         sweep of small batched products replace the ``d`` backward passes of
         autograd (the Hessians were 68% of the rank time in d = 16). No graph
@@ -432,6 +495,7 @@ class CVQRModule(nn.Module):
         n_mc=512,
         *,
         dtype=torch.float64,
+        curvature=CURVATURE,
     ):
         super().__init__()
         self.n_outputs = n_outputs
@@ -441,7 +505,14 @@ class CVQRModule(nn.Module):
         self.train_inner_iter = train_inner_iter
         self.epsilon = epsilon
         self.n_mc = n_mc
-        self.potential = PICNN(n_features, n_outputs, hidden_dim, n_layers, dtype=dtype)
+        self.potential = PICNN(
+            n_features,
+            n_outputs,
+            hidden_dim,
+            n_layers,
+            dtype=dtype,
+            curvature=curvature,
+        )
         self.amortizer = Amortizer(
             n_features, n_outputs, hidden_dim, n_layers, dtype=dtype
         )
