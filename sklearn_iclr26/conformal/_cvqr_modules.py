@@ -51,12 +51,12 @@ __all__ = [
 #   gradient blew up to 1e8-1e11 (5 of 10 reproduction fits);
 # "floor": c = c_min + exp(s(x)), c_min = 0.01;
 # "global": one learned c, as the authors' PISCNN;
-# "bounded": log c(x) = log c0 + B * tanh((s(x) - log c0) / B),
+# "bounded" (the default): log c(x) = log c0 + B * tanh((s(x) - log c0) / B),
 #   c within [c0 / 100, 100 c0] = [0.005, 50], so every rank obeys
 #   ||R|| <= (||y - m(x)|| + sup ||grad PICNN||) / 0.005.
 # benchmarks/cvqr_choose_curvature.py compares them (doc/cvqr.rst).
 CURVATURE_MODES = ("free", "floor", "global", "bounded")
-CURVATURE = "free"  # the default, chosen on scm20d (doc/cvqr.rst)
+CURVATURE = "bounded"  # the default (doc/cvqr.rst, "The curvature term")
 _CURVATURE_INIT = 0.5
 _CURVATURE_MIN = 0.01
 _CURVATURE_LOG_RANGE = math.log(100.0)
@@ -114,9 +114,9 @@ class PICNN(nn.Module):
     gives a free conditional location): the conjugate
     ``sup_u <u, y> - phi(u, x)`` is attained at a unique point. The
     curvature ``c > 0`` is ``curvature`` of :data:`CURVATURE_MODES` (default
-    :data:`CURVATURE`, ``"free"``: ``c = exp(s(x))``; ``"bounded"`` keeps
-    ``log c`` tanh-bounded within ``log 100`` of its initial ``0.5``, so the
-    ranks stay bounded where an unbounded ``c`` would vanish).
+    :data:`CURVATURE`, ``"bounded"``: ``log c`` tanh-bounded within
+    ``log 100`` of its initial ``0.5``, so the ranks stay bounded where the
+    unbounded ``"free"`` ``c = exp(s(x))`` would vanish).
     """
 
     def __init__(
