@@ -108,8 +108,6 @@ def optima_step_breakdown(X, y, rounds=9, reps=100):
     """
     import torch
 
-    from sklearn_iclr26.neural_network._bayes_aug_modules import _standard_normal
-
     def step_of(est):
         est.fit(X, y)
         net = est.net_
@@ -123,7 +121,8 @@ def optima_step_breakdown(X, y, rounds=9, reps=100):
     )
     aug = optima.module_.augmenter
     Xt = torch.as_tensor(X)
-    eps, noise = _standard_normal((2, *Xt.shape), Xt).unbind(0)
+    # float32 draws, as the training forward makes them
+    eps, noise = torch.randn((2, *Xt.shape)).unbind(0)
     X_aug, kl = aug.gaussian_noise(Xt, eps, noise)
     grad_out = torch.randn_like(X_aug)
     grad_hidden = torch.randn(X.shape[0], 64, dtype=torch.float64)
@@ -137,9 +136,7 @@ def optima_step_breakdown(X, y, rounds=9, reps=100):
     pieces = {
         "plain step": lambda: plain.train_step(plain_batch),
         "OPTIMA-style step": lambda: optima.train_step(optima_batch),
-        "noise + posterior draws (2, n, d)": lambda: _standard_normal(
-            (2, *Xt.shape), Xt
-        ),
+        "noise + posterior draws (2, n, d)": lambda: torch.randn((2, *Xt.shape)),
         "fused node forward (softplus, KL)": lambda: aug.gaussian_noise(Xt, eps, noise),
         "fused node backward": lambda: torch.autograd.grad(
             [X_aug, kl], params, [grad_out, torch.ones(())], retain_graph=True

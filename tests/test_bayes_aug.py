@@ -521,6 +521,32 @@ def test_fused_gaussian_node_matches_the_unfused_expressions():
     torch.testing.assert_close(g_std, aug.q_log_std.exp() ** 2 / 1.5**2 - 1)
 
 
+def test_fused_gaussian_node_with_float32_draws():
+    # training feeds float32 draws: the per-cell arithmetic runs in float32,
+    # the output and the parameter gradients stay float64 and agree with the
+    # float64 expressions on the same draws to float32 resolution
+    torch.manual_seed(0)
+    aug = Augmenter(
+        "gaussian", 6, 0.3, 0.2, True, 1.5, torch.rand(6) + 0.5, torch.float64
+    )
+    with torch.no_grad():
+        aug.q_mean.add_(torch.randn(6, dtype=torch.float64))
+    X = torch.randn(400, 6, dtype=torch.float64)
+    eps, noise = torch.randn(2, 400, 6).unbind(0)
+    W = torch.randn(400, 6, dtype=torch.float64)
+    params = [aug.q_mean, aug.q_log_std]
+    X32, kl32 = aug.gaussian_noise(X, eps, noise)
+    X64, kl64 = aug.gaussian_noise(X, eps.double(), noise.double())
+    assert X32.dtype == torch.float64
+    torch.testing.assert_close(X32, X64, rtol=0, atol=1e-6)
+    assert not torch.equal(X32, X64)  # the float32 path did run
+    g32 = torch.autograd.grad((W * X32).sum() + kl32, params)
+    g64 = torch.autograd.grad((W * X64).sum() + kl64, params)
+    for a, b in zip(g32, g64):
+        assert a.dtype == torch.float64
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+
+
 def test_gaussian_kl_node_gradcheck():
     from sklearn_iclr26.neural_network._bayes_aug_modules import _gaussian_kl
 
