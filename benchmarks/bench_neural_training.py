@@ -29,11 +29,18 @@
 Run::
 
     OMP_NUM_THREADS=1 python benchmarks/bench_neural_training.py
+    OMP_NUM_THREADS=1 python benchmarks/bench_neural_training.py --ratio-check 9
+
+``--ratio-check N`` only alternates the plain and the OPTIMA-style fit (the
+target's configuration) for N rounds in one process and prints every
+round's ratio and the median (a quick check of the target under the
+machine's present load).
 """
 
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import argparse
 import time
 import warnings
 
@@ -171,6 +178,33 @@ def best_of(fit, repeats=3):
     return min(times)
 
 
+def ratio_check(rounds):
+    """Per-round CPU-time ratio OPTIMA-style / plain on the target's setting."""
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    fits = {
+        "plain": lambda: TorchMLPClassifier((64,), random_state=0).fit(X, y),
+        "optima": lambda: BayesianAugmentationClassifier((64,), random_state=0).fit(
+            X, y
+        ),
+    }
+    for fit in fits.values():  # warm-up
+        fit()
+    times = {name: [] for name in fits}
+    for _ in range(rounds):
+        for name, fit in fits.items():
+            start = time.process_time()
+            fit()
+            times[name].append(time.process_time() - start)
+    plain, optima = np.array(times["plain"]), np.array(times["optima"])
+    print(
+        "breast_cancer, hidden (64,), 200 full-batch epochs: OPTIMA-style / plain "
+        f"CPU time per round: {np.round(optima / plain, 2).tolist()}"
+    )
+    p, o = np.median(plain), np.median(optima)
+    print(f"median plain {p:.3f} s, OPTIMA-style {o:.3f} s, ratio {o / p:.2f}x")
+
+
 def main():
     X, y = load_digits(return_X_y=True)
     X = StandardScaler().fit_transform(X)[:1347]
@@ -280,4 +314,10 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ratio-check", type=int, default=0, metavar="ROUNDS")
+    args = parser.parse_args()
+    if args.ratio_check:
+        ratio_check(args.ratio_check)
+    else:
+        main()

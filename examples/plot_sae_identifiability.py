@@ -46,18 +46,21 @@ print(
 )
 
 # %%
-# Codes: a TopK sparse autoencoder (32 features, 4 active per row) and PCA.
+# Codes: a TopK sparse autoencoder (32 features, 4 active per row), the same
+# autoencoder with a matching-pursuit encoder (MP-SAE: 4 greedy pursuit steps
+# over the decoder's atoms instead of a linear encoder and TopK), and PCA.
 Hs = StandardScaler().fit_transform(H)
-sae = SparseAutoencoder(
-    32,
-    k=4,
-    max_iter=50 if QUICK else 100,
-    batch_size=128,
-    learning_rate_init=3e-3,
-    random_state=0,
-)
+sae_params = {
+    "max_iter": 50 if QUICK else 100,
+    "batch_size": 128,
+    "learning_rate_init": 3e-3,
+    "random_state": 0,
+}
+sae = SparseAutoencoder(32, k=4, **sae_params)
+mp_sae = SparseAutoencoder(32, k=4, encoder="matching_pursuit", **sae_params)
 codes = {
     "SAE-TopK": sae.fit_transform(Hs),
+    "MP-SAE": mp_sae.fit_transform(Hs),
     "PCA": PCA(32).fit_transform(Hs),
     "noise": np.random.RandomState(0).normal(size=(len(H), 32)),
 }
@@ -76,7 +79,8 @@ for name, r in results.items():
     print(
         f"{name:9s} score {r.score:.3f}  probe bound {r.bound:.3f}  ratio {r.ratio:.3f}"
     )
-print("dead SAE features:", int(sae.dead_features_.sum()))
+print("dead SAE features (TopK, MP):", int(sae.dead_features_.sum()), end=" ")
+print(int(mp_sae.dead_features_.sum()))
 
 # %%
 # |corr| between every SAE feature and every concept's log-odds; the
