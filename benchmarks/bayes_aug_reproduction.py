@@ -27,8 +27,8 @@ Results are appended, one JSON line per fit, to
 ``benchmarks/results/bayes_aug_reproduction.jsonl`` (resumable: fits already
 there are skipped). Run::
 
-    OMP_NUM_THREADS=1 python benchmarks/bayes_aug_reproduction.py          # ~10 min
-    OMP_NUM_THREADS=1 python benchmarks/bayes_aug_reproduction.py --full   # ~30 min
+    OMP_NUM_THREADS=1 python benchmarks/bayes_aug_reproduction.py          # ~1 min
+    OMP_NUM_THREADS=1 python benchmarks/bayes_aug_reproduction.py --full   # ~3 min
 
 Default: breast_cancer, wine, digits and diabetes (regression), 3 seeds;
 ``--full`` adds keel's phoneme and spambase and 5 seeds.
