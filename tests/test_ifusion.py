@@ -217,6 +217,19 @@ def test_bad_input_errors():
         DiffusionInterestFusionClassifier(
             layout={"long": [0], "sessions": [[1, 2], [3]]}
         ).fit(X, y)
+    # the package's one column resolver: overlap, range, names without names
+    with pytest.raises(ValueError, match=r"layout\['long'\].*overlap"):
+        DiffusionInterestFusionClassifier(
+            layout={"long": [0, 1], "sessions": [[1, 2]]}
+        ).fit(X, y)
+    with pytest.raises(ValueError, match=r"layout\['sessions'\]\[0\].*outside"):
+        DiffusionInterestFusionClassifier(
+            layout={"long": [0], "sessions": [[1, 999]]}
+        ).fit(X, y)
+    with pytest.raises(ValueError, match="no string column names"):
+        DiffusionInterestFusionClassifier(
+            layout={"long": ["a"], "sessions": [[1, 2]]}
+        ).fit(X, y)
     with pytest.warns(UserWarning, match="unknown-item bucket"):
         clone(est).set_params(n_items=5).fit(X, y)
     with pytest.raises(ValueError, match="outside the item table"):

@@ -15,7 +15,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from sklearn_iclr26.causal._feature_groups import check_disjoint, resolve_columns
+from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
 from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._torch import forward_module, train_module
 from sklearn_iclr26.utils._validation import (

@@ -11,8 +11,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklearn_iclr26.causal._feature_groups import check_disjoint, resolve_columns
 from sklearn_iclr26.utils._batching import batched
+from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
 from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user

@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_iclr26.neural_network._base import _ACTIVATIONS
+from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
 from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._torch import forward_module, train_module
 from sklearn_iclr26.utils._validation import (
@@ -161,15 +162,15 @@ class BaseBayesianAugmentation(BaseEstimator):
         """Column indices and category frequencies of the one-hot blocks.
 
         Blocks are lists of column positions or, when ``X`` had string
-        feature names at fit, of feature names; they must be disjoint, hold
-        at least two columns and be one-hot in ``X`` (0/1, one 1 per row).
+        feature names at fit, of feature names (resolved by
+        :func:`~sklearn_iclr26.utils._columns.resolve_columns`); they must be
+        disjoint, hold at least two columns and be one-hot in ``X`` (0/1, one
+        1 per row).
         """
         if not self.categorical_blocks:
             return [], []
-        names = getattr(self, "feature_names_in_", None)
-        lookup = None if names is None else {n: j for j, n in enumerate(names)}
         n_features = X.shape[1]
-        blocks, seen = [], {}
+        blocks, resolved = [], {}
         for b, block in enumerate(self.categorical_blocks):
             if isinstance(block, str) or not hasattr(block, "__len__"):
                 raise ValueError(
@@ -181,42 +182,10 @@ class BaseBayesianAugmentation(BaseEstimator):
                     f"Each categorical block needs at least 2 columns; block {b} "
                     f"has {len(block)}."
                 )
-            cols = []
-            for c in block:
-                if isinstance(c, str):
-                    if lookup is None:
-                        raise ValueError(
-                            f"categorical_blocks names the feature {c!r} but X "
-                            "has no feature names (pass a DataFrame, or give "
-                            "column indices)."
-                        )
-                    if c not in lookup:
-                        raise ValueError(
-                            f"categorical_blocks: feature {c!r} (block {b}) is "
-                            "not a feature of X."
-                        )
-                    j = lookup[c]
-                elif isinstance(c, (Integral, np.integer)) and not isinstance(
-                    c, (bool, np.bool_)
-                ):
-                    j = int(c)
-                    if not 0 <= j < n_features:
-                        raise ValueError(
-                            f"categorical_blocks: column index {j} (block {b}) "
-                            f"is out of range for X with {n_features} features."
-                        )
-                else:
-                    raise TypeError(
-                        "categorical_blocks entries must be column indices or "
-                        f"feature names, got {c!r} in block {b}."
-                    )
-                if j in seen:
-                    raise ValueError(
-                        f"categorical_blocks must be disjoint: column {j} is in "
-                        f"blocks {seen[j]} and {b}."
-                    )
-                seen[j] = b
-                cols.append(j)
+            what = f"categorical block {b}"
+            cols = resolve_columns(block, self, n_features, what)
+            resolved[what] = cols
+            check_disjoint(resolved)  # before the one-hot check: the clearer error
             sub = X[:, cols]
             if not np.all((sub == 0) | (sub == 1)) or not np.all(sub.sum(1) == 1):
                 raise ValueError(

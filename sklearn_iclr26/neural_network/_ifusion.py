@@ -16,6 +16,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
 from sklearn_iclr26.utils._torch import forward_module, train_module
 from sklearn_iclr26.utils._validation import (
     N_JOBS_CONSTRAINT,
@@ -324,25 +325,32 @@ class DiffusionInterestFusionClassifier(
                     "layout['sessions'] must be a list of column lists, one per "
                     "session."
                 )
-            layout = {
-                "long": self._columns(self.layout["long"], names, n_features),
-                "sessions": [self._columns(s, names, n_features) for s in sessions],
-                "candidate": self._columns(
-                    self.layout.get("candidate", []), names, n_features
-                ),
-            }
-            used = (
-                layout["long"]
-                + [c for s in layout["sessions"] for c in s]
-                + layout["candidate"]
+
+            def columns(what, cols):
+                return resolve_columns(cols, self, n_features, what, allow_empty=True)
+
+            groups = {"layout['long']": columns("layout['long']", self.layout["long"])}
+            for k, cols in enumerate(sessions):
+                what = f"layout['sessions'][{k}]"
+                groups[what] = columns(what, cols)
+            groups["layout['candidate']"] = columns(
+                "layout['candidate']", self.layout.get("candidate", [])
             )
             if "dense" in self.layout:
-                layout["dense"] = self._columns(self.layout["dense"], names, n_features)
+                dense = columns("layout['dense']", self.layout["dense"])
             else:
-                layout["dense"] = [j for j in range(n_features) if j not in set(used)]
-            used = used + layout["dense"]
-            if len(used) != len(set(used)):
-                raise ValueError("layout blocks overlap: a column is in two blocks.")
+                used = {c for cols in groups.values() for c in cols}
+                dense = [j for j in range(n_features) if j not in used]
+            groups["layout['dense']"] = dense
+            check_disjoint(groups)
+            layout = {
+                "long": groups["layout['long']"],
+                "sessions": [
+                    groups[f"layout['sessions'][{k}]"] for k in range(len(sessions))
+                ],
+                "candidate": groups["layout['candidate']"],
+                "dense": dense,
+            }
         if not layout["long"]:
             raise ValueError("layout['long'] is empty.")
         if not layout["sessions"]:
@@ -379,35 +387,6 @@ class DiffusionInterestFusionClassifier(
                 f"item id); got {len(layout['candidate'])} columns."
             )
         return layout
-
-    @staticmethod
-    def _columns(cols, names, n_features):
-        cols = list(np.atleast_1d(cols)) if not isinstance(cols, list) else cols
-        out = []
-        for c in cols:
-            if isinstance(c, str):
-                if names is None:
-                    raise ValueError(
-                        f"layout names column {c!r} but X has no column names; "
-                        "pass a DataFrame or integer positions."
-                    )
-                where = np.flatnonzero(names == c)
-                if len(where) == 0:
-                    raise ValueError(f"layout column {c!r} is not a column of X.")
-                out.append(int(where[0]))
-            elif isinstance(c, (int, np.integer)) and not isinstance(c, bool):
-                if not 0 <= c < n_features:
-                    raise ValueError(
-                        f"layout refers to column {c} but X has {n_features} "
-                        "feature(s)."
-                    )
-                out.append(int(c))
-            else:
-                raise TypeError(
-                    f"layout entries must be column names or integer positions, "
-                    f"got {c!r}."
-                )
-        return out
 
     # ------------------------------------------------------------ inputs
 

@@ -1,4 +1,11 @@
-"""Resolve feature groups given as column names or column indices."""
+"""Resolve groups of columns given as column names or column indices.
+
+The one resolver of the package: estimators that take groups of columns
+(the causal feature groups, the Bayesian-augmentation one-hot blocks, the
+interest-fusion layout) call :func:`resolve_columns` per group and
+:func:`check_disjoint` over the groups, so a name is looked up, an index is
+range-checked and a bad group is reported the same way everywhere.
+"""
 
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
@@ -8,19 +15,32 @@ from numbers import Integral
 import numpy as np
 
 
-def resolve_columns(columns, estimator, n_features, what):
+def resolve_columns(columns, estimator, n_features, what, *, allow_empty=False):
     """Column indices of one group, from names or indices.
 
     Names (strings) need ``estimator.feature_names_in_`` (``X`` was a DataFrame
     with string column names at ``fit``); indices are non-negative integers
-    below ``n_features``. Unknown names, out-of-range indices, repeats, a mix
-    of names and indices and an empty group raise a ``ValueError`` naming the
-    group ``what``.
+    below ``n_features``. A single name or index is a group of one. Unknown
+    names, out-of-range indices, repeats, a mix of names and indices and (unless
+    ``allow_empty``) an empty group raise a ``ValueError`` naming the group
+    ``what``.
+
+    Examples
+    --------
+    >>> from sklearn_iclr26.utils._columns import resolve_columns
+    >>> class Fitted:
+    ...     feature_names_in_ = ["age", "income", "city"]
+    >>> resolve_columns(["city", "age"], Fitted(), 3, "demographics")
+    [2, 0]
+    >>> resolve_columns(1, Fitted(), 3, "money")
+    [1]
     """
     if isinstance(columns, (str, Integral)):
         columns = [columns]
     columns = list(columns)
     if not columns:
+        if allow_empty:
+            return []
         raise ValueError(f"The feature group {what!r} is empty.")
     names = getattr(estimator, "feature_names_in_", None)
     if all(isinstance(c, str) for c in columns):
