@@ -165,7 +165,58 @@ def _inverse_transform(kind, strength):
     return strength + math.log(-math.expm1(-strength))
 
 
-class Augmenter(nn.Module):
+class _RhoPosterior(nn.Module):
+    """A Gaussian posterior ``q(rho) = N(m, s^2)`` over unconstrained
+    augmentation parameters, its prior ``N(m0, tau^2)`` and the map
+    ``transform`` from ``rho`` to a strength.
+
+    Subclasses call :meth:`_init_posterior` (or set ``q_mean = q_log_std =
+    None`` for a fixed strength) and define :meth:`transform`; ``fixed``
+    (a buffer of the fixed strengths) is what :meth:`_at_mean` and
+    :meth:`_sample` return without a posterior.
+    """
+
+    def _init_posterior(self, dim, m0, q_init_std, learn, prior_scale, dtype):
+        self.register_buffer("prior_mean", torch.full((dim,), m0, dtype=dtype))
+        self.prior_scale = float(prior_scale)
+        self.q_mean = nn.Parameter(
+            torch.full((dim,), m0, dtype=dtype), requires_grad=bool(learn)
+        )
+        if q_init_std > 0:
+            self.q_log_std = nn.Parameter(
+                torch.full((dim,), math.log(q_init_std), dtype=dtype),
+                requires_grad=bool(learn),
+            )
+        else:
+            self.q_log_std = None
+
+    def _at_mean(self, fixed):
+        """Strengths at the posterior mean (``fixed`` without a posterior)."""
+        if self.q_mean is None:
+            return fixed
+        return self.transform(self.q_mean)
+
+    def _sample(self, n, eps, fixed):
+        """``n`` reparameterised strengths ``transform(m + s * eps)``, (n, dim)."""
+        if self.q_mean is None:
+            return fixed.expand(n, -1)
+        if self.q_log_std is None:
+            return self.transform(self.q_mean.expand(n, -1))
+        if eps is None:
+            eps = _standard_normal((n, self.q_mean.shape[0]), self.q_mean)
+        # m + s * eps in one op (broadcast over rows)
+        return self.transform(torch.addcmul(self.q_mean, eps, self.q_log_std.exp()))
+
+    def kl(self):
+        """``KL(q(rho) || p(rho))`` summed over dimensions (``None`` without q)."""
+        if self.q_mean is None or self.q_log_std is None:
+            return None
+        return _gaussian_kl(
+            self.q_mean, self.q_log_std, self.prior_mean, self.prior_scale
+        )
+
+
+class Augmenter(_RhoPosterior):
     """Learnable augmentation with a Gaussian posterior over its parameters.
 
     Parameters
@@ -199,7 +250,6 @@ class Augmenter(nn.Module):
         super().__init__()
         self.kind = kind
         self.fixed = not learn and q_init_std == 0
-        self.has_std = q_init_std > 0
         dim = n_features if kind == "gaussian" else 1
         scale = torch.ones(n_features) if feature_scale is None else feature_scale
         self.register_buffer("feature_scale", torch.as_tensor(scale, dtype=dtype))
@@ -211,46 +261,18 @@ class Augmenter(nn.Module):
             self.q_log_std = None
             return
         m0 = _inverse_transform(kind, float(init_strength))
-        self.register_buffer("prior_mean", torch.full((dim,), m0, dtype=dtype))
-        self.prior_scale = float(prior_scale)
-        self.q_mean = nn.Parameter(
-            torch.full((dim,), m0, dtype=dtype), requires_grad=bool(learn)
-        )
-        if self.has_std:
-            self.q_log_std = nn.Parameter(
-                torch.full((dim,), math.log(q_init_std), dtype=dtype),
-                requires_grad=bool(learn),
-            )
-        else:
-            self.q_log_std = None
+        self._init_posterior(dim, m0, q_init_std, learn, prior_scale, dtype)
 
     def transform(self, rho):
         return torch.sigmoid(rho) if self.kind == "dropout" else F.softplus(rho)
 
     def strength(self):
         """Strength at the posterior mean."""
-        if self.q_mean is None:
-            return self.fixed_strength
-        return self.transform(self.q_mean)
+        return self._at_mean(self.fixed_strength)
 
     def sample_strength(self, n, eps=None):
         """``n`` reparameterised strengths, shape (n, dim)."""
-        if self.q_mean is None:
-            return self.fixed_strength.expand(n, -1)
-        if self.q_log_std is None:
-            return self.transform(self.q_mean.expand(n, -1))
-        if eps is None:
-            eps = _standard_normal((n, self.q_mean.shape[0]), self.q_mean)
-        # m + s * eps in one op (broadcast over rows)
-        return self.transform(torch.addcmul(self.q_mean, eps, self.q_log_std.exp()))
-
-    def kl(self):
-        """``KL(q(rho) || p(rho))`` summed over dimensions (0 without q)."""
-        if self.q_mean is None or self.q_log_std is None:
-            return None
-        return _gaussian_kl(
-            self.q_mean, self.q_log_std, self.prior_mean, self.prior_scale
-        )
+        return self._sample(n, eps, self.fixed_strength)
 
     def gaussian_noise(self, X, eps, noise):
         """``(X + softplus(m + s * eps) * scale * noise, kl())`` in one node.
@@ -302,7 +324,7 @@ class Augmenter(nn.Module):
         return lam_col * X + (1 - lam_col) * X[perm], (lam, perm)
 
 
-class SwapAugmenter(nn.Module):
+class SwapAugmenter(_RhoPosterior):
     """Relaxed categorical swap noise on one-hot column blocks.
 
     Per block ``b`` a swap probability ``p_b = sigmoid(rho_b)`` with
@@ -363,46 +385,22 @@ class SwapAugmenter(nn.Module):
             self.q_mean = self.q_log_std = None
             return
         m0 = _inverse_transform("swap", float(init_proba))
-        self.register_buffer("prior_mean", torch.full((n_blocks,), m0, dtype=dtype))
-        self.prior_scale = float(prior_scale)
-        self.q_mean = nn.Parameter(
-            torch.full((n_blocks,), m0, dtype=dtype), requires_grad=bool(learn)
-        )
-        if q_init_std > 0:
-            self.q_log_std = nn.Parameter(
-                torch.full((n_blocks,), math.log(q_init_std), dtype=dtype),
-                requires_grad=bool(learn),
-            )
-        else:
-            self.q_log_std = None
+        self._init_posterior(n_blocks, m0, q_init_std, learn, prior_scale, dtype)
 
     @property
     def n_blocks(self):
         return len(self.sizes)
 
+    def transform(self, rho):
+        return torch.sigmoid(rho)
+
     def proba(self):
         """Swap probabilities at the posterior mean, shape (n_blocks,)."""
-        if self.q_mean is None:
-            return self.fixed_proba
-        return torch.sigmoid(self.q_mean)
+        return self._at_mean(self.fixed_proba)
 
     def sample_proba(self, n, eps=None):
         """``n`` reparameterised swap probabilities, shape (n, n_blocks)."""
-        if self.q_mean is None:
-            return self.fixed_proba.expand(n, -1)
-        if self.q_log_std is None:
-            return torch.sigmoid(self.q_mean.expand(n, -1))
-        if eps is None:
-            eps = _standard_normal((n, self.n_blocks), self.q_mean)
-        return torch.sigmoid(torch.addcmul(self.q_mean, eps, self.q_log_std.exp()))
-
-    def kl(self):
-        """``KL(q(rho) || p(rho))`` summed over blocks (``None`` without q)."""
-        if self.q_mean is None or self.q_log_std is None:
-            return None
-        return _gaussian_kl(
-            self.q_mean, self.q_log_std, self.prior_mean, self.prior_scale
-        )
+        return self._sample(n, eps, self.fixed_proba)
 
     def apply(self, X, proba, uniform=None):
         """Swap-augment the blocks of ``X`` with per-row probabilities.
