@@ -278,6 +278,13 @@ def test_mp_gradient_equals_backprop_through_the_plain_unrolled_loop(positive):
     torch.testing.assert_close(Z, Z_ref)
     for g, g_ref in zip(grads, grads_ref):
         torch.testing.assert_close(g, g_ref)
+    # training's forward reconstructs as X - residual (no decoding product):
+    # the same reconstruction and the same gradients
+    x_hat, _, _ = module(Xt)
+    torch.testing.assert_close(x_hat, Z_ref @ W + b)
+    loss_fwd = ((x_hat - Xt) ** 2).sum()
+    for g, g_ref in zip(torch.autograd.grad(loss_fwd, [W, b]), grads_ref):
+        torch.testing.assert_close(g, g_ref)
     assert not hasattr(module, "W_enc")  # no encoder matrix: the decoder encodes
 
 

@@ -73,7 +73,7 @@ class SAEModule(nn.Module):
     def pre_activations(self, X):
         return (X - self.b_dec) @ self.W_enc + self.b_enc
 
-    def matching_pursuit(self, X):
+    def matching_pursuit(self, X, return_residual=False):
         """``k`` matching-pursuit steps over the decoder atoms (MP-SAE).
 
         The encoder of Costa et al. (2025), "From Flat to Hierarchical:
@@ -97,28 +97,40 @@ class SAEModule(nn.Module):
         correlations only choose the atoms; the coefficient of each step is
         recomputed from the explicit residual, so the codes and the gradient
         are those of the plain loop.
+
+        With ``return_residual`` it returns ``(Z, R)``: ``R`` is the final
+        residual, so ``X - R = Z W_dec + b_dec`` (up to rounding), the
+        reconstruction without the dense decoding product (training uses it:
+        one ``(batch, n_components) x (n_components, n_features)`` product
+        forward and two backward fewer per step).
         """
         W = self.W_dec
         R = X - self.b_dec
         n, m = R.shape[0], W.shape[0]
-        rows = torch.arange(n, device=X.device)
-        Z = torch.zeros(n, m, dtype=R.dtype, device=X.device)
         with torch.no_grad():
             C = R @ W.T
             G = W @ W.T if self.k > 1 else None
+        selected, coefs = [], []
         for step in range(self.k):
             with torch.no_grad():
                 j = C.argmax(dim=1) if self.positive_codes else C.abs().argmax(dim=1)
-            atoms = W[j]
+            # index_select (not W[j]): several times faster on the CPU, and its
+            # backward is one index_add
+            atoms = W.index_select(0, j)
             c = (R * atoms).sum(dim=1)
             if self.positive_codes:
                 c = torch.relu(c)
-            Z = Z.index_put((rows, j), c, accumulate=True)
+            selected.append(j)
+            coefs.append(c)
             R = R - c[:, None] * atoms
             if step + 1 < self.k:
                 with torch.no_grad():
-                    C -= c.detach()[:, None] * G[j]
-        return Z
+                    C.addcmul_(c.detach()[:, None], G.index_select(0, j), value=-1)
+        # the k (atom, coefficient) pairs of each row into its code, summed
+        # where an atom was selected more than once, in one scatter
+        Z = torch.zeros(n, m, dtype=R.dtype, device=X.device)
+        Z = Z.scatter_add(1, torch.stack(selected, 1), torch.stack(coefs, 1))
+        return (Z, R) if return_residual else Z
 
     def sparse_code(self, X, batch_topk=None):
         if self.encoder == "matching_pursuit":
@@ -173,13 +185,19 @@ class SAEModule(nn.Module):
         return Z @ self.W_dec + self.b_dec
 
     def forward(self, X, **aux):
-        s = self.sparse_code(X, batch_topk=self.training)
-        z = s
-        low = None
-        if self.structured_rank:
-            low = self.low_rank_code(X)
-            z = s + low
-        x_hat = self.decode(z)
+        if self.encoder == "matching_pursuit":
+            # x_hat = Z W_dec + b_dec = X - (final residual): the same value and
+            # gradient, without the dense decoding product
+            s, residual = self.matching_pursuit(X, return_residual=True)
+            x_hat, low = X - residual, None
+        else:
+            s = self.sparse_code(X, batch_topk=self.training)
+            z = s
+            low = None
+            if self.structured_rank:
+                low = self.low_rank_code(X)
+                z = s + low
+            x_hat = self.decode(z)
         l1 = self.sparsity_penalty(s)
         nuclear = (
             torch.linalg.svdvals(low).sum() * torch.ones_like(l1) / X.shape[0]
