@@ -64,3 +64,21 @@ def test_api_reference_lists_every_public_object():
     public = {name for name, _ in [*PUBLIC, *all_displays()]}
     missing = sorted(public - listed)
     assert not missing, f"doc/api.rst does not list {missing}"
+
+
+def test_api_reference_names_resolve_in_their_section_module():
+    """Every name of an autosummary in doc/api.rst is an attribute of the
+    module of its section's ``currentmodule`` (sphinx would not find it)."""
+    import importlib
+    from pathlib import Path
+
+    api = Path(__file__).resolve().parent.parent / "doc" / "api.rst"
+    module, unresolved = None, []
+    for line in api.read_text().splitlines():
+        if line.startswith(".. currentmodule::"):
+            module = importlib.import_module(line.split("::")[1].strip())
+        elif line.startswith("   ") and line.strip() and not line.strip()[0] in ":.":
+            name = line.strip()
+            if module is None or not hasattr(module, name):
+                unresolved.append((getattr(module, "__name__", None), name))
+    assert not unresolved, f"doc/api.rst names outside their module: {unresolved}"
