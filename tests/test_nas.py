@@ -563,3 +563,34 @@ def test_frontier_display(wine, monkeypatch):
     monkeypatch.setattr(_frontier_display, "check_matplotlib_support", no_matplotlib)
     with pytest.raises(ImportError, match="from_estimator requires matplotlib"):
         ArchitectureFrontierDisplay.from_estimator(ConNASSearch(SPACE), X, y)
+
+
+def test_score_within_budget_scorer(wine):
+    from sklearn_iclr26.metrics import get_scorer
+    from sklearn_iclr26.nas._scorers import score_within_budget
+
+    X, y = wine
+    scorer = get_scorer("score_within_budget")
+    kw = {"penalty": 0.0, "random_state": 0, **FAST}
+    free = PenaltyNASSearch(SPACE, **kw).fit(X, y)  # no budget: always feasible
+    assert free.budget_satisfied_
+    assert scorer(free, X, y) == free.score(X, y)
+    # the same search with a budget below its answer's cost scores the worst
+    tight = PenaltyNASSearch(SPACE, budget=free.best_cost_ - 1, **kw).fit(X, y)
+    assert not tight.budget_satisfied_
+    assert tight.score(X, y) > 0 and scorer(tight, X, y) == 0.0
+    # a Pipeline ending with the search
+    pipe = make_pipeline(StandardScaler(), clone(free)).fit(X, y)
+    assert scorer(pipe, X, y) == pipe.score(X, y)
+    with pytest.raises(TypeError, match="needs a fitted NAS search"):
+        score_within_budget(StandardScaler().fit(X), X, y)
+    # it plugs into GridSearchCV (scores are accuracies, or 0 where a fold's
+    # search broke the budget)
+    grid = GridSearchCV(
+        PenaltyNASSearch(SPACE, budget=free.best_cost_ - 1, random_state=0, **FAST),
+        {"penalty": [0.0, 50.0]},
+        scoring=scorer,
+        cv=2,
+    ).fit(X, y)
+    scores = grid.cv_results_["mean_test_score"]
+    assert np.all((scores >= 0) & (scores <= 1))
