@@ -570,3 +570,38 @@ def test_fused_nodes_refuse_second_derivatives():
         (g,) = torch.autograd.grad(value, [aug.q_mean], create_graph=True)
         with pytest.raises(RuntimeError, match=r"once_differentiable|require grad"):
             torch.autograd.grad(g.sum(), [aug.q_mean])
+
+
+def test_accuracy_under_noise_scorer(cancer):
+    pd = pytest.importorskip("pandas")
+    from sklearn_iclr26.metrics import get_scorer
+    from sklearn_iclr26.neural_network._scorers import accuracy_under_noise
+
+    X, y = cancer
+    clf = BayesianAugmentationClassifier(random_state=0, **FAST).fit(X, y)
+    assert accuracy_under_noise(clf, X, y, severity=0.0) == clf.score(X, y)
+    scorer = get_scorer("accuracy_under_noise")
+    assert scorer(clf, X, y) == accuracy_under_noise(clf, X, y, severity=0.5)
+    assert scorer(clf, X, y) == scorer(clf, X, y)  # fixed seed
+    # the noise is severity x the feature std on the scored rows, seed 0
+    noisy = X + 0.5 * X.std(axis=0) * np.random.default_rng(0).standard_normal(X.shape)
+    assert scorer(clf, X, y) == np.mean(clf.predict(noisy) == y)
+    # a DataFrame stays a DataFrame (names kept: no feature-name warning)
+    df = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    pipe = make_pipeline(StandardScaler(), clone(clf)).fit(df, y)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert 0 <= scorer(pipe, df, y) <= 1
+    with pytest.raises(ValueError, match="must be numeric"):
+        scorer(pipe, df.assign(city="a"), y)
+    with pytest.raises(ValueError, match="severity"):
+        accuracy_under_noise(clf, X, y, severity=-1)
+    grid = GridSearchCV(
+        BayesianAugmentationClassifier(random_state=0, **FAST),
+        {"prior_scale": [0.5, 2.0]},
+        scoring=scorer,
+        cv=2,
+    ).fit(X, y)
+    assert 0 <= grid.best_score_ <= 1
