@@ -141,3 +141,19 @@ def test_every_n_jobs_parameter_uses_the_one_constraint():
         and constraints["n_jobs"] is not N_JOBS_CONSTRAINT
     ]
     assert not copies, copies
+
+
+def test_every_family_has_a_scorers_module():
+    # every family ships scorers for what its estimators are for (a
+    # ``_scorers.py`` with ``SCORERS``; an empty one says in its docstring why
+    # the default scoring is the right target)
+    import importlib
+    import pkgutil
+
+    for info in pkgutil.iter_modules([str(ROOT)]):
+        if not info.ispkg or info.name in FOUNDATION:
+            continue
+        module = importlib.import_module(f"sklearn_iclr26.{info.name}._scorers")
+        assert isinstance(module.SCORERS, dict), info.name
+        if not module.SCORERS:
+            assert len((module.__doc__ or "").split()) > 40, info.name
