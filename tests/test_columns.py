@@ -32,7 +32,7 @@ def test_names_and_positions_resolve_in_order():
         ([], _Named(), "'g' is empty"),
         (["age", "zip"], _Named(), r"unknown columns \['zip'\]"),
         (["age"], _Unnamed(), "no string column names"),
-        ([0, 3], _Unnamed(), r"indices \[3\] outside \[0, 2\]"),
+        ([0, 3], _Unnamed(), r"indices \[3\] outside \[0, 2\]: X has 3 feature"),
         ([-1], _Unnamed(), "outside"),
         (["age", 1], _Named(), "not a mix"),
         ([True], _Unnamed(), "not a mix or other types"),

@@ -67,7 +67,7 @@ def resolve_columns(columns, estimator, n_features, what, *, allow_empty=False):
         if bad:
             raise ValueError(
                 f"The feature group {what!r} has column indices {bad!r} outside "
-                f"[0, {n_features - 1}]."
+                f"[0, {n_features - 1}]: X has {n_features} feature(s)."
             )
     else:
         raise ValueError(
