@@ -119,8 +119,8 @@ class _ReparameterizedGaussianNoise(torch.autograd.Function):
         ctx.set_materialize_grads(False)
         s = q_log_std.exp()
         # the per-cell arithmetic runs in the draws' dtype (float32 in
-        # training: see _ReparameterizedGaussianNoise); the perturbation is
-        # added to X in X's dtype
+        # training: see the class docstring); the perturbation is added to X
+        # in X's dtype
         rho = torch.addcmul(q_mean.to(eps.dtype), eps, s.to(eps.dtype))
         X_aug = torch.addcmul(X, F.softplus(rho), noise)
         tau = float(prior_scale)
