@@ -213,8 +213,14 @@ def project(Z, roots, theta, splitting, delta):
     t = lines @ Z.T - np.einsum("lkd,ld->lk", theta, roots).reshape(-1, 1)
     if splitting == "uniform":
         return t, np.full_like(t, 1.0 / k)
-    centred = Z[None, :, :] - roots[:, None, :]  # (c, N, d)
-    sq = np.einsum("cnd,cnd->cn", centred, centred)
+    # squared distances to the roots, ||z||^2 - 2 <z, r> + ||r||^2: one
+    # (c, d) x (d, N) product instead of a (c, N, d) array of differences
+    # (the cost that grows with d); clipped at 0 below with the perpendicular
+    sq = (
+        np.einsum("nd,nd->n", Z, Z)[None, :]
+        - 2.0 * (roots @ Z.T)
+        + np.einsum("cd,cd->c", roots, roots)[:, None]
+    )
     t3 = t.reshape(c, k, -1)
     perp = np.sqrt(np.maximum(sq[:, None, :] - t3 * t3, 0.0))
     z = -delta * perp
@@ -259,9 +265,9 @@ def line_costs(order, ss, length, left, w, p):
 def tree_costs(Z, w, trees, *, splitting, delta, p):
     """Per-tree costs (B, n_trees) of signed masses ``w`` (B, N) on ``Z``."""
     roots, theta = trees
-    L, k, d = theta.shape
+    L, k, _ = theta.shape
     N, B = Z.shape[0], w.shape[0]
-    per_tree = 8 * k * (N + 1) * (6 + 3 * B) + 8 * N * d
+    per_tree = 8 * k * (N + 1) * (6 + 3 * B) + 8 * N
     out = np.empty((B, L))
     for sl in tree_chunks(L, per_tree):
         t, s = project(Z, roots[sl], theta[sl], splitting, delta)
