@@ -481,18 +481,24 @@ def test_swap_regressor():
     assert reg.augmentation_posterior_["swap_proba"].shape == (1,)
 
 
+def _gaussian_augmenter(n_features):
+    """A float64 Gaussian augmenter (prior scale 1.5) with a posterior moved
+    away from its initial value (seeded)."""
+    torch.manual_seed(0)
+    scale = torch.rand(n_features) + 0.5
+    aug = Augmenter("gaussian", n_features, 0.3, 0.2, True, 1.5, scale, torch.float64)
+    with torch.no_grad():
+        aug.q_mean.add_(torch.randn(n_features, dtype=torch.float64))
+        aug.q_log_std.add_(0.5 * torch.randn(n_features, dtype=torch.float64))
+    return aug
+
+
 def test_fused_gaussian_node_matches_the_unfused_expressions():
     # the training forward's one-node augmentation (values and hand-written
     # gradients) against the plain autograd expressions it replaces
     from torch.nn import functional as F
 
-    torch.manual_seed(0)
-    aug = Augmenter(
-        "gaussian", 5, 0.3, 0.2, True, 1.5, torch.rand(5) + 0.5, torch.float64
-    )
-    with torch.no_grad():
-        aug.q_mean.add_(torch.randn(5, dtype=torch.float64))
-        aug.q_log_std.add_(0.5 * torch.randn(5, dtype=torch.float64))
+    aug = _gaussian_augmenter(5)
     X = torch.randn(7, 5, dtype=torch.float64)
     eps, noise = torch.randn(2, 7, 5, dtype=torch.float64).unbind(0)
     W = torch.randn(7, 5, dtype=torch.float64)
@@ -525,12 +531,7 @@ def test_fused_gaussian_node_with_float32_draws():
     # training feeds float32 draws: the per-cell arithmetic runs in float32,
     # the output and the parameter gradients stay float64 and agree with the
     # float64 expressions on the same draws to float32 resolution
-    torch.manual_seed(0)
-    aug = Augmenter(
-        "gaussian", 6, 0.3, 0.2, True, 1.5, torch.rand(6) + 0.5, torch.float64
-    )
-    with torch.no_grad():
-        aug.q_mean.add_(torch.randn(6, dtype=torch.float64))
+    aug = _gaussian_augmenter(6)
     X = torch.randn(400, 6, dtype=torch.float64)
     eps, noise = torch.randn(2, 400, 6).unbind(0)
     W = torch.randn(400, 6, dtype=torch.float64)
@@ -582,7 +583,6 @@ def test_accuracy_under_noise_scorer(cancer):
     assert accuracy_under_noise(clf, X, y, severity=0.0) == clf.score(X, y)
     scorer = get_scorer("accuracy_under_noise")
     assert scorer(clf, X, y) == accuracy_under_noise(clf, X, y, severity=0.5)
-    assert scorer(clf, X, y) == scorer(clf, X, y)  # fixed seed
     # the noise is severity x the feature std on the scored rows, seed 0
     noisy = X + 0.5 * X.std(axis=0) * np.random.default_rng(0).standard_normal(X.shape)
     assert scorer(clf, X, y) == np.mean(clf.predict(noisy) == y)
