@@ -17,7 +17,7 @@ from sklearn.utils.validation import (
 
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
 from sklearn_iclr26.utils._random import seed_from_random_state
-from sklearn_iclr26.utils._torch import forward_module, train_module
+from sklearn_iclr26.utils._torch import fit_or_restore, forward_module, train_module
 from sklearn_iclr26.utils._validation import (
     N_JOBS_CONSTRAINT,
     validate_classifier_fit_data,
@@ -512,6 +512,7 @@ class BackdoorAdjustedRegressor(RegressorMixin, _BaseBackdoorAdjusted):
         )
         self.loss = loss
 
+    @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model.
@@ -619,6 +620,7 @@ class BackdoorAdjustedClassifier(ClassifierMixin, _BaseBackdoorAdjusted):
     """
     )
 
+    @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model.

@@ -16,7 +16,7 @@ from sklearn.utils.validation import (
 
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
 from sklearn_iclr26.utils._random import seed_from_random_state
-from sklearn_iclr26.utils._torch import forward_module, train_module
+from sklearn_iclr26.utils._torch import fit_or_restore, forward_module, train_module
 from sklearn_iclr26.utils._validation import (
     N_JOBS_CONSTRAINT,
     validate_classifier_fit_data,
@@ -265,6 +265,7 @@ class TabularAttentionClassifier(ClassifierMixin, _BaseTabularAttention):
     """
     )
 
+    @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model.
@@ -352,6 +353,7 @@ class TabularAttentionRegressor(RegressorMixin, _BaseTabularAttention):
     """
     )
 
+    @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model.

@@ -29,6 +29,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from sklearn_iclr26.conformal._base_regressor import log_unit_ball_volume
+from sklearn_iclr26.utils._torch import _StopTraining
 
 __all__ = [
     "PICNN",
@@ -700,7 +701,7 @@ class SemiDualEarlyStopping(Callback):
             self.best_epoch_ = epoch
             self.best_state_ = copy.deepcopy(net.module_.state_dict())
         if self._no_improvement >= self.n_iter_no_change:
-            raise KeyboardInterrupt  # skorch ends the training loop cleanly
+            raise _StopTraining  # skorch ends the training loop cleanly
 
     def on_train_end(self, net, **kwargs):
         if self.best_state_ is not None:

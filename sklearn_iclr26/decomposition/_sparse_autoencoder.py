@@ -15,7 +15,7 @@ from sklearn.base import (
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklearn_iclr26.utils._torch import forward_module, train_module
+from sklearn_iclr26.utils._torch import fit_or_restore, forward_module, train_module
 from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT
 
 __all__ = ["SparseAutoencoder"]
@@ -241,6 +241,7 @@ class SparseAutoencoder(
         self.random_state = random_state
         self.verbose = verbose
 
+    @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Train the autoencoder.

@@ -8,6 +8,7 @@ from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.linear_model import LogisticRegression
 
 from sklearn_iclr26.ensemble._base import BaseAdaptiveComposition
+from sklearn_iclr26.utils._torch import fit_or_restore
 from sklearn_iclr26.utils._validation import validate_classifier_fit_data
 
 __all__ = ["AdaptiveCompositionClassifier"]
@@ -144,6 +145,7 @@ class AdaptiveCompositionClassifier(ClassifierMixin, BaseAdaptiveComposition):
     def _head_output(head, embedding):
         return head.predict_proba(embedding)
 
+    @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
         """Compute the proxy, solve the weights, merge and fine-tune.

@@ -9,6 +9,7 @@ from sklearn.linear_model import RidgeCV
 from sklearn.utils.validation import validate_data
 
 from sklearn_iclr26.ensemble._base import BaseAdaptiveComposition
+from sklearn_iclr26.utils._torch import fit_or_restore
 
 __all__ = ["AdaptiveCompositionRegressor"]
 
@@ -162,6 +163,7 @@ class AdaptiveCompositionRegressor(RegressorMixin, BaseAdaptiveComposition):
             len(embedding), -1
         )
 
+    @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
         """Compute the proxy, solve the weights, merge and fine-tune.

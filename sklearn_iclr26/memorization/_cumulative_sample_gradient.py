@@ -8,6 +8,8 @@ import copy
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from sklearn_iclr26.utils._torch import _StopTraining
+
 __all__ = ["CumulativeSampleGradient"]
 
 
@@ -262,7 +264,7 @@ class CumulativeSampleGradient:
                 net.module_.load_state_dict(state)
                 self._stopped = True
                 self._peak_snapshot = (None, None, state)
-                raise KeyboardInterrupt
+                raise _StopTraining
             self._peak_snapshot = (None, None, state)
 
     def on_train_end(self, net, X=None, y=None, **kwargs):

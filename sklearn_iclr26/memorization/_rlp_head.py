@@ -17,7 +17,7 @@ from sklearn_iclr26.memorization._common import (
     softmax,
 )
 from sklearn_iclr26.utils._random import seed_from_random_state
-from sklearn_iclr26.utils._torch import forward_module, train_module
+from sklearn_iclr26.utils._torch import fit_or_restore, forward_module, train_module
 from sklearn_iclr26.utils._validation import (
     N_JOBS_CONSTRAINT,
     validate_classifier_fit_data,
@@ -318,6 +318,7 @@ class RLPHeadClassifier(ClassifierMixin, BaseEstimator):
             "compute_reg": self.reg_lambda > 0,
         }
 
+    @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the network and its random-label heads.

@@ -15,7 +15,7 @@ from sklearn_iclr26.memorization._common import NetView, hidden_sizes, softmax
 from sklearn_iclr26.memorization._cumulative_sample_gradient import (
     CumulativeSampleGradient,
 )
-from sklearn_iclr26.utils._torch import forward_module, train_module
+from sklearn_iclr26.utils._torch import fit_or_restore, forward_module, train_module
 from sklearn_iclr26.utils._validation import (
     N_JOBS_CONSTRAINT,
     validate_classifier_fit_data,
@@ -204,6 +204,7 @@ class SampleGradientMemorization(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
+    @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Train the network and compute the scores of the training rows.

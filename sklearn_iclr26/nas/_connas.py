@@ -14,6 +14,7 @@ from sklearn_iclr26.nas._rule import (
     constraint_guided_gradient,
     cost_direction,
 )
+from sklearn_iclr26.utils._torch import fit_or_restore
 
 __all__ = ["ConNASSearch"]
 
@@ -258,6 +259,7 @@ class ConNASSearch(BaseGradientNASSearch):
         )
         return constraint_guided_gradient(grad, d, self.rescale_factor), True
 
+    @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Search an architecture within the budget and refit it.

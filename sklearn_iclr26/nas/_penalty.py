@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from sklearn_iclr26.nas._darts import BaseGradientNASSearch
 from sklearn_iclr26.nas._rule import expected_cost_gradient
+from sklearn_iclr26.utils._torch import fit_or_restore
 
 __all__ = ["PenaltyNASSearch"]
 
@@ -203,6 +204,7 @@ class PenaltyNASSearch(BaseGradientNASSearch):
         pen = expected_cost_gradient(self._costs.local_costs(arch_idx), probs)
         return [np.asarray(g) + scale * p for g, p in zip(grad, pen)], False
 
+    @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Run the penalised search and refit the chosen network.

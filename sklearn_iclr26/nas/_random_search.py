@@ -11,6 +11,7 @@ from sklearn.metrics import log_loss, mean_squared_error
 from sklearn.utils._param_validation import Interval
 
 from sklearn_iclr26.nas._base_search import BaseNASSearch, history_record
+from sklearn_iclr26.utils._torch import fit_or_restore
 from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["RandomNASSearch"]
@@ -214,6 +215,7 @@ class RandomNASSearch(BaseNASSearch):
             return min(history, key=lambda h: h["val_loss"])["arch"]
         return self._select_by_rule(history, "last_feasible")
 
+    @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Draw, train and compare feasible architectures; refit the best.

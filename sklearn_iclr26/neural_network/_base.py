@@ -47,7 +47,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from sklearn_iclr26.utils._torch import forward_module, train_module
+from sklearn_iclr26.utils._torch import fit_or_restore, forward_module, train_module
 from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT
 
 # the torch classes live in _modules.py (imported lazily: it imports torch)
@@ -129,6 +129,7 @@ class BaseTorchMLP(BaseEstimator, metaclass=ABCMeta):
 
     # ------------------------------------------------ protected entry points
 
+    @fit_or_restore(check_regression=False)
     def _fit_with_criterion(
         self,
         X,

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from sklearn_iclr26.neural_network._base import _ACTIVATIONS
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
 from sklearn_iclr26.utils._random import seed_from_random_state
-from sklearn_iclr26.utils._torch import forward_module, train_module
+from sklearn_iclr26.utils._torch import fit_or_restore, forward_module, train_module
 from sklearn_iclr26.utils._validation import (
     N_JOBS_CONSTRAINT,
     validate_classifier_fit_data,
@@ -539,6 +539,7 @@ class BayesianAugmentationClassifier(ClassifierMixin, BaseBayesianAugmentation):
 
     _classification = True
 
+    @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the network and the augmentation posterior.

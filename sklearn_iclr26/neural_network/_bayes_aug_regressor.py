@@ -12,6 +12,7 @@ from sklearn_iclr26.neural_network._bayes_aug import (
     _PARAMETERS_DOC,
     BaseBayesianAugmentation,
 )
+from sklearn_iclr26.utils._torch import fit_or_restore
 
 __all__ = ["BayesianAugmentationRegressor"]
 
@@ -48,6 +49,7 @@ class BayesianAugmentationRegressor(RegressorMixin, BaseBayesianAugmentation):
 
     _classification = False
 
+    @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the network and the augmentation posterior.

@@ -17,7 +17,7 @@ from sklearn.utils.validation import (
 )
 
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
-from sklearn_iclr26.utils._torch import forward_module, train_module
+from sklearn_iclr26.utils._torch import fit_or_restore, forward_module, train_module
 from sklearn_iclr26.utils._validation import (
     N_JOBS_CONSTRAINT,
     check_at_least_two_classes,
@@ -494,6 +494,7 @@ class DiffusionInterestFusionClassifier(
 
     # -------------------------------------------------------------- fit
 
+    @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the encoders, the fusion and the CTR tower.

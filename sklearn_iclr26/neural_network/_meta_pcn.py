@@ -11,7 +11,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_iclr26.neural_network._base import _ACTIVATIONS
-from sklearn_iclr26.utils._torch import forward_module, train_predictive_coding
+from sklearn_iclr26.utils._torch import (
+    fit_or_restore,
+    forward_module,
+    train_predictive_coding,
+)
 from sklearn_iclr26.utils._validation import (
     N_JOBS_CONSTRAINT,
     validate_classifier_fit_data,
@@ -383,6 +387,7 @@ class MetaPCNClassifier(ClassifierMixin, BaseMetaPCN):
         )
         self.output_energy = output_energy
 
+    @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the network by predictive coding.

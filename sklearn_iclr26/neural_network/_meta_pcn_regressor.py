@@ -12,6 +12,7 @@ from sklearn_iclr26.neural_network._meta_pcn import (
     _PARAMETERS_DOC,
     BaseMetaPCN,
 )
+from sklearn_iclr26.utils._torch import fit_or_restore
 
 __all__ = ["MetaPCNRegressor"]
 
@@ -48,6 +49,7 @@ class MetaPCNRegressor(RegressorMixin, BaseMetaPCN):
     (3,)
     """
 
+    @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the network by predictive coding.

@@ -7,6 +7,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 
 from sklearn_iclr26.neural_network._base import BaseTorchMLP
+from sklearn_iclr26.utils._torch import fit_or_restore
 from sklearn_iclr26.utils._validation import validate_classifier_fit_data
 
 __all__ = ["TorchMLPClassifier"]
@@ -101,6 +102,7 @@ class TorchMLPClassifier(ClassifierMixin, BaseTorchMLP):
         # _fit_with_criterion: y holds encoded labels, predictions are indices
         self.classes_ = np.arange(n_outputs)
 
+    @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the network.

@@ -8,6 +8,7 @@ from sklearn.base import RegressorMixin, _fit_context
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from sklearn_iclr26.neural_network._base import BaseTorchMLP
+from sklearn_iclr26.utils._torch import fit_or_restore
 
 __all__ = ["TorchMLPRegressor"]
 
@@ -83,6 +84,7 @@ class TorchMLPRegressor(RegressorMixin, BaseTorchMLP):
         self._y_mean = np.zeros(n_outputs)
         self._y_scale = np.ones(n_outputs)
 
+    @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the network.

@@ -19,6 +19,32 @@ writes a training loop of its own. The pattern follows ``conventions.md`` §2:
   dict, so they are batched with it; the module's ``forward(X, **aux)`` and the
   criterion ``criterion(y_pred, y_true, **aux)`` both receive them.
 
+Two safety mechanisms live here too, so that every torch estimator (and the
+shared torch base that inherits from this engine) gets them:
+
+* **Ctrl-C is never mistaken for convergence.** skorch ends its training loop
+  on any ``KeyboardInterrupt`` and returns normally; skorch's own
+  ``EarlyStopping`` relies on that. Every training call here runs inside
+  :func:`user_interrupts`, which (in the main thread) records a real SIGINT
+  and, once skorch has returned, re-raises it as ``KeyboardInterrupt``. The
+  package's own early stops raise :class:`_StopTraining` (a
+  ``KeyboardInterrupt`` subclass, so skorch still ends the loop cleanly).
+  :func:`fit_or_restore` decorates the estimators' ``fit``: when ``fit``
+  raises (an interrupt or any error), the estimator's ``__dict__`` is
+  restored, so it stays unfitted, or in its previous fitted state on a refit,
+  never half-fitted.
+* **Divergence is an error, never a silent NaN.** After training, a module
+  with a non-finite parameter raises a ``ValueError`` ("non-finite parameter
+  weights ... preprocess the input data"), as scikit-learn's ``MLPRegressor``
+  does; :func:`forward_module` raises the same kind of error on non-finite
+  outputs; and :func:`fit_or_restore` checks a regressor's predictions on its
+  training rows: outside ``[min(y) - F * s, max(y) + F * s]``, with
+  ``s = max(max(y) - min(y), max|y|)`` (1 when ``y`` is all 0) and
+  ``F = DIVERGENCE_FACTOR = 1e3``, they count as divergence. A trained
+  regressor's fitted values lie near the target's range; a thousand times
+  its scale away on the very rows it was trained on only happens when
+  training blew up (on ``X[:, 0] *= 1e300`` the nets give about 1e299).
+
 torch and skorch are imported lazily so that ``import sklearn_iclr26`` stays
 fast.
 """
@@ -27,7 +53,9 @@ fast.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import contextlib
+import functools
 import os
+import signal
 import threading
 
 import numpy as np
@@ -35,6 +63,10 @@ import numpy as np
 from sklearn_iclr26.utils._random import seed_from_random_state
 
 __all__ = [
+    "DIVERGENCE_FACTOR",
+    "check_finite_module",
+    "check_regression_outputs",
+    "fit_or_restore",
     "forward_module",
     "seed_from_random_state",
     "torch_dtype",
@@ -43,6 +75,7 @@ __all__ = [
     "train_bilevel",
     "train_module",
     "train_predictive_coding",
+    "user_interrupts",
 ]
 
 _DTYPES = ("float64", "float32")
@@ -52,6 +85,188 @@ _DTYPES = ("float64", "float32")
 # with several threads) would draw from each other's seeds. One re-entrant
 # lock serialises the seeded blocks, so results do not depend on the backend.
 _TORCH_GLOBAL_STATE_LOCK = threading.RLock()
+
+
+# ----------------------------------------------------------- interrupts
+
+
+class _StopTraining(KeyboardInterrupt):
+    """The package's own early stop of a skorch training loop.
+
+    skorch ends its loop on any ``KeyboardInterrupt`` and returns normally;
+    raising this subclass from a callback ends training the same way, and
+    tells the stop apart from a user's Ctrl-C (which :func:`user_interrupts`
+    re-raises).
+    """
+
+
+# the interrupt record of the main thread (signal handlers run there only)
+_INTERRUPTS = {"depth": 0, "interrupted": False}
+
+
+@contextlib.contextmanager
+def user_interrupts():
+    """Re-raise a user's Ctrl-C that skorch's training loop swallowed.
+
+    In the main thread, while the block runs, SIGINT goes through a handler
+    that calls the previous handler (``signal.default_int_handler`` raises
+    ``KeyboardInterrupt``, which ends skorch's loop as before) and records
+    that the user interrupted. When the block ends normally after such an
+    interrupt, ``KeyboardInterrupt`` is raised. Early stops
+    (:class:`_StopTraining`, skorch's ``EarlyStopping``) raise
+    ``KeyboardInterrupt`` without a signal, so they still end training
+    normally. Nested blocks share the outermost block's handler and record;
+    the previous handler is restored when the outermost block exits. An
+    ignored SIGINT (``SIG_IGN``) stays ignored. In other threads (where
+    Python never runs signal handlers) the block does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    state = _INTERRUPTS
+    outermost = state["depth"] == 0
+    previous = installed = None
+    if outermost:
+        state["interrupted"] = False
+        previous = signal.getsignal(signal.SIGINT)
+        if callable(previous):
+
+            def _record_interrupt(signum, frame):
+                try:
+                    previous(signum, frame)
+                except KeyboardInterrupt:
+                    state["interrupted"] = True
+                    raise
+
+            signal.signal(signal.SIGINT, _record_interrupt)
+            installed = True
+    state["depth"] += 1
+    try:
+        yield
+        if state["interrupted"]:
+            raise KeyboardInterrupt
+    finally:
+        state["depth"] -= 1
+        if outermost:
+            state["interrupted"] = False
+            if installed:
+                signal.signal(signal.SIGINT, previous)
+
+
+# ----------------------------------------------------- non-finite checks
+
+DIVERGENCE_FACTOR = 1e3
+"""Regression outputs on the training rows farther than ``DIVERGENCE_FACTOR``
+times the target's scale outside its range count as divergence (see the
+module docstring)."""
+
+_PREPROCESS_ADVICE = (
+    "The input data may contain large values and need to be preprocessed "
+    "(e.g. with sklearn.preprocessing.StandardScaler), or lower the learning "
+    "rate."
+)
+
+
+class _NonFiniteError(ValueError):
+    """Training diverged; :func:`fit_or_restore` names the estimator."""
+
+
+def check_finite_module(net):
+    """Raise ``ValueError`` if a parameter of the trained module is not finite."""
+    import torch
+
+    module = getattr(net, "module_", net)
+    with torch.no_grad():
+        for name, param in module.named_parameters():
+            if not bool(torch.isfinite(param).all()):
+                raise _NonFiniteError(
+                    "Training produced non-finite parameter weights (parameter "
+                    f"{name!r} of {type(module).__name__}). {_PREPROCESS_ADVICE}"
+                )
+
+
+def _check_finite_outputs(out, what="network outputs"):
+    if not np.isfinite(out).all():
+        raise _NonFiniteError(
+            f"The {what} are not finite (the training diverged, or the rows "
+            f"are far outside the training data). {_PREPROCESS_ADVICE}"
+        )
+
+
+def check_regression_outputs(y_pred, y, *, factor=DIVERGENCE_FACTOR):
+    """Raise ``ValueError`` if fitted values show that training diverged.
+
+    ``y_pred`` (predictions on the training rows) must be finite and, per
+    output, inside ``[min(y) - factor * s, max(y) + factor * s]`` with
+    ``s = max(max(y) - min(y), max|y|)`` (``s = 1`` when ``y`` is all 0).
+    """
+    y = np.asarray(y, dtype=np.float64)
+    y_pred = np.asarray(y_pred, dtype=np.float64)
+    _check_finite_outputs(y_pred, "predictions on the training data")
+    y_2d = y.reshape(len(y), -1)
+    pred_2d = y_pred.reshape(len(y_pred), -1)
+    if y_2d.shape[1] != pred_2d.shape[1] or not len(y_2d):
+        return
+    low, high = y_2d.min(axis=0), y_2d.max(axis=0)
+    scale = np.maximum(high - low, np.maximum(np.abs(low), np.abs(high)))
+    scale = np.where(scale > 0, scale, 1.0)
+    outside = (pred_2d < low - factor * scale) | (pred_2d > high + factor * scale)
+    if outside.any():
+        worst = float(np.max(np.abs(pred_2d[outside])))
+        raise _NonFiniteError(
+            "Training diverged: predictions on the training data reach "
+            f"{worst:.3g}, more than {factor:g} times the target's scale "
+            f"outside its range [{float(low.min()):.3g}, {float(high.max()):.3g}]. "
+            f"{_PREPROCESS_ADVICE}"
+        )
+
+
+def fit_or_restore(fit=None, *, check_regression=True):
+    """Decorate ``fit``: all or nothing, and divergence as a clear error.
+
+    Use as ``@fit_or_restore`` (above ``@_fit_context``), or as
+    ``@fit_or_restore(check_regression=False)`` for fitting entry points whose
+    ``y`` is not the regression target.
+
+    * When ``fit`` raises (``KeyboardInterrupt`` from a user's Ctrl-C, or any
+      error), the estimator's ``__dict__`` is restored to its state before
+      the call (a shallow copy: fitted attributes are replaced, never mutated
+      in place, by the package's fits), so it stays unfitted, or keeps its
+      previous fit.
+    * The body runs in :func:`user_interrupts`, so a Ctrl-C that skorch
+      swallowed is re-raised.
+    * For a regressor, the predictions on the training rows ``X`` (first
+      argument) are checked by :func:`check_regression_outputs` against ``y``
+      (second argument), unless ``check_regression=False``.
+    * The engine's divergence errors are re-raised as ``ValueError`` naming
+      the estimator.
+    """
+    if fit is None:
+        return functools.partial(fit_or_restore, check_regression=check_regression)
+
+    @functools.wraps(fit)
+    def wrapper(self, *args, **kwargs):
+        from sklearn.base import is_regressor
+
+        snapshot = dict(self.__dict__)
+        try:
+            with user_interrupts():
+                result = fit(self, *args, **kwargs)
+                X = args[0] if args else kwargs.get("X")
+                y = args[1] if len(args) > 1 else kwargs.get("y")
+                if check_regression and is_regressor(self) and y is not None:
+                    check_regression_outputs(self.predict(X), y)
+            return result
+        except _NonFiniteError as exc:
+            self.__dict__.clear()
+            self.__dict__.update(snapshot)
+            raise ValueError(f"{type(self).__name__}: {exc}") from exc
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(snapshot)
+            raise
+
+    return wrapper
 
 
 def torch_dtype(dtype):
@@ -285,10 +500,13 @@ def train_module(
                 **plain_log,
                 **params,
             )
-            net.fit(inputs, y)
+            with user_interrupts():
+                net.fit(inputs, y)
         else:
             net = warm_start_net
-            net.partial_fit(inputs, y, epochs=max_epochs)
+            with user_interrupts():
+                net.partial_fit(inputs, y, epochs=max_epochs)
+    check_finite_module(net)
     return net
 
 
@@ -302,6 +520,7 @@ def forward_module(
     func=None,
     row_bytes=None,
     enable_grad=False,
+    check_finite=True,
 ):
     """Run a trained net in eval mode over row batches; return float64 numpy.
 
@@ -375,7 +594,10 @@ def forward_module(
                 outs.append(out.detach().cpu().numpy().astype(np.float64, copy=False))
     finally:
         module.train(was_training)
-    return np.concatenate(outs, axis=0)
+    out = np.concatenate(outs, axis=0)
+    if check_finite:
+        _check_finite_outputs(out)
+    return out
 
 
 def train_bilevel(
@@ -508,7 +730,9 @@ def train_bilevel(
             verbose=0,
             device=device,
         )
-        net.fit(X, y)
+        with user_interrupts():
+            net.fit(X, y)
+    check_finite_module(net)
     return net
 
 
@@ -655,5 +879,7 @@ def train_predictive_coding(
             verbose=0,
             device=device,
         )
-        net.fit(inputs, y)
+        with user_interrupts():
+            net.fit(inputs, y)
+    check_finite_module(net)
     return net
