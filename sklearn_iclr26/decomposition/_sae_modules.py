@@ -12,6 +12,8 @@ import torch
 from skorch.callbacks import Callback
 from torch import nn
 
+from sklearn_iclr26.utils._torch import _PREPROCESS_ADVICE, _NonFiniteError
+
 LP_EPS = 1e-3  # smoothing of the adaptive L_p weights (caps them at p eps^(p-1))
 
 
@@ -196,6 +198,12 @@ class SAEModule(nn.Module):
             low = None
             if self.structured_rank:
                 low = self.low_rank_code(X)
+                if not bool(torch.isfinite(low).all()):
+                    # svdvals would fail with a bare torch LinAlgError
+                    raise _NonFiniteError(
+                        "The low-rank code is not finite: training diverged. "
+                        + _PREPROCESS_ADVICE
+                    )
                 z = s + low
             x_hat = self.decode(z)
         l1 = self.sparsity_penalty(s)
