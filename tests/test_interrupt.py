@@ -240,3 +240,16 @@ def test_package_early_stops_end_training_normally(sigint):
     assert sgm.peak_found_
     assert sgm.n_iter_ < 200
     assert sigint["sent"] == 0
+
+
+@pytest.mark.parametrize("handler", [signal.default_int_handler, signal.SIG_IGN])
+def test_fit_restores_the_callers_sigint_handler(handler):
+    from sklearn_iclr26.neural_network import TorchMLPRegressor
+
+    X = np.random.RandomState(0).normal(size=(30, 2))
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        TorchMLPRegressor((4,), max_iter=3, random_state=0).fit(X, X[:, 0])
+        assert signal.getsignal(signal.SIGINT) is handler
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -17,7 +17,7 @@ from sklearn_iclr26.ensemble._proxy import knn_proxy_predictions
 from sklearn_iclr26.ensemble._simplex import simplex_least_squares
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import seed_from_random_state
-from sklearn_iclr26.utils._torch import forward_module, train_module
+from sklearn_iclr26.utils._torch import _NonFiniteError, forward_module, train_module
 from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
@@ -162,7 +162,10 @@ class BaseAdaptiveComposition(BaseEstimator):
         errors = np.full(n_modules, np.nan)
         valid = np.zeros(n_modules, dtype=bool)
         for j, name in enumerate(names):
-            embedding = self.hub.embed(name, X_sub)
+            try:
+                embedding = self.hub.embed(name, X_sub)
+            except _NonFiniteError:  # a torch module's non-finite embedding
+                embedding = np.full((len(X_sub), 1), np.nan)
             proxy = (
                 knn_proxy_predictions(
                     embedding,
