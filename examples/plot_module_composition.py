@@ -21,7 +21,6 @@ A last section does the same for classification with
 
 # %%
 import os
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -40,17 +39,7 @@ from sklearn_iclr26.neural_network import TorchMLPClassifier, TorchMLPRegressor
 
 QUICK = os.environ.get("SKLEARN_ICLR26_QUICK") == "1"
 
-
-def _data_home():
-    for parent in Path.cwd().resolve().parents:
-        if (parent / "shared" / "data" / "multioutput").is_dir():
-            return parent / "shared" / "data" / "multioutput"
-    return None  # SKLEARN_ICLR26_DATA or ~/sklearn_iclr26_data
-
-
-data = load_multioutput(
-    "wq", data_home=os.environ.get("SKLEARN_ICLR26_DATA") or _data_home()
-)
+data = load_multioutput("wq")  # ships with the package
 X, Y = data.data, data.target
 rng = np.random.RandomState(0)
 perm = rng.permutation(len(X))

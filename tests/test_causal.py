@@ -449,3 +449,114 @@ def test_n_jobs_and_verbose(capsys):
     assert "[GeodesicCATERegressor] chain of arm 1: step 2/2" in capsys.readouterr().out
     with pytest.raises(ValueError, match="n_jobs"):
         clone(one).set_params(n_jobs=0).fit(X, y, treatment=t)
+
+
+# ------------------------------------------------ value tests and anchors
+# Each pins the options it exercises, so that a later change of a default does
+# not quietly stop it from catching a bug in the rule it checks.
+def heterogeneous_linear(seed, n=200):
+    """Noiseless linear arms, confounded treatment: mu0 = 1 + x0 - x2 and
+    mu1 = mu0 + 2 + 3 x1, so tau(x) = 2 + 3 x1 exactly."""
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, 3))
+    t = (rng.uniform(size=n) < 1 / (1 + np.exp(-1.5 * X[:, 0]))).astype(int)
+    tau = 2.0 + 3.0 * X[:, 1]
+    y = 1.0 + X[:, 0] - X[:, 2] + t * tau
+    return X, y, t, tau
+
+
+def test_x_learner_imputed_effects_and_blend_by_hand():
+    """Stage 2 regresses D1 = y - mu0(x) on the treated and D0 = mu1(x) - y on
+    the controls; the estimate is e tau0 + (1 - e) tau1 with e = P(T=1 | x).
+    Noiseless linear arms make both imputed effects exactly tau, so the
+    estimate is tau whatever e is; a sign error in D0 gives (1 - 2e) tau."""
+    from sklearn.linear_model import LogisticRegression
+
+    X, y, t, tau = heterogeneous_linear(0)
+    est = XLearnerRegressor(
+        LinearRegression(), propensity_estimator=LogisticRegression()
+    )
+    est.fit(X, y, treatment=t)
+    assert_allclose(est.predict(X), tau, atol=1e-8)
+    # the same rule on noisy outcomes, every piece refitted by hand
+    rng = np.random.RandomState(1)
+    y = y + rng.normal(scale=0.5, size=len(y))
+    est.fit(X, y, treatment=t)
+    X0, y0, X1, y1 = X[t == 0], y[t == 0], X[t == 1], y[t == 1]
+    mu0, mu1 = LinearRegression().fit(X0, y0), LinearRegression().fit(X1, y1)
+    tau0 = LinearRegression().fit(X0, mu1.predict(X0) - y0).predict(X)
+    tau1 = LinearRegression().fit(X1, y1 - mu0.predict(X1)).predict(X)
+    e = LogisticRegression().fit(X, t).predict_proba(X)[:, 1]
+    assert np.ptp(e) > 0.5  # a blend that would not see a swap of e and 1 - e
+    assert_allclose(est.predict(X), e * tau0 + (1 - e) * tau1, rtol=1e-10)
+
+
+def test_t_learner_effect_by_hand():
+    X, y, t, tau = heterogeneous_linear(2)
+    est = TLearnerRegressor(LinearRegression()).fit(X, y, treatment=t)
+    assert_allclose(est.predict(X), tau, atol=1e-8)
+
+
+@pytest.mark.parametrize("learner", ["T", "X"])
+def test_t_and_x_learner_effects_equal_econml(learner):
+    """econml's TLearner and XLearner compute the same quantity from the same
+    deterministic models (its propensity model is fitted on the rows in
+    another order, hence the tolerance)."""
+    metalearners = pytest.importorskip("econml.metalearners")
+    from sklearn.linear_model import LogisticRegression
+
+    X, y, t, _ = confounded(5, n=300)
+    y = y + np.sin(2 * X[:, 2]) * t  # heterogeneous, non-linear effect
+    if learner == "T":
+        ours = TLearnerRegressor(Ridge(alpha=3.0))
+        anchor = metalearners.TLearner(models=Ridge(alpha=3.0))
+    else:
+        ours = XLearnerRegressor(
+            Ridge(alpha=3.0), propensity_estimator=LogisticRegression()
+        )
+        anchor = metalearners.XLearner(
+            models=Ridge(alpha=3.0), propensity_model=LogisticRegression()
+        )
+    ours.fit(X, y, treatment=t)
+    anchor.fit(y, t, X=X)
+    assert_allclose(ours.predict(X), anchor.effect(X), rtol=1e-6, atol=1e-8)
+
+
+def test_geodesic_propensity_combination_by_hand():
+    """``combine="propensity"``: mu0 = (1 - e) h00 + e h01 and
+    mu1 = e h11 + (1 - e) h10, e = P(T=1 | x); with ``n_steps=0`` each chain
+    model is one weighted fit on the other arm's plan atoms (``keep=1``), so
+    every piece is refitted here by hand. Ridge shrinks, so the adapted
+    models differ from the source ones and a swap of e and 1 - e shows."""
+    from sklearn.linear_model import LogisticRegression
+
+    X, y, t, _ = confounded(6, n=200)
+    g = GeodesicCATERegressor(
+        Ridge(alpha=30.0),
+        n_steps=0,
+        keep=1.0,
+        combine="propensity",
+        transformer="passthrough",
+        propensity_estimator=LogisticRegression(),
+        ot_solver="emd",
+        random_state=0,
+    ).fit(X, y, treatment=t)
+    X0, y0, X1, y1 = X[t == 0], y[t == 0], X[t == 1], y[t == 1]
+    h00, h11 = Ridge(alpha=30.0).fit(X0, y0), Ridge(alpha=30.0).fit(X1, y1)
+    plan = g.ot_plan_.tocoo()
+    w = plan.data * plan.nnz
+    Z1, Z0 = X1[plan.col], X0[plan.row]
+    h01 = Ridge(alpha=30.0).fit(Z1, h00.predict(Z1), sample_weight=w)
+    h10 = Ridge(alpha=30.0).fit(Z0, h11.predict(Z0), sample_weight=w)
+    e = LogisticRegression().fit(X, t).predict_proba(X)[:, 1]
+    p00, p01, p11, p10 = (m.predict(X) for m in (h00, h01, h11, h10))
+    assert np.abs(p01 - p00).mean() > 0.05 and np.ptp(e) > 0.5
+    mu0, mu1 = g.predict_outcomes(X)
+    assert_allclose(mu0, (1 - e) * p00 + e * p01, rtol=1e-9)
+    assert_allclose(mu1, e * p11 + (1 - e) * p10, rtol=1e-9)
+    assert_allclose(g.predict(X), mu1 - mu0, rtol=1e-12)
+    # the theorem's pairing, by the estimated arm
+    mu0, mu1 = g.predict_outcomes(X, combine="adapted")
+    treated = e >= 0.5
+    assert_allclose(mu0, np.where(treated, p01, p00), rtol=1e-9)
+    assert_allclose(mu1, np.where(treated, p11, p10), rtol=1e-9)

@@ -171,6 +171,47 @@ def test_two_key_bad_input():
         )
 
 
+def test_two_key_on_a_target_in_grams_names_the_cause():
+    """A real regression target of another scale (a body mass in grams, as in
+    the practitioner audit) makes Algorithm 1's fixed steps blow up; the error
+    says that the model is the paper's Algorithm 1, not a general regressor,
+    and that the scale of y is the cause (the features are standardised)."""
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(300, 3))
+    y = 4200.0 + 500.0 * X[:, 0] + rng.normal(scale=100.0, size=300)
+    with pytest.raises(
+        ValueError,
+        match=r"diverged.*not a general-purpose regressor.*4\.2\de\+03 for y",
+    ):
+        TwoKeyAttentionRegressor(random_state=0).fit(X, y)
+
+
+def test_two_key_refuses_the_constant_zero_predictor():
+    """The readout h^T (w * w) is non-negative on non-negative tokens: a
+    negative target shrinks w towards 0 at every step, and the fit would
+    predict 0 everywhere; it raises instead of returning that predictor."""
+    rng = np.random.RandomState(0)
+    X = np.abs(rng.normal(size=(200, 4))) + 0.5
+    y = -X.sum(axis=1)
+    with pytest.raises(ValueError, match="collapsed to the constant-0 predictor"):
+        TwoKeyAttentionRegressor(random_state=0).fit(X, y)
+    # the rule: all-zero predictions raise when the constant 0 has a training
+    # R^2 below -0.1 (here -mean^2 / var = -0.25), and only warn on a target of
+    # mean ~0, where 0 is as good as any constant (-0.01)
+    from sklearn_iclr26.causal._two_key_attention import _check_not_collapsed
+
+    y = rng.normal(size=200)
+    y = (y - y.mean()) / y.std()
+    zeros = np.zeros(200)
+    with pytest.raises(ValueError, match="collapsed"):
+        _check_not_collapsed(zeros, y + 0.5)
+    with pytest.warns(UserWarning, match="collapsed"):
+        _check_not_collapsed(zeros, y + 0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _check_not_collapsed(zeros + 1e-3, y + 0.5)  # not all zero: nothing
+
+
 def test_two_key_groups_by_name():
     import pandas as pd
 

@@ -55,6 +55,44 @@ def algorithm1_directions(tokens, y, w, v):
     return g_w, g_v, p
 
 
+_NOT_A_REGRESSOR = (
+    "TwoKeyAttentionRegressor is the CCO paper's Algorithm 1 on its toy model "
+    "(y_hat = h^T (w * w): non-negative readout weights, no intercept, fixed "
+    "step sizes), not a general-purpose regressor."
+)
+
+
+def _rms(a):
+    return float(np.sqrt(np.mean(np.square(a))))
+
+
+def _check_not_collapsed(y_hat, y):
+    """Refuse a fit whose training predictions are all (numerically) zero.
+
+    A target with mean near 0 (no signal Algorithm 1 can represent, e.g. pure
+    noise) only warns: 0 is then about as good as any constant. Otherwise the
+    constant 0 is far worse than predicting the mean, and the fit raises.
+    """
+    scale = float(np.max(np.abs(y))) if y.size else 0.0
+    if scale == 0 or float(np.max(np.abs(y_hat))) > 1e-6 * scale:
+        return
+    # R^2 of the constant 0 on the training rows: -mean(y)^2 / var(y)
+    var = float(np.var(y))
+    r2_zero = -np.inf if var == 0 else -(float(np.mean(y)) ** 2) / var
+    message = (
+        "Algorithm 1 collapsed to the constant-0 predictor: every training "
+        f"prediction is below {1e-6 * scale:.3g} in magnitude while |y| reaches "
+        f"{scale:.3g} (training R^2 of these predictions {r2_zero:.3g}). "
+        f"{_NOT_A_REGRESSOR} A target that is not a non-negative combination of "
+        f"the tokens (here mean y = {float(np.mean(y)):.3g}) drives w to 0. Use "
+        "it on data of the paper's causal chain (see make_causal_chain), or a "
+        "general regressor (e.g. TabularAttentionRegressor) elsewhere."
+    )
+    if r2_zero < -0.1:
+        raise ValueError(message)
+    warn_user(message)
+
+
 class TwoKeyAttentionRegressor(RegressorMixin, BaseEstimator):
     """Key-attention model with a squared-weight readout, trained by CCO's Algorithm 1.
 
@@ -76,6 +114,16 @@ class TwoKeyAttentionRegressor(RegressorMixin, BaseEstimator):
     descendant's weight is "crowded out"; the effect depends on the regime
     (see the user guide), and it is a property of gradient descent on this
     toy model, not causal discovery.
+
+    This is the paper's Algorithm 1, a tool to study that effect, **not a
+    general-purpose regressor**: the readout ``w * w`` is non-negative and has
+    no intercept, and the step sizes are fixed, so on a target of another
+    scale or sign (e.g. a body mass in grams) it diverges or shrinks ``w`` to
+    0. Both raise a ``ValueError`` naming the cause instead of returning a
+    constant predictor (a collapse on a target of mean near 0, where 0 is as
+    good as any constant, only warns); the target is not rescaled internally, since that
+    would change the trajectory the paper analyses (``w_`` is compared with
+    ``w*``). Use :class:`TabularAttentionRegressor` as a regressor.
 
     Read more in the :ref:`User Guide <cco>`.
 
@@ -278,8 +326,13 @@ class TwoKeyAttentionRegressor(RegressorMixin, BaseEstimator):
                 v = v - self.learning_rate_v * g_v
             if not (np.all(np.isfinite(w)) and np.all(np.isfinite(v))):
                 raise ValueError(
-                    f"Algorithm 1 diverged at step {t + 1} (non-finite weights): "
-                    "lower learning_rate_w / learning_rate_v or scale the features."
+                    f"Algorithm 1 diverged at step {t + 1} (non-finite weights). "
+                    f"{_NOT_A_REGRESSOR} Its fixed steps grow with the scale of "
+                    f"the target and of the tokens (here root mean square "
+                    f"{_rms(y):.3g} for y, {_rms(tokens):.3g} for the tokens; "
+                    "the paper's simulation has both of order 1). Divide y (and "
+                    "the features) by their scale, or lower learning_rate_w / "
+                    "learning_rate_v."
                 )
             w_history[t + 1] = w
             if self.verbose and (t + 1) % max(T // 10, 1) == 0:
@@ -289,6 +342,7 @@ class TwoKeyAttentionRegressor(RegressorMixin, BaseEstimator):
                     + ", ".join(f"{a:.3f}" for a in attention[t]),
                 )
         self.w_, self.v_ = w, v
+        _check_not_collapsed(_forward(tokens, w, v)[3], y)
         logits = tokens @ v
         attention[T] = _softmax(logits).mean(axis=0)
         self.w_history_ = w_history
