@@ -17,15 +17,19 @@ from sklearn_iclr26.label_noise._common import (
     numeric_features,
     proba_from_raw,
     validate_meta_X,
+    warmup_count,
 )
 from sklearn_iclr26.label_noise._loss import PHIS, flip_rate
 from sklearn_iclr26.label_noise._rho import difficulty_to_rho, offline_difficulty
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._verbose import log_progress
+from sklearn_iclr26.utils._warnings import warn_user
 
 __all__ = ["InstanceNoiseCorrector"]
 
 _RHO_OPTIONS = ("margin", "cluster", "reconstruction", "ensemble")
+# corrected boosting rounds below which multi-class LightGBM fits warn
+_MIN_MULTICLASS_ROUNDS = 90
 
 
 class InstanceNoiseCorrector(BaseNoiseCorrector):
@@ -66,7 +70,12 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
       bounded. The estimator must accept negative sample weights.
 
     Multi-class targets are reduced one-vs-rest, with the binary correction
-    for each class (the paper is binary).
+    for each class (the paper is binary). It is not uniformly better than
+    plain training there: with LightGBM, 20 % symmetric flips and 100 trees
+    it was 0.2 points below plain LightGBM on digits and 1-3 points above on
+    keel ``segment`` and ``satimage``; with 50 trees 4 points below on
+    digits (the corrected loss learns more slowly; a warning is raised below
+    90 corrected rounds). See the user guide.
 
     Read more in the :ref:`User Guide <label_noise>`.
 
@@ -387,6 +396,21 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
                 what=f"rho={self.rho!r}",
             )
         n_classes = len(self.classes_)
+        if n_classes > 2 and self.mode_ == "objective" and backend.name == "lightgbm":
+            n_rounds = backend.final.get_params()["n_estimators"]
+            corrected = n_rounds - warmup_count(self.warmup, n_rounds)
+            if corrected < _MIN_MULTICLASS_ROUNDS:
+                warn_user(
+                    f"Multi-class targets with {corrected} corrected boosting rounds "
+                    "per one-vs-rest sub-problem: the corrected loss scales the "
+                    "gradient by about p (1 - p), small on most rows of a "
+                    "one-vs-rest problem, so it learns more slowly than plain "
+                    "LightGBM and may underfit. Measured on digits with 20 % "
+                    "symmetric flips: 4 points below plain LightGBM at 50 rounds, "
+                    "within 1-2 points at 100-400. Use n_estimators of at least "
+                    f"{_MIN_MULTICLASS_ROUNDS} plus the warm-up, and compare with "
+                    "the plain model on held-out data."
+                )
         problems = (
             [y_enc] if n_classes == 2 else [(y_enc == k) for k in range(n_classes)]
         )
