@@ -146,7 +146,7 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
         How ``T`` is estimated when ``transition_matrix`` is ``None``.
         ``"confident_joint"``: cleanlab's calibrated confident joint (per-class
         thresholds at the mean self-confidence; see
-        :func:`confident_joint_transition_matrix` in the module), which does
+        the user guide), which does
         not need calibrated probabilities. ``"anchor"``: row ``i`` of ``T`` is
         the noisy probability vector of the row whose probability of ``i`` is
         at the ``anchor_quantile`` (Patrini et al.); it assumes calibrated
