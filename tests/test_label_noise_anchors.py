@@ -138,7 +138,10 @@ def test_transition_matrix_within_01_of_the_injected_one(noisy_cancer):
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # a plausible estimate: no warning
             cc = ClassConditionalNoiseCorrector(
-                transition_estimate="confident_joint", cv=3, random_state=seed
+                make_pipeline(StandardScaler(), LogisticRegression()),
+                transition_estimate="confident_joint",
+                cv=3,
+                random_state=seed,
             ).fit(X, y_noisy)
         assert np.abs(cc.transition_matrix_ - T_true).max() < 0.1
     # with boosted trees too (their out-of-fold probabilities are not calibrated)
