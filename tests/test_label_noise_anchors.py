@@ -56,6 +56,7 @@ def noisy_cancer():
 # ------------------------------------------------------- mislabel ranking
 
 
+@pytest.mark.filterwarnings("ignore:Multi-class targets with:UserWarning")
 @pytest.mark.parametrize("beta", [0.5, 1.0, 2.0, 4.0])
 def test_mislabel_scores_are_monotone_in_disagreement_at_every_beta(noisy_digits, beta):
     """The score is a decreasing function of the fitted probability of the label."""
