@@ -7,7 +7,8 @@ four methods are compared by clean-test accuracy:
 
 * plain: the learner on the noisy labels;
 * cc-forward: ClassConditionalNoiseCorrector(method="forward"), transition
-  matrix estimated with anchor points (3-fold out-of-fold probabilities);
+  matrix estimated from 3-fold out-of-fold probabilities (the confident joint
+  since issue 27; the recorded ``noise_reproduction.csv`` used anchor points);
 * cleanlab: cleanlab.classification.CleanLearning (3-fold, prune + refit);
 * ndx: InstanceNoiseCorrector with its default hyperparameters (beta=2,
   lam=0, warmup=10 %, margin rho, detached): no tuning on any of these sets;

@@ -17,15 +17,19 @@ from sklearn_iclr26.label_noise._common import (
     numeric_features,
     proba_from_raw,
     validate_meta_X,
+    warmup_count,
 )
 from sklearn_iclr26.label_noise._loss import PHIS, flip_rate
 from sklearn_iclr26.label_noise._rho import difficulty_to_rho, offline_difficulty
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._verbose import log_progress
+from sklearn_iclr26.utils._warnings import warn_user
 
 __all__ = ["InstanceNoiseCorrector"]
 
 _RHO_OPTIONS = ("margin", "cluster", "reconstruction", "ensemble")
+# corrected boosting rounds below which multi-class LightGBM fits warn
+_MIN_MULTICLASS_ROUNDS = 90
 
 
 class InstanceNoiseCorrector(BaseNoiseCorrector):
@@ -66,7 +70,12 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
       bounded. The estimator must accept negative sample weights.
 
     Multi-class targets are reduced one-vs-rest, with the binary correction
-    for each class (the paper is binary).
+    for each class (the paper is binary). It is not uniformly better than
+    plain training there: with LightGBM, 20 % symmetric flips and 100 trees
+    it was 0.2 points below plain LightGBM on digits and 1-3 points above on
+    keel ``segment`` and ``satimage``; with 50 trees 4 points below on
+    digits (the corrected loss learns more slowly; a warning is raised below
+    90 corrected rounds). See the user guide.
 
     Read more in the :ref:`User Guide <label_noise>`.
 
@@ -159,9 +168,13 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
         scales with ``beta``. See the user guide for measurements. Use it to
         compare fits, not as a noise-rate estimate.
     mislabel_scores_ : ndarray of shape (n_samples,)
-        ``rho (1 - p) / p`` with ``p`` the fitted probability of the observed
-        label: the IDN estimate of the odds that the label was flipped. Larger
-        means more likely mislabeled; a ranking as cleanlab's.
+        Posterior probability that the observed label was flipped,
+        ``r (1 - p) / (r (1 - p) + (1 - r) p)``, with ``p`` the fitted model's
+        (clean-class) probability of the observed label and ``r =
+        noise_rate_`` the prior flip rate. It increases with the model's
+        disagreement ``1 - p`` at every ``beta`` (``beta`` only moves ``r``, a
+        constant), so it ranks as cleanlab's self-confidence on the fitted
+        probabilities; see Notes for why the per-row ``rho_`` is not used.
     init_scores_ : ndarray of shape (n_subproblems,)
         Constant raw-score offset of each sub-problem (the LightGBM
         ``init_score``, ``logit`` of the weighted label mean; 0 otherwise).
@@ -186,6 +199,25 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
     form approximates both the clean and the noisy posterior by ``sigmoid(h)``;
     the regularized form (Eq. 5) removes the division. At ``rho = 0`` it is
     ``p (1 - p) (l - lam)``, not ``l``: expect some cost on clean data.
+
+    ``mislabel_scores_``: let ``F`` be the flip event and ``p = pi_{y~}(x)``
+    the fitted model's probability of the observed label (for multi-class
+    targets, the normalized one-vs-rest probability). Bayes' rule under a flip
+    rate ``r`` gives::
+
+        P(F = 1 | x, y~) = r (1 - p) / (r (1 - p) + (1 - r) p)
+
+    i.e. posterior odds ``r / (1 - r) * (1 - p) / p``, strictly increasing in
+    ``1 - p`` for any ``r`` in (0, 1). The score takes ``r = noise_rate_ =
+    E[rho(X)]``, the flip rate of the fitted IDN model marginalized over the
+    rows. It does not plug in the row's own ``rho(x) = phi(beta |h(x)|)``: that
+    exact IDN posterior has odds ``rho / (1 - rho) * (1 - p) / p``, about
+    ``exp((1 - beta) a)`` for a label the model contradicts with margin ``a``
+    (logistic ``phi``), which *falls* as the contradiction grows when ``beta >
+    1`` (the margin model reads a confident contradiction as the classifier's
+    error, not a flip); it ranked symmetric flips below chance on multi-class
+    data. ``p`` is in-sample (one fit, no cross-validation), which works
+    because the corrected loss stops fitting the rows it contradicts.
 
     References
     ----------
@@ -364,6 +396,21 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
                 what=f"rho={self.rho!r}",
             )
         n_classes = len(self.classes_)
+        if n_classes > 2 and self.mode_ == "objective" and backend.name == "lightgbm":
+            n_rounds = backend.final.get_params()["n_estimators"]
+            corrected = n_rounds - warmup_count(self.warmup, n_rounds)
+            if corrected < _MIN_MULTICLASS_ROUNDS:
+                warn_user(
+                    f"Multi-class targets with {corrected} corrected boosting rounds "
+                    "per one-vs-rest sub-problem: the corrected loss scales the "
+                    "gradient by about p (1 - p), small on most rows of a "
+                    "one-vs-rest problem, so it learns more slowly than plain "
+                    "LightGBM and may underfit. Measured on digits with 20 % "
+                    "symmetric flips: 4 points below plain LightGBM at 50 rounds, "
+                    "within 1-2 points at 100-400. Use n_estimators of at least "
+                    f"{_MIN_MULTICLASS_ROUNDS} plus the warm-up, and compare with "
+                    "the plain model on held-out data."
+                )
         problems = (
             [y_enc] if n_classes == 2 else [(y_enc == k) for k in range(n_classes)]
         )
@@ -390,15 +437,18 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
             self.estimator_ = self.estimators_[0]
             self.init_score_ = float(self.init_scores_[0])
             raw, rho = raws[0], rhos[0]
-            p_obs = expit(np.where(y_enc == 1, raw, -raw))
+            # log((1 - p) / p) of the observed label, exactly from the raw score
+            log_odds_wrong = np.where(y_enc == 1, -raw, raw)
         else:
             rows = np.arange(len(y_enc))
-            raw_obs = np.column_stack(raws)[rows, y_enc]
             rho = np.column_stack(rhos)[rows, y_enc]
-            p_obs = expit(raw_obs)
+            proba = expit(np.column_stack(raws))
+            p_obs = proba[rows, y_enc] / np.maximum(proba.sum(axis=1), 1e-300)
+            p_obs = np.clip(p_obs, 1e-300, 1.0 - 1e-16)
+            log_odds_wrong = np.log1p(-p_obs) - np.log(p_obs)
         self.rho_ = rho
         self.noise_rate_ = float(np.average(rho, weights=sample_weight))
-        self.mislabel_scores_ = rho * (1.0 - p_obs) / np.maximum(p_obs, 1e-12)
+        self.mislabel_scores_ = mislabel_posterior(log_odds_wrong, self.noise_rate_)
         log_progress(self, f"done; noise_rate_={self.noise_rate_:.3f}")
 
     def _decision_rows(self, X):
@@ -454,6 +504,19 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
         if raw.ndim == 1:
             return self.classes_[(raw > 0).astype(int)]
         return self.classes_[np.argmax(raw, axis=1)]
+
+
+def mislabel_posterior(log_odds_wrong, rate):
+    """Posterior flip probability ``P(F = 1 | x, y~)`` under the flip rate ``rate``.
+
+    ``log_odds_wrong`` is ``log((1 - p) / p)`` with ``p`` the model's
+    probability of the observed label; the result is ``expit(logit(rate) +
+    log_odds_wrong)`` = ``r (1 - p) / (r (1 - p) + (1 - r) p)``, strictly
+    increasing in ``1 - p``. ``rate`` is clipped to [1e-12, 1 - 1e-12] so
+    that the ranking survives an underflowed rate.
+    """
+    rate = min(max(float(rate), 1e-12), 1.0 - 1e-12)
+    return expit(np.log(rate) - np.log1p(-rate) + np.asarray(log_odds_wrong))
 
 
 def reweight_weights(p_obs, rho):
