@@ -51,8 +51,6 @@ ESTIMATORS = [e for e in yield_test_instances() if _uses_torch(e)]
 # its own attributes first; restoring those is the meta-estimator's part
 RESTORED_ELSEWHERE = {
     "CVQRRegressor": "BaseConformalRegressor.fit sets attributes before training",
-    "ClassConditionalNoiseCorrector": "the corrector's fit sets attributes first",
-    "InstanceNoiseCorrector": "the corrector's fit sets attributes first",
 }
 
 
