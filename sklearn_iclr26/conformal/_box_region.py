@@ -23,7 +23,7 @@ class BonferroniBoxRegressor(BaseResidualRegion):
     Bonferroni (union) bound the box has joint marginal coverage at least
     ``confidence_level``. The box has the same shape at every ``x``. A
     baseline for :class:`CVQRRegressor`, with the same ``contains`` /
-    ``region_volume`` / ``predict_region`` interface.
+    ``region_log_volume`` / ``predict_region`` interface.
 
     Read more in the :ref:`User Guide <cvqr>`.
 
@@ -105,6 +105,8 @@ class BonferroniBoxRegressor(BaseResidualRegion):
         self.random_state = random_state
         self.verbose = verbose
 
+    _learns_shape = False
+
     def _fit_region(self, X, R, random_state):
         pass
 
@@ -132,7 +134,8 @@ class BonferroniBoxRegressor(BaseResidualRegion):
         return np.all(np.abs(y - self._point(X)) <= threshold, axis=1)
 
     def _log_volume_batch(self, X, threshold):
-        value = float(np.sum(np.log(2 * threshold)))
+        with np.errstate(divide="ignore"):  # a zero half-width: volume 0
+            value = float(np.sum(np.log(2 * threshold)))
         return np.full(_num_samples(X), value)
 
     def predict_region(self, X, confidence_level=None):

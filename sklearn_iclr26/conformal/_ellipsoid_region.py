@@ -122,7 +122,7 @@ class EllipsoidRegressor(BaseResidualRegion):
     >>> y = X[:, :2] + rng.normal(size=(300, 2))
     >>> ell = EllipsoidRegressor(
     ...     covariance="local", n_neighbors=50, random_state=0).fit(X, y)
-    >>> ell.region_volume(X[:2]).shape
+    >>> ell.region_log_volume(X[:2]).shape
     (2,)
     """
 
@@ -233,7 +233,9 @@ class EllipsoidRegressor(BaseResidualRegion):
     def _log_volume_batch(self, X, threshold):
         d = self.n_outputs_
         logdet = np.linalg.slogdet(self._covariances(X))[1]
-        return log_unit_ball_volume(d) + d * math.log(threshold) + 0.5 * logdet
+        # threshold 0 (a constant or perfectly predicted target): volume 0
+        log_radius = math.log(threshold) if threshold > 0 else -math.inf
+        return log_unit_ball_volume(d) + d * log_radius + 0.5 * logdet
 
     def predict_region(self, X, confidence_level=None, n_points=100):
         """Ellipse boundary (``d = 2``) or interval endpoints (``d = 1``).

@@ -237,7 +237,7 @@ class OTCPRegressor(BaseResidualRegion):
     (4,)
     >>> local = OTCPRegressor(transport="local", n_neighbors=50,
     ...                       random_state=0).fit(X, y)
-    >>> local.region_volume(X[:2]).shape
+    >>> local.region_log_volume(X[:2]).shape
     (2,)
     """
 
@@ -282,6 +282,9 @@ class OTCPRegressor(BaseResidualRegion):
         self.residual_scale_ = np.where(scale > 1e-12, scale, 1.0)
         S = R / self.residual_scale_
         d, n_train = S.shape[1], S.shape[0]
+        # log-volumes by threshold, filled by region_log_volume (fitted state:
+        # a refit starts a new one)
+        self._volume_cache = {}
         if self.transport == "global":
             m = min(n_train, self.max_transport_samples)
             rows = np.sort(random_state.permutation(n_train)[:m])
@@ -367,7 +370,7 @@ class OTCPRegressor(BaseResidualRegion):
         n = _num_samples(X)
         if self.transport == "global":
             key = (float(threshold), n_samples)
-            cache = self.__dict__.setdefault("_volume_cache", {})
+            cache = self._volume_cache
             if key not in cache:
                 cache[key] = self._log_volume_one(
                     self._transport_points, self.potential_, threshold, n_samples
@@ -385,7 +388,7 @@ class OTCPRegressor(BaseResidualRegion):
         k = self.grid_.shape[0]
         return 8 * n_samples * (k + 2 * self.n_outputs_)
 
-    def region_volume(self, X, confidence_level=None, n_samples=1024):
+    def region_log_volume(self, X, confidence_level=None, n_samples=1024):
         """Natural log-volume of the region at each ``x`` (units of ``y``).
 
         Importance sampling from a Gaussian fitted to the (neighbours')

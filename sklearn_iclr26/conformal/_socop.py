@@ -259,7 +259,10 @@ class SOCOPClassifier(BaseConformalClassifier):
                 stats["coverage"] += covered.mean() / 2
                 stats["sscv"] += (
                     set_size_stratified_coverage_violation(
-                        y_index[eval_half], sets, confidence_level=level
+                        y_index[eval_half],
+                        sets,
+                        confidence_level=level,
+                        classes=np.arange(proba.shape[1]),
                     )
                     / 2
                 )
@@ -294,7 +297,9 @@ class SOCOPClassifier(BaseConformalClassifier):
         self : object
             Fitted estimator.
         """
+        return self._fit_conformal(X, y, **fit_params)
+
+    def _init_fit_state(self):
         if not isinstance(self.lam, str):
             self.lam_ = float(self.lam)
             self.lam_path_ = None
-        return self._fit_conformal(X, y, **fit_params)
