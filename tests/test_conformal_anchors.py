@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.datasets import load_diabetes, load_digits
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
@@ -26,6 +26,7 @@ from sklearn.preprocessing import StandardScaler
 
 from sklearn_iclr26.conformal import (
     BonferroniBoxRegressor,
+    CVQRRegressor,
     EllipsoidRegressor,
     OTCPRegressor,
     SOCOPClassifier,
@@ -165,12 +166,23 @@ def test_frozen_box_calibrates_on_every_row(diabetes):
     assert box.n_calibration_samples_ == len(y)
 
 
+class _SingleOutputTagged(RegressorMixin, BaseEstimator):
+    """Predicts two outputs but keeps the default single-output tags."""
+
+    def fit(self, X, y):
+        self.model_ = LinearRegression().fit(X, y)
+        return self
+
+    def predict(self, X):
+        return self.model_.predict(X)
+
+
 def test_frozen_multi_output_model_is_not_wrapped():
     """A frozen model predicts every output itself (no per-output copies)."""
     rng = np.random.RandomState(0)
     X = rng.normal(size=(200, 3))
     Y = np.c_[X[:, 0], -3 * X[:, 1]] + 0.1 * rng.normal(size=(200, 2))
-    model = LinearRegression().fit(X[:100], Y[:100])
+    model = _SingleOutputTagged().fit(X[:100], Y[:100])
     box = BonferroniBoxRegressor(FrozenEstimator(model)).fit(X[100:], Y[100:])
     np.testing.assert_allclose(box.predict(X[:5]), model.predict(X[:5]))
 
@@ -245,10 +257,20 @@ META = [
     ("box", lambda: BonferroniBoxRegressor(_InterruptingRidge(), random_state=0)),
     ("ellipsoid", lambda: EllipsoidRegressor(_InterruptingRidge(), random_state=0)),
     ("otcp", lambda: OTCPRegressor(_InterruptingRidge(), random_state=0)),
+    (
+        "cvqr",
+        lambda: CVQRRegressor(
+            residual_estimator=_InterruptingRidge(), **FAST_CVQR, random_state=0
+        ),
+    ),
 ]
 
 
+FAST_CVQR = {"max_iter": 3, "warmup_epochs": 1, "hidden_dim": 4, "n_layers": 1}
+
+
 def _outputs(est, X):
+    X = X[:20]
     if hasattr(est, "predict_set"):
         return est.predict_set(X), est.predict(X)
     return est.predict(X), est.region_log_volume(X), est.contains(X, est.predict(X))
@@ -309,6 +331,7 @@ ALL = [
     EllipsoidRegressor(covariance="local", n_neighbors=20, random_state=0),
     OTCPRegressor(random_state=0),
     OTCPRegressor(transport="local", n_neighbors=20, random_state=0),
+    CVQRRegressor(**FAST_CVQR, random_state=0),
 ]
 
 

@@ -206,10 +206,10 @@ class BaseConformalClassifier(
         ``estimator`` (already fitted) is used as it is, as
         ``fit(X, y)`` with ``estimator=FrozenEstimator(estimator)`` would
         (MAPIE's ``conformalize``): nothing is refit, and every row is
-        calibration data (tuning and calibration data, split by
-        ``tuning_size`` and ``calibration_size``, when a score hyperparameter
-        is tuned). The rows must not have been used to train the model.
-        Like ``fit``, it changes nothing if it fails.
+        calibration data (with SOCOP's ``lam="auto"``, tuning and
+        calibration data in the ratio of ``tuning_size`` to
+        ``calibration_size``). The rows must not have been used to train the
+        model. Like ``fit``, it changes nothing if it fails.
 
         Parameters
         ----------

@@ -35,12 +35,15 @@ class BonferroniBoxRegressor(BaseResidualRegion):
         :class:`~sklearn.linear_model.LinearRegression`. A single-output
         regressor is wrapped in
         :class:`~sklearn.multioutput.MultiOutputRegressor` for a multi-output
-        ``y``.
+        ``y``. A fitted one is used as it is by :meth:`calibrate` or when
+        wrapped in :class:`~sklearn.frozen.FrozenEstimator` (never refit,
+        never wrapped: it must predict every output).
     confidence_level : float, default=0.9
         Joint coverage level of the box, in (0, 1).
     calibration_size : float or int, default=0.25
         Fraction (float in (0, 1)) or number (int) of samples held out for
-        calibration.
+        calibration. Unused with a fitted model (a ``FrozenEstimator``, or
+        :meth:`calibrate`): there is nothing to fit, every row calibrates.
     random_state : int, RandomState instance or None, default=None
         Seeds the split (and the regressor's ``random_state`` parameters that
         are ``None``).

@@ -142,7 +142,9 @@ class OTCPRegressor(BaseResidualRegion):
         :class:`~sklearn.linear_model.LinearRegression`. A single-output
         regressor is wrapped in
         :class:`~sklearn.multioutput.MultiOutputRegressor` for a multi-output
-        ``y``.
+        ``y``. A fitted one is used as it is by :meth:`calibrate` or when
+        wrapped in :class:`~sklearn.frozen.FrozenEstimator` (never refit,
+        never wrapped: it must predict every output).
     confidence_level : float, default=0.9
         Coverage level of the regions, in (0, 1).
     cv : int or None, default=5
@@ -166,7 +168,11 @@ class OTCPRegressor(BaseResidualRegion):
         ``Pipeline``, else ``X`` itself (which must then be numeric).
     calibration_size : float or int, default=0.25
         Fraction (float in (0, 1)) or number (int) of samples held out for
-        calibration.
+        calibration. With a fitted model (a ``FrozenEstimator``, or
+        :meth:`calibrate`) the split stays: the other rows estimate the
+        region's transport, which must be independent of the calibration rows
+        (0.25 measured as good a default as 0.5 or 0.75 on enb, jura and
+        slump, see the User Guide; use 0.5 on a few dozen rows).
     random_state : int, RandomState instance or None, default=None
         Seeds the split, the folds, the subset and the grid (and the
         regressor's ``random_state`` parameters that are ``None``).

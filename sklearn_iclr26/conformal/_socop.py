@@ -84,7 +84,8 @@ class SOCOPClassifier(BaseConformalClassifier):
         Any classifier works (LightGBM,
         :class:`~sklearn_iclr26.neural_network.TorchMLPClassifier`, a
         :class:`~sklearn.pipeline.Pipeline` with its preprocessing...); wrap a
-        fitted one in :class:`~sklearn.frozen.FrozenEstimator`.
+        fitted one in :class:`~sklearn.frozen.FrozenEstimator` (then ``fit``
+        takes no keyword arguments), or call :meth:`calibrate`.
     confidence_level : float, default=0.9
         Target coverage: sets contain the true label with probability at
         least ``confidence_level``.

@@ -40,7 +40,8 @@ class SplitConformalClassifier(BaseConformalClassifier):
     estimator : classifier with ``predict_proba``, default=None
         The probabilistic classifier; ``None`` means
         ``make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))``.
-        Wrap a fitted one in :class:`~sklearn.frozen.FrozenEstimator`.
+        Wrap a fitted one in :class:`~sklearn.frozen.FrozenEstimator` (then
+        ``fit`` takes no keyword arguments), or call :meth:`calibrate`.
     conformity_score : {"lac", "aps", "raps", "margin"}, default="lac"
         Conformity score: ``1 - p(y|x)`` (LAC), cumulative sorted mass (APS),
         APS plus a rank penalty (RAPS), or the margin
