@@ -1,9 +1,9 @@
-"""Peak memory increase of ``region_volume`` (the region part of bench_memory.py).
+"""Peak memory increase of ``region_log_volume`` (the region part of bench_memory.py).
 
 For each estimator, a fresh subprocess loads X, fits, takes the ``ru_maxrss``
-baseline, runs ``region_volume`` on n rows and reports the peak increase over
+baseline, runs ``region_log_volume`` on n rows and reports the peak increase over
 the baseline, next to the output size and the ``working_memory`` budget.
-Before batching, ``CVQRRegressor.region_volume`` copied each row 128 times
+Before batching, ``CVQRRegressor.region_log_volume`` copied each row 128 times
 (n_samples Monte-Carlo points): about 12 GB per million rows of
 (1 + d) float64 columns plus the autograd graphs of all of them at once.
 
@@ -42,11 +42,11 @@ est = {
     "BonferroniBoxRegressor": lambda: BonferroniBoxRegressor(random_state=0),
 }[name]().fit(X_fit, y_fit)
 kwargs = {"n_samples": n_mc} if name == "CVQRRegressor" else {}
-est.region_volume(X[:10], **kwargs)  # warm-up (lazy imports, allocator)
+est.region_log_volume(X[:10], **kwargs)  # warm-up (lazy imports, allocator)
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t = time.perf_counter()
 with sklearn.config_context(working_memory=wm):
-    out = est.region_volume(X, **kwargs)
+    out = est.region_log_volume(X, **kwargs)
 elapsed = time.perf_counter() - t
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({

@@ -69,7 +69,7 @@ def run_cell(cell, args):
     diag = rank_calibration(est.rank(Xt, Yt), reference=est.reference, x=Xt_std)
     covered = est.contains(Xt, Yt, confidence_level=0.9)
     vol = np.random.RandomState(seed).permutation(len(Xt))[: args.n_volume]
-    logv = est.region_volume(Xt[vol], confidence_level=0.9) / d
+    logv = est.region_log_volume(Xt[vol], confidence_level=0.9) / d
     repro._FIT_CACHE.clear()
     return {
         "cell": cell,

@@ -114,7 +114,7 @@ def main():
             est.calibrate(X[rc], Ys[rc])
             diag = rank_calibration(est.rank(X[rt], Ys[rt]))
             covered = est.contains(X[rt], Ys[rt])
-            logv = est.region_volume(X[rt][vol]) / Y.shape[1]
+            logv = est.region_log_volume(X[rt][vol]) / Y.shape[1]
             row = {
                 "config": name,
                 "rule": rule,

@@ -205,7 +205,7 @@ def run_split(name, X, Y, seed, levels, args, write, skip=()):
             covered = est.contains(Xt, Yt, confidence_level=level)
             local = method in ("CVQR", "CVQR-res", "OT-CP+")
             Xv = Xt[vol_idx] if local else Xt
-            log_vol = est.region_volume(Xv, confidence_level=level) / d
+            log_vol = est.region_log_volume(Xv, confidence_level=level) / d
             write(
                 {
                     "dataset": name,

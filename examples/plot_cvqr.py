@@ -10,13 +10,13 @@ transport map, so they take the shape of ``Y | X = x``: here a banana whose
 spread grows with ``x``.
 
 We compare with two split-conformal baselines that share the same
-``contains`` / ``region_volume`` interface: a coordinate-wise Bonferroni box
+``contains`` / ``region_log_volume`` interface: a coordinate-wise Bonferroni box
 and a global residual ellipse. All three have marginal coverage ``1 - alpha``;
 only CVQR keeps it in every ``x``-bin, with regions that grow with the noise.
 
 The recommended pattern: the preprocessing goes *inside* the estimator (here a
 scaled k-nearest-neighbours pipeline as the baselines' point model), so that
-``contains``, ``region_volume`` and ``predict_region`` take raw rows. Set
+``contains``, ``region_log_volume`` and ``predict_region`` take raw rows. Set
 ``SKLEARN_ICLR26_QUICK=1`` for a quick run on less data.
 """
 
@@ -89,7 +89,7 @@ print(
 for name, model in models.items():
     inside = model.contains(X_test, Y_test)
     per_bin = " ".join(f"{inside[bins == b].mean():.3f}" for b in range(4))
-    log_area = " ".join(f"{v:5.2f}" for v in model.region_volume(grid))
+    log_area = " ".join(f"{v:5.2f}" for v in model.region_log_volume(grid))
     print(f"{name:16s} {inside.mean():.3f}     {per_bin}     {log_area}")
 
 # %%

@@ -16,7 +16,7 @@ We compare both with :class:`~sklearn_iclr26.conformal.EllipsoidRegressor`
 targets: heating and cooling load) shipped with the package, at
 ``confidence_level = 0.9``. On a held-out test split we report the empirical
 coverage (``contains``) and the mean log-volume per output dimension
-(``region_volume`` divided by ``d``): at equal coverage, smaller is better.
+(``region_log_volume`` divided by ``d``): at equal coverage, smaller is better.
 
 Set ``SKLEARN_ICLR26_QUICK=1`` for a quick run (smaller forest and neighbourhoods).
 """
@@ -70,7 +70,7 @@ for name, reg in methods.items():
     reg.fit(X_train, Y_train)
     point = reg.predict(X_test)
     inside = reg.contains(X_test, Y_test)
-    log_vol = reg.region_volume(X_test) / reg.n_outputs_
+    log_vol = reg.region_log_volume(X_test) / reg.n_outputs_
     rows.append(
         {
             "method": name,

@@ -31,7 +31,7 @@ METHODS = [
     "predict_set",
     "conformity_scores",
     "contains",
-    "region_volume",
+    "region_log_volume",
     "rank",
     "predict_allocation",
     "entity_scores",

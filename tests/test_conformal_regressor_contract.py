@@ -5,7 +5,7 @@ One base, one calibration policy: a calibration set too small for the level
 an internal Bonferroni level), gives ``threshold_ = inf`` and regions that are
 the whole space, and never raises. ``threshold_`` and
 ``n_calibration_samples_`` everywhere; ``fit(X, y)``; per-call
-``confidence_level`` on ``contains``, ``region_volume`` and
+``confidence_level`` on ``contains``, ``region_log_volume`` and
 ``predict_region``.
 """
 
@@ -65,7 +65,7 @@ def test_small_calibration_set_warns_at_the_users_line(name):
     assert np.all(np.isinf(est.threshold_))
     far = y + 1e6
     assert est.contains(X, far).all()
-    assert np.all(est.region_volume(X[:3]) == np.inf)
+    assert np.all(est.region_log_volume(X[:3]) == np.inf)
     assert np.all(np.isinf(est.predict_region(X[:2])))
 
 
@@ -80,15 +80,15 @@ def test_per_call_level_follows_the_same_policy(name):
     assert rec[0].filename == __file__
     assert inside.all()
     with pytest.warns(UserWarning, match="confidence_level=0.99"):
-        assert np.all(est.region_volume(X[:2], confidence_level=0.99) == np.inf)
+        assert np.all(est.region_log_volume(X[:2], confidence_level=0.99) == np.inf)
     with pytest.warns(UserWarning, match="confidence_level=0.99"):
         assert np.all(np.isinf(est.predict_region(X[:2], confidence_level=0.99)))
     # a reachable level: no warning, nested regions
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        small = est.region_volume(X[:4], confidence_level=0.5)
-        large = est.region_volume(X[:4], confidence_level=0.9)
-        np.testing.assert_array_equal(large, est.region_volume(X[:4]))
+        small = est.region_log_volume(X[:4], confidence_level=0.5)
+        large = est.region_log_volume(X[:4], confidence_level=0.9)
+        np.testing.assert_array_equal(large, est.region_log_volume(X[:4]))
     assert np.all(small < large)
     with pytest.raises(ValueError, match="open interval"):
         est.contains(X[:2], y[:2], confidence_level=1.0)
@@ -119,7 +119,7 @@ def test_signatures(name):
     assert est.get_params()["confidence_level"] == 0.9
     assert "alpha" not in est.get_params()
     assert "verbose" in est.get_params()
-    for method in ("contains", "region_volume", "predict_region"):
+    for method in ("contains", "region_log_volume", "predict_region"):
         params = inspect.signature(getattr(est, method)).parameters
         assert params["confidence_level"].default is None
 
@@ -143,7 +143,9 @@ def test_seeds_bit_identical_and_split_changes_with_seed(name):
     a = _make(name, random_state=3).fit(X, y)
     b = _make(name, random_state=3).fit(X, y)
     np.testing.assert_array_equal(a.calibration_scores_, b.calibration_scores_)
-    np.testing.assert_array_equal(a.region_volume(X[:5]), b.region_volume(X[:5]))
+    np.testing.assert_array_equal(
+        a.region_log_volume(X[:5]), b.region_log_volume(X[:5])
+    )
     c = _make(name, random_state=4).fit(X, y)
     assert not np.array_equal(a.calibration_scores_, c.calibration_scores_)
 

@@ -366,7 +366,7 @@ def test_d1_gives_a_valid_interval():
     np.testing.assert_array_equal(inside, (lower <= yt + 1e-7) & (yt - 1e-7 <= upper))
     # the log-volume of an interval is its log-length
     np.testing.assert_allclose(
-        reg.region_volume(Xt[:20], n_samples=512),
+        reg.region_log_volume(Xt[:20], n_samples=512),
         np.log(upper[:20] - lower[:20]),
         atol=0.03,
     )
@@ -402,17 +402,17 @@ def test_heteroscedastic_regions_adapt(fitted):
     assert wsc_cvqr > wsc_ell
     # the volume follows the noise level 0.2 + x (area ~ (0.2 + x)^2)
     grid = np.array([[0.2], [0.7], [1.2], [1.8]])
-    log_vol = reg.region_volume(grid)
+    log_vol = reg.region_log_volume(grid)
     assert np.all(np.diff(log_vol) > 0)
     slope = np.polyfit(np.log(0.2 + grid[:, 0]), log_vol, 1)[0]
     assert 1.2 < slope < 2.8  # 2 for a perfect location-scale fit
-    assert np.ptp(ell.region_volume(grid)) == 0
+    assert np.ptp(ell.region_log_volume(grid)) == 0
 
 
 def test_region_volume_matches_monte_carlo(fitted):
     reg, _, _ = fitted
     x = np.array([[1.0]])
-    log_vol = reg.region_volume(x, n_samples=512)[0]
+    log_vol = reg.region_log_volume(x, n_samples=512)[0]
     boundary = reg.predict_region(x, n_points=200)[0]
     lo, hi = boundary.min(axis=0) - 0.2, boundary.max(axis=0) + 0.2
     rng = np.random.RandomState(0)
@@ -439,7 +439,8 @@ def test_sample_and_predict(fitted):
     assert reg.predict_region(X[:3], n_points=50).shape == (3, 50, 2)
     # smaller alpha, larger regions
     assert np.all(
-        reg.region_volume(X[:3], confidence_level=0.95) > reg.region_volume(X[:3])
+        reg.region_log_volume(X[:3], confidence_level=0.95)
+        > reg.region_log_volume(X[:3])
     )
 
 
@@ -465,7 +466,7 @@ def test_variants_fit_and_cover(params):
     # deviation about sqrt(0.09 / 200 + 0.09 / 1000) = 0.023 around 0.9
     # (at least); +-3.5 sd fails with probability < 5e-4 per case
     assert 0.82 < cov < 0.98
-    log_vol = reg.region_volume(Xt[:5], n_samples=256)
+    log_vol = reg.region_log_volume(Xt[:5], n_samples=256)
     assert np.all(np.isfinite(log_vol))
     if params.get("conformity_score") == "hpd":
         assert reg.calibration_rank_outlier_fraction_ is None
@@ -532,7 +533,9 @@ def test_determinism_pipeline_gridsearch_pickle():
     assert torch.equal(state, torch.random.get_rng_state())
     c = pickle.loads(pickle.dumps(a))
     np.testing.assert_array_equal(c.contains(X, Y), a.contains(X, Y))
-    np.testing.assert_array_equal(c.region_volume(X[:3]), a.region_volume(X[:3]))
+    np.testing.assert_array_equal(
+        c.region_log_volume(X[:3]), a.region_log_volume(X[:3])
+    )
     pipe = make_pipeline(StandardScaler(), CVQRRegressor(random_state=0, **p))
     pipe.fit(X, Y)
     assert pipe.predict(X[:4]).shape == (4, 2)
@@ -577,12 +580,12 @@ def test_baselines_cover_and_volumes():
         Ys = np.random.RandomState(1).uniform(lo, hi, size=(20000, 2))
         frac = est.contains(np.repeat(x, len(Ys), 0), Ys).mean()
         mc = math.log(frac * np.prod(hi - lo))
-        assert abs(est.region_volume(x)[0] - mc) < 0.05
+        assert abs(est.region_log_volume(x)[0] - mc) < 0.05
     box = BonferroniBoxRegressor(random_state=0).fit(X[:1500], Y[:1500])
     assert box.predict_region(Xt[:2]).shape == (2, 4, 2)
     # the local ellipse adapts to |x_3|, the global one does not
     loc = EllipsoidRegressor(covariance="local", random_state=0).fit(X, Y)
-    vol = loc.region_volume(np.array([[0, 0, 0.0], [0, 0, 2.0]]))
+    vol = loc.region_log_volume(np.array([[0, 0, 0.0], [0, 0, 2.0]]))
     assert vol[1] > vol[0] + 1
 
 

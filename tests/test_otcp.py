@@ -124,7 +124,7 @@ def test_marginal_coverage_and_adaptivity():
     # the global region has the same volume everywhere, the local one grows
     # with the residual spread |x_0|
     x = np.array([[0.0, 0, 0], [2.0, 0, 0]])
-    v_glob, v_loc = glob.region_volume(x), loc.region_volume(x)
+    v_glob, v_loc = glob.region_log_volume(x), loc.region_log_volume(x)
     assert v_glob[0] == v_glob[1]
     assert v_loc[1] > v_loc[0] + 1
 
@@ -139,7 +139,7 @@ def test_volume_matches_box_monte_carlo():
     Ys = np.random.RandomState(1).uniform(lo, hi, size=(40000, 2))
     frac = est.contains(np.repeat(x, len(Ys), 0), Ys).mean()
     mc = math.log(frac * np.prod(hi - lo))
-    assert abs(est.region_volume(x, n_samples=8192)[0] - mc) < 0.1
+    assert abs(est.region_log_volume(x, n_samples=8192)[0] - mc) < 0.1
 
 
 def test_equal_point_model_and_cross_fitting():
@@ -161,7 +161,9 @@ def test_determinism_d1_and_small_neighbourhoods():
     a = OTCPRegressor(transport="local", n_neighbors=20, random_state=3).fit(X, Y)
     b = OTCPRegressor(transport="local", n_neighbors=20, random_state=3).fit(X, Y)
     np.testing.assert_array_equal(a.calibration_scores_, b.calibration_scores_)
-    np.testing.assert_array_equal(a.region_volume(X[:5]), b.region_volume(X[:5]))
+    np.testing.assert_array_equal(
+        a.region_log_volume(X[:5]), b.region_log_volume(X[:5])
+    )
     one = OTCPRegressor(random_state=0).fit(X, Y[:, 0])
     assert one.predict(X[:3]).shape == (3,)
     assert one.contains(X, Y[:, 0]).mean() > 0.8

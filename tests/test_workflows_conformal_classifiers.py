@@ -340,3 +340,34 @@ def test_sparse_equals_dense_and_batches_equal_one_batch(clf, digits):
     clf_frame = sklearn.clone(clf).fit(pd.DataFrame(X[:1200]), y[:1200])
     with sklearn.config_context(working_memory=4e-3):
         np.testing.assert_array_equal(clf_frame.predict_set(frame), dense)
+
+
+def test_readme_tuning_grid_does_not_tie():
+    """The README's tuning line scores distinct values and picks the best.
+
+    Its former grid over ``lam`` tied at -1.0 (every wine set is a
+    singleton) and kept the first value; a grid the sets depend on does not.
+    """
+    from sklearn.compose import make_column_transformer
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True, as_frame=True)
+    X["region"] = pd.cut(X["alcohol"], 3, labels=["north", "centre", "south"])
+    X["region"] = X["region"].astype(str)
+    y = y.map({0: "barolo", 1: "grignolino", 2: "barbera"})
+    model = make_pipeline(
+        make_column_transformer(
+            (OneHotEncoder(handle_unknown="ignore"), ["region"]),
+            remainder="passthrough",
+        ),
+        LGBMClassifier(n_estimators=50, verbose=-1),
+    )
+    clf = SOCOPClassifier(model, confidence_level=0.9, random_state=0)
+    search = GridSearchCV(
+        clf,
+        {"estimator__lgbmclassifier__n_estimators": [3, 10, 50]},
+        scoring=get_scorer("set_efficiency"),
+    ).fit(X, y)
+    scores = search.cv_results_["mean_test_score"]
+    assert np.unique(scores).size == 3
+    assert search.best_params_ == {"estimator__lgbmclassifier__n_estimators": 50}

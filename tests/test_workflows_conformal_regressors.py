@@ -94,7 +94,7 @@ def test_raw_dataframe_through_a_wrapped_pipeline(make):
     test = df.iloc[240:]
     inside = est.contains(test, y[240:])
     assert inside.shape == (60,) and inside.mean() > 0.5
-    assert np.all(np.isfinite(est.region_volume(test.iloc[:5])))
+    assert np.all(np.isfinite(est.region_log_volume(test.iloc[:5])))
     assert est.predict_region(test.iloc[:3]).shape[:1] == (3,)
     assert est.predict(test.iloc[:3]).shape == (3, 2)
     with pytest.raises(ValueError, match="Feature names"):
@@ -136,7 +136,7 @@ def test_non_numeric_X_names_the_transformer_option():
         transformer=_preprocess(),
         random_state=0,
     ).fit(df, y)
-    assert np.all(np.isfinite(ell.region_volume(df.iloc[:3])))
+    assert np.all(np.isfinite(ell.region_log_volume(df.iloc[:3])))
     cvqr = CVQRRegressor(
         max_iter=2, hidden_dim=4, transformer=_preprocess(), random_state=0
     ).fit(df, y)
@@ -152,7 +152,7 @@ def test_silent_cases_now_warn():
         loc = EllipsoidRegressor(covariance="local", random_state=0).fit(X, y)
     glob = EllipsoidRegressor(random_state=0).fit(X, y)
     np.testing.assert_allclose(
-        loc.region_volume(X[:3]), glob.region_volume(X[:3]), rtol=1e-6
+        loc.region_log_volume(X[:3]), glob.region_log_volume(X[:3]), rtol=1e-6
     )
     # a calibration part that leaves too few rows to fit
     for est in (BonferroniBoxRegressor(), EllipsoidRegressor()):

@@ -12,6 +12,7 @@ from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
     MetaEstimatorMixin,
+    _fit_context,
     clone,
 )
 from sklearn.frozen import FrozenEstimator
@@ -36,6 +37,7 @@ from sklearn.utils.validation import (
 )
 
 from sklearn_iclr26.conformal._scores import conformal_quantile
+from sklearn_iclr26.conformal._transaction import fit_transaction, frozen_fitted
 from sklearn_iclr26.metrics._set_metrics import _label_indices
 from sklearn_iclr26.utils._batching import batch_slices
 from sklearn_iclr26.utils._random import seed_from_random_state, set_child_random_state
@@ -191,6 +193,47 @@ class BaseConformalClassifier(
         return y
 
     def _fit_conformal(self, X, y, **fit_params):
+        """Fit on a scratch copy and commit the fitted state only on success."""
+        return fit_transaction(self, lambda work: work._fit_work(X, y, fit_params))
+
+    def _init_fit_state(self):
+        """Fitted attributes a subclass sets before the split (default: none)."""
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def calibrate(self, X, y):
+        """Calibrate a model fitted elsewhere on every row of ``(X, y)``.
+
+        ``estimator`` (already fitted) is used as it is, as
+        ``fit(X, y)`` with ``estimator=FrozenEstimator(estimator)`` would
+        (MAPIE's ``conformalize``): nothing is refit, and every row is
+        calibration data (with SOCOP's ``lam="auto"``, tuning and
+        calibration data in the ratio of ``tuning_size`` to
+        ``calibration_size``). The rows must not have been used to train the
+        model. Like ``fit``, it changes nothing if it fails.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Calibration data, in the form the estimator takes.
+        y : array-like of shape (n_samples,)
+            Labels.
+
+        Returns
+        -------
+        self : object
+            The calibrated estimator.
+        """
+        frozen = frozen_fitted(self.estimator, self)
+        self._check_calibrate_params()
+        return fit_transaction(
+            self, lambda work: work._fit_work(X, y, {}), estimator=frozen
+        )
+
+    def _check_calibrate_params(self):
+        """Checks ``fit`` makes before ``_fit_conformal`` (default: none)."""
+
+    def _fit_work(self, X, y, fit_params):
+        self._init_fit_state()
         estimator = self._get_estimator()
         check_has_methods(estimator, ["predict_proba"])
         X = _indexable(X)
@@ -198,13 +241,21 @@ class BaseConformalClassifier(
         # recorded without converting X: the inner estimator sees it untouched
         _check_feature_names(self, X, reset=True)
         _check_n_features(self, X, reset=True)
+        prefit = isinstance(estimator, FrozenEstimator)
+        if prefit and fit_params:
+            raise TypeError(
+                f"{type(self).__name__}.fit got {sorted(fit_params)}, which "
+                "nothing would use: the estimator is a FrozenEstimator, never "
+                "refit, and the calibration does not take per-sample "
+                "parameters. Remove them (or fit the model with them before "
+                "freezing it)."
+            )
         if _routing_enabled():
             fit_params = process_routing(self, "fit", **fit_params).estimator.fit
         level = float(self.confidence_level)
 
         rng = check_random_state(self.random_state)
         self._seed = seed_from_random_state(rng)
-        prefit = isinstance(estimator, FrozenEstimator)
         tuning = self._tuning_fraction() if self._needs_tuning() else 0.0
         calibration = float(self.calibration_size)
         n_samples = _num_samples(X)
@@ -274,14 +325,20 @@ class BaseConformalClassifier(
             f"calibrated on {self.n_calibration_samples_} samples: "
             f"threshold_={self.threshold_:.6g} at confidence_level={level}",
         )
-        return self
 
     def _label_index(self, y):
         return _label_indices(y, self.classes_.shape[0], self.classes_)
 
-    def _uniforms(self, n_samples, seed):
+    def _calibration_randomized(self):
+        """Whether the calibration scores use uniform draws."""
+        return self._is_randomized()
+
+    def _uniforms(self, n_samples, seed, calibration=False):
         """Row-aligned uniform draws of randomized scores (or ``None``)."""
-        if not self._is_randomized():
+        randomized = (
+            self._calibration_randomized() if calibration else self._is_randomized()
+        )
+        if not randomized:
             return None
         return check_random_state(seed).uniform(size=(n_samples, 1))
 
@@ -289,7 +346,7 @@ class BaseConformalClassifier(
         """Score of the true label of every row, computed by row batches."""
         n_samples = _num_samples(X)
         y_index = self._label_index(y)
-        uniforms = self._uniforms(n_samples, seed)
+        uniforms = self._uniforms(n_samples, seed, calibration=True)
         out = np.empty(n_samples)
         for rows in batch_slices(n_samples, self._row_bytes()):
             X_batch = X if rows == slice(0, n_samples) else _batch(X, rows)

@@ -8,7 +8,7 @@ seeding (``utils._random``), the validation of ``y`` and of the per-call
 threshold is ``inf`` and regions are the whole space; never raise), the
 ``threshold_`` / ``n_calibration_samples_`` attributes, and the batched
 front-ends ``predict``, ``conformity_scores``, ``contains``,
-``region_volume`` and ``predict_region`` (rows in batches sized by
+``region_log_volume`` and ``predict_region`` (rows in batches sized by
 ``working_memory``, ``utils._batching.batched``).
 
 ``X`` reaches the point model untouched (rows indexed with scikit-learn's safe
@@ -27,6 +27,7 @@ Subclasses implement ``_fit_model``, ``_conformity_scores_batch``,
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
+import warnings
 from abc import ABCMeta, abstractmethod
 from numbers import Integral, Real
 
@@ -49,6 +50,7 @@ from sklearn.utils.validation import (
 )
 
 from sklearn_iclr26.conformal._scores import conformal_quantile
+from sklearn_iclr26.conformal._transaction import fit_transaction, frozen_fitted
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import set_child_random_state
 from sklearn_iclr26.utils._split import split_indices
@@ -210,6 +212,10 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
     def _point_estimator(self, estimator, n_outputs):
         """Clone; wrap a single-output regressor for a multi-output ``y``."""
         est = clone(estimator)
+        # a frozen model is never refit: wrapped, each output would get the
+        # same frozen model; it must predict every output itself
+        if isinstance(est, FrozenEstimator):
+            return est
         if n_outputs > 1 and not get_tags(est).target_tags.multi_output:
             est = MultiOutputRegressor(est)
         return est
@@ -241,6 +247,10 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
     def fit(self, X, y):
         """Fit the model on a training part and calibrate the regions.
 
+        Runs on a scratch copy: the fitted attributes are replaced together
+        at the end, so a failed or interrupted fit leaves the previous fit
+        intact.
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -254,17 +264,22 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
         self : object
             Fitted estimator.
         """
+        return fit_transaction(self, lambda work: work._fit_work(X, y))
+
+    def _split(self, n_samples, rng):
+        """Calibration and training rows."""
+        return split_indices(n_samples, [self.calibration_size], random_state=rng)
+
+    def _fit_work(self, X, y):
         X = self._check_X(X, reset=True)
         y = self._validate_y(X, y)
         self._y_1d = y.ndim == 1
         y = y.reshape(y.shape[0], -1)
         n_samples, self.n_outputs_ = y.shape
         rng = check_random_state(self.random_state)
-        cal_idx, train_idx = split_indices(
-            n_samples, [self.calibration_size], random_state=rng
-        )
+        cal_idx, train_idx = self._split(n_samples, rng)
         n_train = train_idx.shape[0]
-        if n_train < _MIN_TRAIN_FRACTION * n_samples:
+        if n_train and n_train < _MIN_TRAIN_FRACTION * n_samples:
             warn_user(
                 f"calibration_size={self.calibration_size} leaves {n_train} of "
                 f"{n_samples} rows to fit {type(self).__name__}'s model, too few "
@@ -278,7 +293,6 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
         self._fit_model(_safe_indexing(X, train_idx), y[train_idx], random_state=rng)
         X_cal, y_cal = _safe_indexing(X, cal_idx), y[cal_idx]
         self._calibrate(X_cal, y_cal)
-        return self
 
     def _calibrate(self, X, y):
         scores = batched(
@@ -439,7 +453,7 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
             row_bytes=self._row_bytes(),
         )
 
-    def region_volume(self, X, confidence_level=None):
+    def region_log_volume(self, X, confidence_level=None):
         """Natural log-volume of the region at each ``x`` (units of ``y``).
 
         Parameters
@@ -456,6 +470,36 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
             ``n_outputs_`` for the per-dimension (log V)/d.
         """
         return self._region_volume(X, confidence_level)
+
+    def region_volume(self, X, confidence_level=None, **kwargs):
+        """Deprecated: the natural log-volume; use :meth:`region_log_volume`.
+
+        The name said volume but the values are log-volumes; it returns
+        exactly what :meth:`region_log_volume` returns, after a
+        ``FutureWarning``, and will be removed in a future release.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Covariates.
+        confidence_level : float, default=None
+            Level of the regions in (0, 1); ``None`` uses the constructor's.
+        **kwargs : dict
+            Passed to :meth:`region_log_volume` (``n_samples``).
+
+        Returns
+        -------
+        log_volume : ndarray of shape (n_samples,)
+            Natural log-volumes, as :meth:`region_log_volume`.
+        """
+        warnings.warn(
+            f"{type(self).__name__}.region_volume returns the natural log of the "
+            "volume and is deprecated: use region_log_volume (same values). "
+            "region_volume will be removed in a future release.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return self.region_log_volume(X, confidence_level, **kwargs)
 
     def _region_volume(self, X, confidence_level, **kwargs):
         check_is_fitted(self)
@@ -478,7 +522,7 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
         if self.n_outputs_ > 2:
             raise ValueError(
                 f"predict_region needs d <= 2, got d={self.n_outputs_}; use "
-                "contains() and region_volume()."
+                "contains() and region_log_volume()."
             )
         threshold = self._threshold(confidence_level)
         X = self._check_X(X)
@@ -511,13 +555,59 @@ class BaseResidualRegion(BaseConformalRegressor):
     ``_residual_scores(X, R)``, ``_contains_batch`` and ``_log_volume_batch``.
     """
 
+    # whether the region's shape is learned from residuals (the ellipsoid's
+    # covariance, OT-CP's transport); the box has no shape to learn
+    _learns_shape = True
+
     def _get_estimator(self):
         from sklearn.linear_model import LinearRegression
 
         return LinearRegression() if self.estimator is None else self.estimator
 
+    def _split(self, n_samples, rng):
+        if isinstance(self._get_estimator(), FrozenEstimator) and not (
+            self._learns_shape
+        ):
+            # nothing to fit: every row is calibration data
+            rows = rng.permutation(n_samples)
+            return rows, rows[:0]
+        return super()._split(n_samples, rng)
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def calibrate(self, X, y):
+        """Calibrate the regions of a model fitted elsewhere.
+
+        ``estimator`` (already fitted) is used as it is, as ``fit(X, y)``
+        with ``estimator=FrozenEstimator(estimator)`` would (MAPIE's
+        ``conformalize``): nothing is refit. The box calibrates on every row;
+        the ellipsoid and OT-CP still learn their shape (covariance,
+        transport) from ``1 - calibration_size`` of the rows, which must be
+        independent of the calibration rows, and calibrate on the others.
+        The rows must not have been used to train the model. Like ``fit``,
+        it changes nothing if it fails.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Calibration covariates.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Calibration responses.
+
+        Returns
+        -------
+        self : object
+            The calibrated estimator.
+        """
+        frozen = frozen_fitted(self.estimator, self)
+        return fit_transaction(
+            self, lambda work: work._fit_work(X, y), estimator=frozen
+        )
+
     def _fit_model(self, X, y, random_state):
         est = self._point_estimator(self._get_estimator(), self.n_outputs_)
+        if _num_samples(X) == 0:  # a frozen box: nothing to fit
+            self.estimator_ = est
+            return
         set_child_random_state(est, random_state)
         cv = getattr(self, "cv", None)
         self.estimator_, R = cross_fit_point_model(

@@ -23,7 +23,7 @@ class BonferroniBoxRegressor(BaseResidualRegion):
     Bonferroni (union) bound the box has joint marginal coverage at least
     ``confidence_level``. The box has the same shape at every ``x``. A
     baseline for :class:`CVQRRegressor`, with the same ``contains`` /
-    ``region_volume`` / ``predict_region`` interface.
+    ``region_log_volume`` / ``predict_region`` interface.
 
     Read more in the :ref:`User Guide <cvqr>`.
 
@@ -35,12 +35,15 @@ class BonferroniBoxRegressor(BaseResidualRegion):
         :class:`~sklearn.linear_model.LinearRegression`. A single-output
         regressor is wrapped in
         :class:`~sklearn.multioutput.MultiOutputRegressor` for a multi-output
-        ``y``.
+        ``y``. A fitted one is used as it is by :meth:`calibrate` or when
+        wrapped in :class:`~sklearn.frozen.FrozenEstimator` (never refit,
+        never wrapped: it must predict every output).
     confidence_level : float, default=0.9
         Joint coverage level of the box, in (0, 1).
     calibration_size : float or int, default=0.25
         Fraction (float in (0, 1)) or number (int) of samples held out for
-        calibration.
+        calibration. Unused with a fitted model (a ``FrozenEstimator``, or
+        :meth:`calibrate`): there is nothing to fit, every row calibrates.
     random_state : int, RandomState instance or None, default=None
         Seeds the split (and the regressor's ``random_state`` parameters that
         are ``None``).
@@ -105,6 +108,8 @@ class BonferroniBoxRegressor(BaseResidualRegion):
         self.random_state = random_state
         self.verbose = verbose
 
+    _learns_shape = False
+
     def _fit_region(self, X, R, random_state):
         pass
 
@@ -132,7 +137,8 @@ class BonferroniBoxRegressor(BaseResidualRegion):
         return np.all(np.abs(y - self._point(X)) <= threshold, axis=1)
 
     def _log_volume_batch(self, X, threshold):
-        value = float(np.sum(np.log(2 * threshold)))
+        with np.errstate(divide="ignore"):  # a zero half-width: volume 0
+            value = float(np.sum(np.log(2 * threshold)))
         return np.full(_num_samples(X), value)
 
     def predict_region(self, X, confidence_level=None):

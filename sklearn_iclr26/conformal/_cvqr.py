@@ -24,6 +24,7 @@ from sklearn_iclr26.conformal._base_regressor import (
     default_transformer,
     log_unit_ball_volume,
 )
+from sklearn_iclr26.conformal._transaction import fit_transaction
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import (
     seed_from_random_state,
@@ -629,10 +630,12 @@ class CVQRRegressor(BaseConformalRegressor):
             The re-calibrated estimator.
         """
         check_is_fitted(self)
-        X = self._check_X(X)
-        y = self._check_y(y, _num_samples(X))
-        self._calibrate(X, y)
-        return self
+
+        def calibrate(work):
+            X_checked = work._check_X(X)
+            work._calibrate(X_checked, work._check_y(y, _num_samples(X_checked)))
+
+        return fit_transaction(self, calibrate, keep_fitted=True)
 
     # -------------------------------------------------------------- helpers
     def _row_bytes(self):
@@ -847,7 +850,7 @@ class CVQRRegressor(BaseConformalRegressor):
 
         return self._predict_region(X, confidence_level, boundary)
 
-    def region_volume(self, X, confidence_level=None, n_samples=128):
+    def region_log_volume(self, X, confidence_level=None, n_samples=128):
         """Log-volume of the conformal regions, in the units of ``y``.
 
         For ``conformity_score="pb"``, change of variables through

@@ -55,8 +55,8 @@ def run_demo():
             region_coverage_score(ellipse.contains(Xt, Yt)),
         ),
         "median (log V)/d, standardized Y (lower is better)": (
-            log_volume_per_dimension(cvqr.region_volume(Xt, n_samples=64), d),
-            log_volume_per_dimension(ellipse.region_volume(Xt), d),
+            log_volume_per_dimension(cvqr.region_log_volume(Xt, n_samples=64), d),
+            log_volume_per_dimension(ellipse.region_log_volume(Xt), d),
         ),
     }
     return [

@@ -46,7 +46,9 @@ class EllipsoidRegressor(BaseResidualRegion):
         :class:`~sklearn.linear_model.LinearRegression`. A single-output
         regressor is wrapped in
         :class:`~sklearn.multioutput.MultiOutputRegressor` for a multi-output
-        ``y``.
+        ``y``. A fitted one is used as it is by :meth:`calibrate` or when
+        wrapped in :class:`~sklearn.frozen.FrozenEstimator` (never refit,
+        never wrapped: it must predict every output).
     confidence_level : float, default=0.9
         Coverage level of the regions, in (0, 1).
     cv : int or None, default=5
@@ -72,7 +74,11 @@ class EllipsoidRegressor(BaseResidualRegion):
         ``X`` itself (which must then be numeric).
     calibration_size : float or int, default=0.25
         Fraction (float in (0, 1)) or number (int) of samples held out for
-        calibration.
+        calibration. With a fitted model (a ``FrozenEstimator``, or
+        :meth:`calibrate`) the split stays: the other rows estimate the
+        region's covariance, which must be independent of the calibration rows
+        (0.25 measured as good a default as 0.5 or 0.75 on enb, jura and
+        slump, see the User Guide; use 0.5 on a few dozen rows).
     random_state : int, RandomState instance or None, default=None
         Seeds the split (and the regressor's ``random_state`` parameters that
         are ``None``).
@@ -122,7 +128,7 @@ class EllipsoidRegressor(BaseResidualRegion):
     >>> y = X[:, :2] + rng.normal(size=(300, 2))
     >>> ell = EllipsoidRegressor(
     ...     covariance="local", n_neighbors=50, random_state=0).fit(X, y)
-    >>> ell.region_volume(X[:2]).shape
+    >>> ell.region_log_volume(X[:2]).shape
     (2,)
     """
 
@@ -233,7 +239,9 @@ class EllipsoidRegressor(BaseResidualRegion):
     def _log_volume_batch(self, X, threshold):
         d = self.n_outputs_
         logdet = np.linalg.slogdet(self._covariances(X))[1]
-        return log_unit_ball_volume(d) + d * math.log(threshold) + 0.5 * logdet
+        # threshold 0 (a constant or perfectly predicted target): volume 0
+        log_radius = math.log(threshold) if threshold > 0 else -math.inf
+        return log_unit_ball_volume(d) + d * log_radius + 0.5 * logdet
 
     def predict_region(self, X, confidence_level=None, n_points=100):
         """Ellipse boundary (``d = 2``) or interval endpoints (``d = 1``).

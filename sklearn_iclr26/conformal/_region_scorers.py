@@ -17,7 +17,7 @@ name                                          sign  meant for
                                                     coverage falls below the level
 ============================================  ====  =============================
 
-Volumes are the median of ``region_volume(X) / n_outputs_`` (the paper's
+Volumes are the median of ``region_log_volume(X) / n_outputs_`` (the paper's
 (log V)/d); ``-inf`` when the regions are the whole space.
 """
 
@@ -51,7 +51,9 @@ def region_coverage(estimator, X, y):
 
 def region_log_volume(estimator, X, y):
     """Median (log V)/d of the regions at the rows of ``X``."""
-    return log_volume_per_dimension(estimator.region_volume(X), estimator.n_outputs_)
+    return log_volume_per_dimension(
+        estimator.region_log_volume(X), estimator.n_outputs_
+    )
 
 
 def worst_slab_coverage(estimator, X, y, *, n_directions=100, random_state=0):

@@ -84,7 +84,8 @@ class SOCOPClassifier(BaseConformalClassifier):
         Any classifier works (LightGBM,
         :class:`~sklearn_iclr26.neural_network.TorchMLPClassifier`, a
         :class:`~sklearn.pipeline.Pipeline` with its preprocessing...); wrap a
-        fitted one in :class:`~sklearn.frozen.FrozenEstimator`.
+        fitted one in :class:`~sklearn.frozen.FrozenEstimator` (then ``fit``
+        takes no keyword arguments), or call :meth:`calibrate`.
     confidence_level : float, default=0.9
         Target coverage: sets contain the true label with probability at
         least ``confidence_level``.
@@ -259,7 +260,10 @@ class SOCOPClassifier(BaseConformalClassifier):
                 stats["coverage"] += covered.mean() / 2
                 stats["sscv"] += (
                     set_size_stratified_coverage_violation(
-                        y_index[eval_half], sets, confidence_level=level
+                        y_index[eval_half],
+                        sets,
+                        confidence_level=level,
+                        classes=np.arange(proba.shape[1]),
                     )
                     / 2
                 )
@@ -294,7 +298,9 @@ class SOCOPClassifier(BaseConformalClassifier):
         self : object
             Fitted estimator.
         """
+        return self._fit_conformal(X, y, **fit_params)
+
+    def _init_fit_state(self):
         if not isinstance(self.lam, str):
             self.lam_ = float(self.lam)
             self.lam_path_ = None
-        return self._fit_conformal(X, y, **fit_params)

@@ -40,11 +40,16 @@ class SplitConformalClassifier(BaseConformalClassifier):
     estimator : classifier with ``predict_proba``, default=None
         The probabilistic classifier; ``None`` means
         ``make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))``.
-        Wrap a fitted one in :class:`~sklearn.frozen.FrozenEstimator`.
+        Wrap a fitted one in :class:`~sklearn.frozen.FrozenEstimator` (then
+        ``fit`` takes no keyword arguments), or call :meth:`calibrate`.
     conformity_score : {"lac", "aps", "raps", "margin"}, default="lac"
         Conformity score: ``1 - p(y|x)`` (LAC), cumulative sorted mass (APS),
         APS plus a rank penalty (RAPS), or the margin
-        ``max_{y' != y} p(y'|x) - p(y|x)``.
+        ``max_{y' != y} p(y'|x) - p(y|x)``. APS always calibrates on the
+        randomized score (MAPIE's rule); without ``randomized`` its sets take
+        the sorted labels up to and including the one at which the cumulative
+        mass crosses the threshold (MAPIE's ``include_last_label=True``), so
+        they always hold the top label and cover conservatively.
     score_params : dict, default=None
         Parameters of the score function: ``randomized`` for APS/RAPS,
         ``lam_reg`` and ``k_reg`` for RAPS.
@@ -52,7 +57,7 @@ class SplitConformalClassifier(BaseConformalClassifier):
         Target coverage.
     calibration_size : float, default=0.3
         Fraction of the data used for calibration (all of it with a
-        ``FrozenEstimator``).
+        ``FrozenEstimator`` and in :meth:`calibrate`).
     allow_empty : bool, default=False
         If ``False`` the top label is added to empty sets.
     verbose : int, default=0
@@ -129,8 +134,18 @@ class SplitConformalClassifier(BaseConformalClassifier):
             params.get("randomized", False)
         )
 
+    def _calibration_randomized(self):
+        # APS calibrates on the randomized score whether or not its sets are
+        # randomized (see the class docstring)
+        return self.conformity_score == "aps" or self._is_randomized()
+
     def _score_matrix(self, proba, uniforms=None):
         params = dict(self.score_params or {})
+        if self.conformity_score == "aps":
+            # no draws (non-randomized sets): u = 1, the mass ranked strictly
+            # before the label, so the set runs up to the label at which the
+            # cumulative mass crosses the threshold
+            return _cumulative_mass(proba, 1.0 if uniforms is None else uniforms)[0]
         if not self._is_randomized():
             return conformity_scores(proba, self.conformity_score, **params)
         # the uniform draws are row-aligned and given, so that batches of rows
@@ -160,8 +175,13 @@ class SplitConformalClassifier(BaseConformalClassifier):
         self : object
             Fitted estimator.
         """
-        # score_params checked once, by the score function itself
-        conformity_scores(
-            np.full((1, 2), 0.5), self.conformity_score, **(self.score_params or {})
-        )
+        self._check_calibrate_params()
         return self._fit_conformal(X, y, **fit_params)
+
+    def _check_calibrate_params(self):
+        # score_params checked once, by the score function itself; a fixed
+        # random_state keeps the randomized scores off numpy's global RNG
+        params = dict(self.score_params or {})
+        if params.get("randomized", False):
+            params["random_state"] = 0
+        conformity_scores(np.full((1, 2), 0.5), self.conformity_score, **params)

@@ -171,7 +171,7 @@ def log_volume_per_dimension(log_volume, n_outputs, *, aggregate="median"):
     Parameters
     ----------
     log_volume : array-like of shape (n_samples,)
-        Natural log-volumes of the regions, e.g. ``region_volume(X_test)``.
+        Natural log-volumes of the regions, e.g. ``region_log_volume(X_test)``.
     n_outputs : int
         Dimension ``d`` of the response.
     aggregate : {"median", "mean", "none"}, default="median"

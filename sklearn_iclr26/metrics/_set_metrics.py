@@ -4,8 +4,9 @@ Prediction sets are boolean arrays of shape (n_samples, n_classes), dense or
 ``scipy.sparse`` (as ``predict_set(X, output="sparse")`` returns), column ``j``
 for ``classes[j]``. The metrics that read the true labels need the column
 labels ``classes`` (e.g. the estimator's ``classes_``) unless the labels are
-column indices ``0, ..., n_classes - 1``; a label that is not a known class is
-an error, never silently "not covered".
+column indices ``0, ..., n_classes - 1`` and every index occurs (labels that
+miss some index may be class labels, not indices: an error); a label that is
+not a known class is an error, never silently "not covered".
 """
 
 # Authors: The sklearn-iclr26 developers
@@ -82,6 +83,17 @@ def _label_indices(y_true, n_classes, classes):
                 f"not column indices 0..{n_classes - 1} of the sets: pass classes= "
                 "(the labels of the set columns, e.g. the estimator's classes_)."
             )
+        missing = np.setdiff1d(np.arange(n_classes), y_true)
+        if missing.size:
+            # e.g. labels [0, 2, 3, 4, 5, 6] of 6 columns: 2 is column 1, not 2
+            raise ValueError(
+                f"Without classes=, the labels of y_true are read as column "
+                f"indices 0..{n_classes - 1} of the sets, which is ambiguous here: "
+                f"{missing.tolist()[:10]} never occur, so the labels may not be "
+                "the column indices (a class missing from the training data "
+                "shifts them). Pass classes= (the labels of the set columns, "
+                "e.g. the estimator's classes_)."
+            )
         return y_true.astype(np.intp)
     classes = column_or_1d(classes)
     if classes.shape[0] != n_classes:
@@ -147,8 +159,10 @@ def coverage_score(y_true, sets, *, classes=None):
     classes : array-like of shape (n_classes,), default=None
         Labels of the columns, e.g. the fitted estimator's ``classes_``.
         Required unless ``y_true`` holds column indices ``0, ...,
-        n_classes - 1``. Every label of ``y_true`` must be among them
-        (``ValueError`` otherwise).
+        n_classes - 1``, every one of which occurs (otherwise the labels may
+        not be the column indices, e.g. ``[0, 2, 3]`` for classes ``[0, 2,
+        3, 5]``: ``ValueError``). Every label of ``y_true`` must be among
+        them (``ValueError`` otherwise).
 
     Returns
     -------
