@@ -100,3 +100,27 @@ def test_huge_finite_inputs_give_a_clear_error_or_finite_outputs(estimator):
                 out_2d = out.reshape(len(out), -1)
                 assert np.all(out_2d >= low - FACTOR * scale), out_2d.min()
                 assert np.all(out_2d <= high + FACTOR * scale), out_2d.max()
+
+
+def test_diverged_parameters_are_refused_at_fit_with_the_advice():
+    # the parameter check names the cause at fit time, before any output is
+    # read (the output checks alone would only fire at predict)
+    import torch
+
+    from sklearn_iclr26.neural_network import TorchMLPRegressor
+    from sklearn_iclr26.utils._torch import _NonFiniteError, check_finite_module
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(60, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=60)
+    X[:, 0] *= 1e300
+    with pytest.raises(ValueError, match="non-finite parameter weights") as info:
+        TorchMLPRegressor((8,), max_iter=20, random_state=0).fit(X, y)
+    assert "preprocessed" in str(info.value)
+
+    module = torch.nn.Linear(2, 1)
+    check_finite_module(module)  # finite: no error
+    with torch.no_grad():
+        module.bias.fill_(float("nan"))
+    with pytest.raises(_NonFiniteError, match="'bias'"):
+        check_finite_module(module)
