@@ -93,7 +93,12 @@ def test_aps_sets_equal_mapie_at_its_threshold(digits):
     assert sets[np.arange(len(sets)), model.predict_proba(X_test).argmax(1)].all()
 
 
-def test_aps_sets_are_small_and_never_empty(digits):
+@pytest.mark.parametrize(
+    "score, params",
+    [("aps", None), ("raps", {"lam_reg": 0.01, "k_reg": 1})],
+    ids=["aps", "raps"],
+)
+def test_aps_sets_are_small_and_never_empty(digits, score, params):
     """The old rule dropped the top label whenever it exceeded the threshold.
 
     With a 96 % accurate model the old sets had 3 to 4 labels on average and
@@ -102,10 +107,16 @@ def test_aps_sets_are_small_and_never_empty(digits):
     """
     model, X_cal, y_cal, X_test, y_test = digits
     clf = SplitConformalClassifier(
-        model, conformity_score="aps", allow_empty=True, random_state=0
+        model,
+        conformity_score=score,
+        score_params=params,
+        allow_empty=True,
+        random_state=0,
     ).calibrate(X_cal, y_cal)
     sets = clf.predict_set(X_test)
     assert sets.sum(axis=1).min() >= 1
+    top = model.predict_proba(X_test).argmax(axis=1)
+    assert sets[np.arange(len(top)), top].all()
     assert sets.sum(axis=1).mean() < 1.6
     assert coverage_score(y_test, sets, classes=clf.classes_) >= 0.85
 
@@ -386,3 +397,26 @@ def test_coverage_score_refuses_ambiguous_integer_labels():
         coverage_score(y, sets)
     # every column index occurs: read as indices
     assert coverage_score(np.arange(6), np.eye(6, dtype=bool)) == 1.0
+
+
+def test_non_randomized_raps_sets_contain_every_randomized_set(digits):
+    """At one threshold, the u = 1 score is the smallest the randomized score
+    can be, so the non-randomized set contains the randomized set of every
+    draw (conservative coverage), and both are prefixes of the ranking."""
+    from sklearn_iclr26.conformal._scores import _raps_with_uniforms
+
+    model, X_cal, y_cal, X_test, _ = digits
+    proba = model.predict_proba(X_test)
+    clf = SplitConformalClassifier(
+        model, conformity_score="raps", score_params={"lam_reg": 0.01, "k_reg": 1}
+    ).calibrate(X_cal, y_cal)
+    sets = clf.predict_set(X_test)
+    q = clf.threshold_
+    rng = np.random.RandomState(0)
+    for _ in range(5):
+        u = rng.uniform(size=(len(proba), 1))
+        randomized = _raps_with_uniforms(proba, 0.01, 1, u) <= q
+        assert not (randomized & ~sets).any()
+    order = np.argsort(-proba, axis=1, kind="stable")
+    in_order = np.take_along_axis(sets, order, axis=1)
+    assert (np.diff(in_order.astype(int), axis=1) <= 0).all()

@@ -45,11 +45,12 @@ class SplitConformalClassifier(BaseConformalClassifier):
     conformity_score : {"lac", "aps", "raps", "margin"}, default="lac"
         Conformity score: ``1 - p(y|x)`` (LAC), cumulative sorted mass (APS),
         APS plus a rank penalty (RAPS), or the margin
-        ``max_{y' != y} p(y'|x) - p(y|x)``. APS always calibrates on the
-        randomized score (MAPIE's rule); without ``randomized`` its sets take
-        the sorted labels up to and including the one at which the cumulative
-        mass crosses the threshold (MAPIE's ``include_last_label=True``), so
-        they always hold the top label and cover conservatively.
+        ``max_{y' != y} p(y'|x) - p(y|x)``. APS and RAPS always calibrate on
+        the randomized score (MAPIE's rule); without ``randomized`` their sets
+        take the sorted labels up to and including the one at which the
+        cumulative mass (plus the RAPS penalty) crosses the threshold
+        (MAPIE's ``include_last_label=True``), so they always hold the top
+        label and cover conservatively.
     score_params : dict, default=None
         Parameters of the score function: ``randomized`` for APS/RAPS,
         ``lam_reg`` and ``k_reg`` for RAPS.
@@ -135,27 +136,27 @@ class SplitConformalClassifier(BaseConformalClassifier):
         )
 
     def _calibration_randomized(self):
-        # APS calibrates on the randomized score whether or not its sets are
-        # randomized (see the class docstring)
-        return self.conformity_score == "aps" or self._is_randomized()
+        # APS and RAPS calibrate on the randomized score whether or not their
+        # sets are randomized (see the class docstring)
+        return self.conformity_score in _RANDOMIZED or self._is_randomized()
 
     def _score_matrix(self, proba, uniforms=None):
         params = dict(self.score_params or {})
-        if self.conformity_score == "aps":
-            # no draws (non-randomized sets): u = 1, the mass ranked strictly
-            # before the label, so the set runs up to the label at which the
-            # cumulative mass crosses the threshold
-            return _cumulative_mass(proba, 1.0 if uniforms is None else uniforms)[0]
-        if not self._is_randomized():
-            return conformity_scores(proba, self.conformity_score, **params)
-        # the uniform draws are row-aligned and given, so that batches of rows
-        # get the draws of one batch
-        # (random_state is the estimator's: the draws come from its seed)
-        params.pop("randomized")
+        params.pop("randomized", None)
         params.pop("random_state", None)
-        if self.conformity_score == "aps":
-            return _cumulative_mass(proba, uniforms)[0]
-        return _raps_with_uniforms(proba, uniforms=uniforms, **params)
+        if self.conformity_score in _RANDOMIZED:
+            # the uniform draws are row-aligned and given, so that batches of
+            # rows get the draws of one batch (random_state is the
+            # estimator's: the draws come from its seed). No draws
+            # (non-randomized sets): u = 1, the mass ranked strictly before
+            # the label, so the set runs up to and including the label at
+            # which the cumulative mass (plus the RAPS penalty) crosses the
+            # threshold
+            uniforms = 1.0 if uniforms is None else uniforms
+            if self.conformity_score == "aps":
+                return _cumulative_mass(proba, uniforms)[0]
+            return _raps_with_uniforms(proba, uniforms=uniforms, **params)
+        return conformity_scores(proba, self.conformity_score, **params)
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, **fit_params):
