@@ -38,7 +38,7 @@ from sklearn_iclr26.label_noise._common import (
     split_pipeline,
     warmup_count,
 )
-from sklearn_iclr26.neural_network import TorchMLPClassifier
+from sklearn_iclr26.neural_network._torch_estimator import TorchClassifierMixin
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -318,7 +318,8 @@ class LightGBMBackend(Backend):
 
 
 class TorchBackend(Backend):
-    """A ``TorchMLPClassifier`` (or a Pipeline ending in one): torch criteria."""
+    """A torch classifier of the package (``TorchMLPClassifier`` or any other
+    whose ``_accepts_criterion`` is true), or a Pipeline ending in one."""
 
     name = "torch"
     supports_loss = True
@@ -395,6 +396,8 @@ def get_backend(estimator):
         )
     if isinstance(final, LGBMClassifier):
         return LightGBMBackend(estimator)
-    if isinstance(final, TorchMLPClassifier):
+    if isinstance(final, TorchClassifierMixin) and final._accepts_criterion:
+        # every torch classifier of the package that trains a plain
+        # per-sample loss (the base's protected _fit_with_criterion)
         return TorchBackend(estimator)
     return WeightsBackend(estimator)

@@ -18,10 +18,10 @@ __all__ = ["_ArchitectureClassifier", "_ArchitectureRegressor"]
 class _ArchitectureMixin:
     """Overrides the module of the torch MLP estimators with an architecture's."""
 
-    def _module_spec(self, n_features, n_outputs):
+    def _module_spec(self, X, n_outputs, sample_weight=None):
         space = self.search_space
-        space.check_input(n_features)
-        return space.network(tuple(self.architecture), n_features, n_outputs)
+        space.check_input(X.shape[1])
+        return space.network(tuple(self.architecture), X.shape[1], n_outputs)
 
 
 def _init(
@@ -33,6 +33,12 @@ def _init(
     batch_size=None,
     learning_rate_init=1e-2,
     max_iter=200,
+    early_stopping=False,
+    validation_fraction=0.1,
+    n_iter_no_change=10,
+    tol=1e-4,
+    warm_start=False,
+    callbacks=None,
     dtype="float64",
     device="cpu",
     n_jobs=None,
@@ -45,6 +51,12 @@ def _init(
     self.batch_size = batch_size
     self.learning_rate_init = learning_rate_init
     self.max_iter = max_iter
+    self.early_stopping = early_stopping
+    self.validation_fraction = validation_fraction
+    self.n_iter_no_change = n_iter_no_change
+    self.tol = tol
+    self.warm_start = warm_start
+    self.callbacks = callbacks
     self.dtype = dtype
     self.device = device
     self.n_jobs = n_jobs

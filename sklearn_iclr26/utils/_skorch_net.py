@@ -131,6 +131,8 @@ class BilevelLoader:
 
     def __iter__(self):
         X, y = self.dataset.X, self.dataset.y
+        if isinstance(X, dict):  # the engine's input dict: the inputs only
+            X = X["X"]
         n, n_valid = len(X), len(self.valid_X)
         bs = min(self.batch_size, n)
         bs_valid = min(self.valid_batch_size or n_valid, n_valid)

@@ -336,6 +336,40 @@ def _as_array(a, dtype):
     return np.require(a, dtype=dtype, requirements=["C", "W"])
 
 
+_OPTIMIZERS = ("adam", "adamw", "sgd")
+
+
+def _optimizer_class(optimizer):
+    import torch
+
+    if not isinstance(optimizer, str):
+        return optimizer
+    classes = {
+        "adam": torch.optim.Adam,
+        "adamw": torch.optim.AdamW,
+        "sgd": torch.optim.SGD,
+    }
+    if optimizer not in classes:
+        raise ValueError(
+            f"optimizer must be one of {sorted(classes)}, got {optimizer!r}."
+        )
+    return classes[optimizer]
+
+
+def _net_inputs(X, y, sample_weight, aux, dtype):
+    """skorch's input dict (``X``, ``sample_weight``, aux arrays) and ``y``."""
+    inputs = {"X": _as_array(X, dtype)}
+    if sample_weight is not None:
+        inputs["sample_weight"] = _as_array(sample_weight, dtype)
+    for key, value in (aux or {}).items():
+        value = np.asarray(value)
+        inputs[key] = _as_array(value, dtype) if value.dtype.kind == "f" else value
+    if y is not None:
+        y = np.asarray(y)
+        y = _as_array(y, dtype) if y.dtype.kind == "f" else np.ascontiguousarray(y)
+    return inputs, y
+
+
 def train_module(
     module,
     X,
@@ -359,8 +393,16 @@ def train_module(
     callbacks=None,
     warm_start_net=None,
     optimizer_param_groups=None,
+    validation=None,
+    net_class=None,
+    net_params=None,
 ):
     """Train a torch module through skorch; return the fitted ``NeuralNet``.
+
+    The one training set-up of the package: every estimator's network is
+    trained here, by a skorch ``NeuralNet`` subclass (``net_class``:
+    :class:`~sklearn_iclr26.utils._skorch_net.WeightedNet` by default; the
+    predictive-coding and bilevel nets bring their own ``train_step``).
 
     Parameters
     ----------
@@ -399,22 +441,34 @@ def train_module(
     device : str, default="cpu"
         torch device.
     random_state : int, RandomState instance or None, default=None
-        Seeds weight initialisation and shuffling.
+        Seeds weight initialisation and shuffling (one seed is drawn).
     n_jobs : int or None, default=None
         torch threads during training; ``None`` means 1.
     verbose : int, default=0
-        If positive, print the training loss after each epoch.
+        If positive and no :class:`EpochProgress` is among ``callbacks``,
+        print the training loss after each epoch under the module's name
+        (estimators pass their own :class:`EpochProgress` instead).
     callbacks : list of skorch callbacks, default=None
-        Extra skorch callbacks (learning-rate schedules, clipping, warm-up...).
+        Extra skorch callbacks (learning-rate schedules, checkpoints, early
+        stopping...). The net's history always records the per-epoch
+        ``train_loss`` (and ``valid_loss`` when ``validation`` is given).
     warm_start_net : skorch.NeuralNet, default=None
         Continue training this already-initialised net instead of a new one
         (its module, optimizer and history are kept).
     optimizer_param_groups : list of (str, dict), default=None
         skorch's ``optimizer__param_groups``: parameters whose names match a
         pattern (``fnmatch``, e.g. ``"augmenter.*"``) get the group's
-        optimizer options (e.g. ``{"lr": 10 * learning_rate,
-        "weight_decay": 0.0}``); the other parameters use ``learning_rate``
-        and ``weight_decay``. ``None`` keeps one group.
+        optimizer options; the other parameters use ``learning_rate`` and
+        ``weight_decay``. ``None`` keeps one group.
+    validation : dict, default=None
+        Held-out rows scored after every epoch (history key ``valid_loss``),
+        with keys ``"X"``, ``"y"`` and optionally ``"sample_weight"`` and
+        ``"aux"``, as the training arguments.
+    net_class : type of skorch.NeuralNet, default=None
+        The net; ``None`` means ``WeightedNet``.
+    net_params : dict, default=None
+        Further keyword arguments of ``net_class`` (e.g. a second optimizer,
+        a custom ``iterator_train`` and its ``iterator_train__*`` options).
 
     Returns
     -------
@@ -422,53 +476,39 @@ def train_module(
         The trained net; ``net.module_`` is the torch module and
         ``len(net.history)`` the number of epochs run.
     """
-    import torch
+    from skorch.dataset import Dataset
+    from skorch.helper import predefined_split
 
-    from sklearn_iclr26.utils._skorch_net import BatchIndexLoader, WeightedNet
+    from sklearn_iclr26.utils._skorch_net import (
+        BatchIndexLoader,
+        EpochProgress,
+        WeightedNet,
+    )
 
-    optimizers = {
-        "adam": torch.optim.Adam,
-        "adamw": torch.optim.AdamW,
-        "sgd": torch.optim.SGD,
-    }
-    if isinstance(optimizer, str):
-        if optimizer not in optimizers:
-            raise ValueError(
-                f"optimizer must be one of {sorted(optimizers)}, got {optimizer!r}."
-            )
-        optimizer = optimizers[optimizer]
-
+    net_class = WeightedNet if net_class is None else net_class
     n_samples = X.shape[0]
     batch = n_samples if batch_size is None else max(1, min(batch_size, n_samples))
-    inputs = {"X": _as_array(X, dtype)}
-    if sample_weight is not None:
-        inputs["sample_weight"] = _as_array(sample_weight, dtype)
-    for key, value in (aux or {}).items():
-        value = np.asarray(value)
-        inputs[key] = _as_array(value, dtype) if value.dtype.kind == "f" else value
-    if y is not None:
-        y = np.asarray(y)
-        y = _as_array(y, dtype) if y.dtype.kind == "f" else np.ascontiguousarray(y)
-
-    # skorch adds its default callbacks (epoch timer, train loss, PrintLog) to
-    # any user list; "disable" drops them when nothing is asked for, which
-    # saves ~3.5 ms per epoch
+    inputs, y = _net_inputs(X, y, sample_weight, aux, dtype)
+    split = {"train_split": None, "callbacks__valid_loss": None}
+    if validation is not None:
+        valid_inputs, valid_y = _net_inputs(
+            validation["X"],
+            validation.get("y"),
+            validation.get("sample_weight"),
+            validation.get("aux"),
+            dtype,
+        )
+        split = {"train_split": predefined_split(Dataset(valid_inputs, valid_y))}
+    # skorch adds its default callbacks to the list: keep the per-epoch
+    # ``train_loss`` (and ``valid_loss``) in the history; drop the epoch timer
+    # and the PrintLog table (it colours values with raw ANSI codes, which
+    # garble log files: plain lines through EpochProgress instead)
     all_callbacks = list(callbacks or [])
-    if not all_callbacks and not verbose:
-        all_callbacks = "disable"
-    from sklearn_iclr26.utils._skorch_net import EpochProgress
-
-    plain_log = {}
-    if verbose:
-        # skorch's PrintLog table colours values with raw ANSI codes, which
-        # garble log files: plain lines through EpochProgress instead
-        plain_log["callbacks__print_log"] = None
-        named = [c[1] if isinstance(c, tuple) else c for c in all_callbacks]
-        if not any(isinstance(c, EpochProgress) for c in named):
-            all_callbacks.append(
-                EpochProgress(None, max_epochs, name=getattr(module, "__name__", "net"))
-            )
-
+    named = [c[1] if isinstance(c, tuple) else c for c in all_callbacks]
+    if verbose and not any(isinstance(c, EpochProgress) for c in named):
+        all_callbacks.append(
+            EpochProgress(None, max_epochs, name=getattr(module, "__name__", "net"))
+        )
     seed = seed_from_random_state(random_state)
     with torch_rng(seed, n_jobs, device):
         if warm_start_net is None:
@@ -481,23 +521,27 @@ def train_module(
                     (str(pattern), dict(options))
                     for pattern, options in optimizer_param_groups
                 ]
-            net = WeightedNet(
+            params.update(split)
+            params.update(
+                iterator_train=BatchIndexLoader,
+                iterator_valid=BatchIndexLoader,
+                iterator_train__shuffle=batch < n_samples,
+            )
+            params.update(net_params or {})
+            net = net_class(
                 module=module,
                 module__dtype=torch_dtype(dtype),
                 criterion=criterion,
-                optimizer=optimizer,
+                optimizer=_optimizer_class(optimizer),
                 optimizer__weight_decay=weight_decay,
                 lr=learning_rate,
                 max_epochs=max_epochs,
                 batch_size=batch,
-                iterator_train=BatchIndexLoader,
-                iterator_valid=BatchIndexLoader,
-                iterator_train__shuffle=batch < n_samples,
-                train_split=None,
                 callbacks=all_callbacks,
-                verbose=verbose,
+                callbacks__epoch_timer=None,
+                callbacks__print_log=None,
+                verbose=0,
                 device=device,
-                **plain_log,
                 **params,
             )
             with user_interrupts():
@@ -694,46 +738,42 @@ def train_bilevel(
 
     from sklearn_iclr26.utils._skorch_net import BilevelLoader, BilevelNet
 
-    X, X_valid = _as_array(X, dtype), _as_array(X_valid, dtype)
-    y, y_valid = np.asarray(y), np.asarray(y_valid)
-    if y.dtype.kind == "f":
-        y, y_valid = _as_array(y, dtype), _as_array(y_valid, dtype)
-    n, n_valid = X.shape[0], X_valid.shape[0]
-    batch = n if batch_size is None else max(1, min(batch_size, n))
+    X_valid = _as_array(X_valid, dtype)
+    y_valid = np.asarray(y_valid)
+    if y_valid.dtype.kind == "f":
+        y_valid = _as_array(y_valid, dtype)
+    n_valid = X_valid.shape[0]
     batch_valid = n_valid if batch_size is None else max(1, min(batch_size, n_valid))
-    all_callbacks = list(callbacks or []) or "disable"
-    seed = seed_from_random_state(random_state)
-    with torch_rng(seed, n_jobs, device):
-        net = BilevelNet(
-            module=module,
-            module__dtype=torch_dtype(dtype),
-            **{f"module__{k}": v for k, v in (module_params or {}).items()},
-            criterion=criterion,
-            optimizer=torch.optim.Adam,
-            optimizer__weight_decay=weight_decay,
-            lr=learning_rate,
-            arch_optimizer=torch.optim.Adam,
-            arch_optimizer_params={
+    return train_module(
+        module,
+        X,
+        y,
+        criterion=criterion,
+        module_params=module_params,
+        max_epochs=max_epochs,
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        weight_decay=weight_decay,
+        dtype=dtype,
+        device=device,
+        random_state=random_state,
+        n_jobs=n_jobs,
+        callbacks=callbacks,
+        net_class=BilevelNet,
+        net_params={
+            "arch_optimizer": torch.optim.Adam,
+            "arch_optimizer_params": {
                 "lr": arch_learning_rate,
                 "betas": tuple(arch_betas),
                 "weight_decay": arch_weight_decay,
             },
-            arch_gradient_hook=arch_gradient_hook,
-            max_epochs=max_epochs,
-            batch_size=batch,
-            iterator_train=BilevelLoader,
-            iterator_train__valid_X=X_valid,
-            iterator_train__valid_y=y_valid,
-            iterator_train__valid_batch_size=batch_valid,
-            train_split=None,
-            callbacks=all_callbacks,
-            verbose=0,
-            device=device,
-        )
-        with user_interrupts():
-            net.fit(X, y)
-    check_finite_module(net)
-    return net
+            "arch_gradient_hook": arch_gradient_hook,
+            "iterator_train": BilevelLoader,
+            "iterator_train__valid_X": X_valid,
+            "iterator_train__valid_y": y_valid,
+            "iterator_train__valid_batch_size": batch_valid,
+        },
+    )
 
 
 def train_predictive_coding(
@@ -826,60 +866,34 @@ def train_predictive_coding(
     import torch
 
     from sklearn_iclr26.utils._skorch_net import (
-        BatchIndexLoader,
-        EpochProgress,
         PredictiveCodingNet,
         WeightSpectralNorms,
     )
 
-    optimizers = {
-        "adam": torch.optim.Adam,
-        "adamw": torch.optim.AdamW,
-        "sgd": torch.optim.SGD,
-    }
-    if optimizer not in optimizers:
-        raise ValueError(
-            f"optimizer must be one of {sorted(optimizers)}, got {optimizer!r}."
-        )
-    n_samples = X.shape[0]
-    batch = n_samples if batch_size is None else max(1, min(batch_size, n_samples))
-    inputs = {"X": _as_array(X, dtype)}
-    if sample_weight is not None:
-        inputs["sample_weight"] = _as_array(sample_weight, dtype)
-    y = np.asarray(y)
-    y = _as_array(y, dtype) if y.dtype.kind == "f" else np.ascontiguousarray(y)
     all_callbacks = list(callbacks or [])
     all_callbacks.append(("weight_spectral_norms", WeightSpectralNorms()))
-    named = [c[1] if isinstance(c, tuple) else c for c in all_callbacks]
-    if verbose and not any(isinstance(c, EpochProgress) for c in named):
-        all_callbacks.append(
-            EpochProgress(None, max_epochs, name=getattr(module, "__name__", "net"))
-        )
-    seed = seed_from_random_state(random_state)
-    with torch_rng(seed, n_jobs, device):
-        net = PredictiveCodingNet(
-            module=module,
-            module__dtype=torch_dtype(dtype),
-            **{f"module__{k}": v for k, v in (module_params or {}).items()},
-            criterion=torch.nn.Identity,
-            optimizer=optimizers[optimizer],
-            optimizer__weight_decay=weight_decay,
-            lr=learning_rate,
-            inference_steps=int(n_inference_steps),
-            inference_lr=float(inference_lr),
-            inference_momentum=float(inference_momentum),
-            max_epochs=max_epochs,
-            batch_size=batch,
-            iterator_train=BatchIndexLoader,
-            iterator_valid=BatchIndexLoader,
-            iterator_train__shuffle=batch < n_samples,
-            train_split=None,
-            callbacks=all_callbacks,
-            callbacks__print_log=None,
-            verbose=0,
-            device=device,
-        )
-        with user_interrupts():
-            net.fit(inputs, y)
-    check_finite_module(net)
-    return net
+    return train_module(
+        module,
+        X,
+        y,
+        criterion=torch.nn.Identity,
+        module_params=module_params,
+        sample_weight=sample_weight,
+        max_epochs=max_epochs,
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        optimizer=optimizer,
+        weight_decay=weight_decay,
+        dtype=dtype,
+        device=device,
+        random_state=random_state,
+        n_jobs=n_jobs,
+        verbose=verbose,
+        callbacks=all_callbacks,
+        net_class=PredictiveCodingNet,
+        net_params={
+            "inference_steps": int(n_inference_steps),
+            "inference_lr": float(inference_lr),
+            "inference_momentum": float(inference_momentum),
+        },
+    )

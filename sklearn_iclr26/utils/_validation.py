@@ -199,3 +199,20 @@ def _n_jobs_constraint():
 #: (one thread/job), a positive count, or ``-1``, ``-2``, ... (all cores, all but
 #: one, ...); 0 is meaningless and rejected with an ``InvalidParameterError``.
 N_JOBS_CONSTRAINT = _n_jobs_constraint()
+
+
+def check_hidden_layer_sizes(hidden_layer_sizes, *, allow_empty=True):
+    """Validate ``hidden_layer_sizes``: the one rule of the torch estimators.
+
+    Returns the widths as a tuple of positive ints. An empty sequence (no
+    hidden layer: a linear model) is accepted where ``allow_empty`` is true
+    (the architectures that need a hidden layer pass ``False``).
+    """
+    hidden = tuple(int(h) for h in np.atleast_1d(hidden_layer_sizes))
+    if any(h < 1 for h in hidden) or (not hidden and not allow_empty):
+        kind = "a sequence" if allow_empty else "a non-empty sequence"
+        raise ValueError(
+            f"hidden_layer_sizes must be {kind} of positive ints, got "
+            f"{hidden_layer_sizes!r}."
+        )
+    return hidden
