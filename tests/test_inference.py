@@ -588,3 +588,19 @@ def test_covariance_estimator_without_covariance_attribute():
     est = MultiPPIMeanEstimator(covariance_estimator=StandardScaler())
     with pytest.raises(TypeError, match="no covariance_ attribute"):
         est.fit(X, y)
+
+
+def test_resampling_verbose(capsys):
+    accepted = np.array([1, 1, 0, 0, 1, 0, 1, 1])
+    correct = np.array([1, 1, 0, 0, 0, 0, 1, 0])
+    groups = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    quiet = ResamplingUtilityEstimator(k_max=10).fit(accepted, correct, groups)
+    assert capsys.readouterr().out == ""
+    est = ResamplingUtilityEstimator(k_max=10, verbose=1)
+    est.fit(accepted, correct, groups)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2
+    assert all(line.startswith("[ResamplingUtilityEstimator] ") for line in lines)
+    assert "2 problems, 8 samples" in lines[0]
+    assert f"k_opt {est.k_opt_}" in lines[1]
+    assert_array_equal(est.utility_curve_, quiet.utility_curve_)
