@@ -20,7 +20,7 @@ def run_demo():
       ``benchmarks/prism_reproduction.py`` (70 % of one sex, 20 % of the
       other in training), against a torch MLP of the same width.
     * G-learner: :class:`GeodesicCATERegressor` on IHDP (real covariates,
-      simulated surface B outcomes, 5 replications), mean sqrt(PEHE) against
+      simulated surface B outcomes, 3 replications), mean sqrt(PEHE) against
       the T- and X-learner with the same outcome model.
 
     Returns
@@ -132,7 +132,7 @@ def _geodesic_rows():
     model = HistGradientBoostingRegressor(max_iter=100, max_leaf_nodes=15)
     names = ("G", "T-learner", "X-learner")
     pehe = dict.fromkeys(names, 0.0)
-    n_reps = 5
+    n_reps = 3
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # overlap warnings
         for rep in range(n_reps):
