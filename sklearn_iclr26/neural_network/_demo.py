@@ -168,10 +168,9 @@ def _ifusion_rows():
     from sklearn.metrics import roc_auc_score
     from sklearn.pipeline import make_pipeline
 
-    from sklearn_iclr26.datasets import (
-        InteractionSequenceEncoder,
-        load_movielens_interactions,
-    )
+    # the top package re-exports every public class wherever its module lives
+    from sklearn_iclr26 import InteractionSequenceEncoder
+    from sklearn_iclr26.datasets import load_movielens_interactions
     from sklearn_iclr26.neural_network import DiffusionInterestFusionClassifier
 
     data = load_movielens_interactions()
