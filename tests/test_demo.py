@@ -2,7 +2,7 @@
 
 The 19 methods are those of the package's ICLR 2026 papers (README's estimator
 table); each must have at least one row with a computed value next to its
-baseline. The full demo takes about 35 s on one thread, so the test that runs
+baseline. The full demo takes about 40 s of CPU on one thread, so the test that runs
 it is marked slow; it runs with an empty data home, as in a fresh clone.
 """
 
