@@ -19,8 +19,8 @@ def run_demo():
     Returns
     -------
     results : list of dict
-        Keys ``estimator``, ``dataset``, ``metric``, ``value``, ``baseline``,
-        ``baseline_value``.
+        Keys ``method``, ``estimator``, ``dataset``, ``metric``, ``value``,
+        ``baseline``, ``baseline_value``.
     """
     from sklearn.ensemble import RandomForestRegressor
 
@@ -61,6 +61,7 @@ def run_demo():
     }
     return [
         {
+            "method": "CVQR",
             "estimator": "CVQRRegressor",
             "dataset": "enb",
             "metric": metric,
