@@ -169,13 +169,15 @@ class BaseMetaPCN(BaseTorchEstimator):
 
     def _after_training(self, X, y):
         history = self.net_.history
-        layer_energies, diverged = [], 0
+        layer_energies, diverged, n_batches = [], 0, 0
         for epoch in history:
-            batches = epoch["batches"]
+            # the training batches (validation batches record no energies)
+            batches = [b for b in epoch["batches"] if "layer_energies" in b]
             sizes = np.array([b["train_batch_size"] for b in batches], dtype=float)
             energies = np.array([b["layer_energies"] for b in batches], dtype=float)
             layer_energies.append(sizes @ energies / sizes.sum())
             diverged += sum(int(b["pc_diverged"]) for b in batches)
+            n_batches += len(batches)
         self.layer_energy_history_ = np.array(layer_energies)
         self.weight_spectral_norms_ = np.array(history[:, "weight_spectral_norms"])
         self.n_diverged_batches_ = int(diverged)
@@ -183,7 +185,7 @@ class BaseMetaPCN(BaseTorchEstimator):
             warn_user(
                 f"{type(self).__name__}: predictive-coding energies diverged "
                 f"(non-finite) in {diverged} of "
-                f"{sum(len(e['batches']) for e in history)} batches; for those "
+                f"{n_batches} batches; for those "
                 "batches the activities were reset to the feed-forward pass "
                 "(and the weight step skipped when its gradient was not "
                 "finite). Lower inference_learning_rate, or keep "
