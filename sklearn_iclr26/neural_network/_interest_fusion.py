@@ -127,10 +127,12 @@ class DiffusionInterestFusionClassifier(
         the unknown-item row (with a warning in fit), ``"error"`` raises.
     dtype : {"float64", "float32"}, default="float32"
         Precision of the torch module. float32 by default, unlike the other
-        torch estimators: CTR data are large (the MovieLens benchmark fits
-        about 80,000 rows of 50-item histories) and the fit takes XX times
-        longer in float64 on its test data; no sample-weight equivalence is
-        claimed (the diffusion losses draw noise per sample).
+        torch estimators (float64): CTR logs are large (the reproduction fits
+        80,001 rows) and at that scale float64 costs about 1.7 times the CPU
+        time of a fit (20,000 rows, default network, 2 epochs: 4.6-5.3 s
+        against 2.6-3.2 s); what float64 buys elsewhere, sample-weight
+        equivalence with full batches, does not hold here anyway (the
+        diffusion losses draw noise per sample).
     %(training_parameters)s
 
     Attributes
