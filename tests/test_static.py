@@ -1,7 +1,7 @@
 """Static checks of the package's structure.
 
-* One torch training engine: no module outside ``utils/_torch.py`` (and its
-  skorch net, ``utils/_skorch_net.py``) calls ``.backward(`` or an optimizer's
+* One torch training engine: no module outside ``utils/_torch.py`` (and the
+  skorch nets it trains, ``ENGINE``) calls ``.backward(`` or an optimizer's
   ``.step(``. Gradients of non-parameter quantities use
   ``torch.autograd.grad``, which is allowed anywhere.
 * Layering: a family imports only the foundation (``utils``, ``datasets``,
