@@ -153,8 +153,7 @@ class DiffusionInterestFusionClassifier(
 
     See Also
     --------
-    InteractionSequenceEncoder : Builds ``X`` from an
-        interaction log.
+    InteractionSequenceEncoder : Builds ``X`` from an interaction log.
     TorchMLPClassifier : A plain MLP on a feature matrix.
 
     Notes
