@@ -25,7 +25,6 @@ from sklearn_iclr26.conformal import (
     SOCOPClassifier,
     SplitConformalClassifier,
 )
-from sklearn_iclr26.datasets import InteractionSequenceEncoder
 from sklearn_iclr26.decomposition import SparseAutoencoder
 from sklearn_iclr26.deferral import (
     DeferralCurveDisplay,
@@ -59,6 +58,7 @@ from sklearn_iclr26.neural_network import (
     BayesianAugmentationClassifier,
     BayesianAugmentationRegressor,
     DiffusionInterestFusionClassifier,
+    InteractionSequenceEncoder,
     MetaPCNClassifier,
     MetaPCNRegressor,
     TorchMLPClassifier,
