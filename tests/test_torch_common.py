@@ -235,13 +235,8 @@ _PORT_IN_PROGRESS = {
     "AdaptiveCompositionRegressor",
     "BackdoorAdjustedClassifier",
     "BackdoorAdjustedRegressor",
-    "BayesianAugmentationClassifier",
-    "BayesianAugmentationRegressor",
     "CVQRRegressor",
     "ConNASSearch",
-    "DiffusionInterestFusionClassifier",
-    "MetaPCNClassifier",
-    "MetaPCNRegressor",
     "PenaltyNASSearch",
     "RLPHeadClassifier",
     "SampleGradientMemorization",
@@ -260,9 +255,6 @@ _PORT_IN_PROGRESS_FILES = {
     "memorization/_sample_gradient.py",
     "nas/_darts.py",
     "nas/_supernet.py",
-    "neural_network/_bayes_aug.py",
-    "neural_network/_ifusion.py",
-    "neural_network/_meta_pcn.py",
     "utils/_skorch_net.py",
 }
 
