@@ -25,7 +25,7 @@ from sklearn_iclr26.conformal import (
     conformal_quantile,
 )
 
-FAST_CVQR = {"max_iter": 3, "warmup_epochs": 1, "hidden_dim": 4, "n_layers": 1}
+FAST_CVQR = {"max_iter": 3, "warmup_epochs": 1, "hidden_layer_sizes": (4,)}
 
 
 def _make(name, **params):

@@ -265,6 +265,11 @@ class BaseTorchEstimator(BaseEstimator, metaclass=ABCMeta):
     #: whether ``_fit_with_criterion`` may replace the estimator's loss
     _accepts_criterion = True
 
+    #: ``early_stopping`` is done by the estimator's own callback (on a metric
+    #: other than the held-out training loss); the base then neither holds
+    #: rows out nor adds skorch's ``EarlyStopping``
+    _own_early_stopping = False
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         doc = cls.__dict__.get("__doc__")
@@ -380,7 +385,7 @@ class BaseTorchEstimator(BaseEstimator, metaclass=ABCMeta):
             all_callbacks.append(("progress", EpochProgress(self, self.max_iter)))
         X_fit, y_fit, weight_fit, aux_fit = X, y, sample_weight, aux
         validation = None
-        if self.early_stopping:
+        if self.early_stopping and not self._own_early_stopping:
             from skorch.callbacks import EarlyStopping
 
             rows, valid = self._validation_split(X, y)
@@ -447,7 +452,7 @@ class BaseTorchEstimator(BaseEstimator, metaclass=ABCMeta):
         self.loss_curve_ = [float(h.get("train_loss", np.nan)) for h in history]
         self.validation_loss_curve_ = None
         self.best_iter_ = self.n_iter_
-        if self.early_stopping:
+        if self.early_stopping and not self._own_early_stopping:
             self.validation_loss_curve_ = [
                 float(h.get("valid_loss", np.nan)) for h in history
             ]
