@@ -591,6 +591,17 @@ class CVQRRegressor(BaseConformalRegressor, BaseTorchEstimator):
             level=2,
         )
 
+    # the torch contracts (tests/test_torch_common.py): the base's default
+    # early_stopping=False; no warm-up, so that every epoch is evaluated; and
+    # enough rows for 50 validation and 50 fitting rows
+    def _common_test_params(self):
+        return {"early_stopping": False, "warmup_epochs": 0, "validation_fraction": 0.5}
+
+    def _common_test_data(self, n, seed):
+        rng = np.random.RandomState(seed)
+        X = rng.normal(size=(max(n, 200), 3))
+        return X, np.c_[X[:, 0], X[:, 1] * X[:, 2]] + 0.1 * rng.normal(size=(len(X), 2))
+
     def _hidden_layer_sizes(self):
         return tuple(check_hidden_layer_sizes(self.hidden_layer_sizes))
 

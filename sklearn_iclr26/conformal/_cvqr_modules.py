@@ -642,9 +642,9 @@ class SemiDualEarlyStopping(Callback):
     After each epoch past the warm-up, evaluates :func:`semi_dual_objective`
     on the validation rows and records it in the history as
     ``"valid_semi_dual"``. Training stops when it has not decreased by more
-    than ``tol`` for ``n_iter_no_change`` epochs (the rule of scikit-learn's
-    ``MLPRegressor``), and the parameters of the best epoch are restored at
-    the end of training.
+    than ``tol`` for ``n_iter_no_change`` epochs, and the parameters of the
+    best epoch (the last that decreased it by more than ``tol``, as skorch's
+    ``EarlyStopping``) are restored at the end of training.
     """
 
     def __init__(
@@ -695,16 +695,16 @@ class SemiDualEarlyStopping(Callback):
             self.best_rank_gap_ = abs(math.log(ratio))
             self.best_rank_epoch_ = epoch
             self.best_rank_state_ = copy.deepcopy(net.module_.state_dict())
-        if not math.isfinite(score):
-            score = math.inf
-        if score > self.best_score_ - self.tol:
-            self._no_improvement += 1
-        else:
+        # an improvement is a decrease by more than tol; the best epoch is the
+        # last improvement (the rule of skorch's EarlyStopping, which the
+        # torch base uses)
+        if math.isfinite(score) and not score > self.best_score_ - self.tol:
             self._no_improvement = 0
-        if score < self.best_score_:
             self.best_score_ = score
             self.best_epoch_ = epoch
             self.best_state_ = copy.deepcopy(net.module_.state_dict())
+        else:
+            self._no_improvement += 1
         if self._no_improvement >= self.n_iter_no_change:
             raise _StopTraining  # skorch ends the training loop cleanly
 

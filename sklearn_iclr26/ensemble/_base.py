@@ -135,6 +135,13 @@ class BaseAdaptiveComposition(BaseTorchEstimator):
             "body_state": flatten_body(body),
         }
 
+    def _common_test_params(self):
+        # the torch contracts need a fine-tuned network: a hub of torch
+        # modules (the check instances' stateless hub composes predictions)
+        from sklearn_iclr26.ensemble._test_instances import torch_hub
+
+        return {"hub": torch_hub()}
+
     # ------------------------------------------------------------ fit
     def _check_hub(self):
         if self.hub is None:
