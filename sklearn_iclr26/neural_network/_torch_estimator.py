@@ -24,6 +24,10 @@ A subclass says only what is its own:
     ``NeuralNet`` subclass with its own ``train_step``).
 ``_after_training(X, y)``
     Fitted attributes read from ``net_.history`` and the callbacks.
+``_own_early_stopping`` (class attribute, default False)
+    True where the method's own callback (from ``_training_options`` or
+    ``_train(callbacks=...)``) does the early stopping on a metric of its
+    own: the base then holds no rows out and adds no ``EarlyStopping``.
 
 **Protected entry points** (a contract with the other families:
 ``label_noise``, ``nas``; change them only together with their callers):
