@@ -277,7 +277,7 @@ META = [
 ]
 
 
-FAST_CVQR = {"max_iter": 3, "warmup_epochs": 1, "hidden_dim": 4, "n_layers": 1}
+FAST_CVQR = {"max_iter": 3, "warmup_epochs": 1, "hidden_layer_sizes": (4,)}
 
 
 def _outputs(est, X):

@@ -38,7 +38,7 @@ def run_demo():
         max_iter=30,
         warmup_epochs=10,
         batch_size=64,
-        hidden_dim=16,
+        hidden_layer_sizes=(16, 16),
         calibration_size=n_cal,
         random_state=0,
     ).fit(X[fit], Y[fit])
