@@ -216,17 +216,17 @@ class SAEModule(nn.Module):
 
 
 class SAELoss(nn.Module):
-    """Per-sample ``||x - x_hat||^2 + l1_penalty * ||s||_1 + nuclear share``."""
+    """Per-sample ``||x - x_hat||^2 + l1_weight * ||s||_1 + nuclear share``."""
 
-    def __init__(self, l1_penalty=0.0, nuclear_penalty=0.0):
+    def __init__(self, l1_weight=0.0, nuclear_weight=0.0):
         super().__init__()
-        self.l1_penalty = l1_penalty
-        self.nuclear_penalty = nuclear_penalty
+        self.l1_weight = l1_weight
+        self.nuclear_weight = nuclear_weight
 
     def forward(self, y_pred, y_true, **aux):
         x_hat, l1, nuclear = y_pred
         loss = ((x_hat - y_true) ** 2).sum(dim=1)
-        return loss + self.l1_penalty * l1 + self.nuclear_penalty * nuclear
+        return loss + self.l1_weight * l1 + self.nuclear_weight * nuclear
 
 
 class UnitNormDecoder(Callback):
