@@ -200,6 +200,17 @@ def test_sae_full_batch_alpha_and_loss_curve(X):
     assert not np.array_equal(decayed.components_, full.components_)
 
 
+def test_sae_warm_start_continues_the_same_run(X):
+    """2 + 2 full-batch epochs with warm_start are the 4-epoch fit, bit for bit
+    (the module does not alias the data mean it starts ``b_dec`` from)."""
+    params = {"n_components": 12, "batch_size": None, "random_state": 4}
+    warm = SparseAutoencoder(max_iter=2, warm_start=True, **params).fit(X).fit(X)
+    cold = SparseAutoencoder(max_iter=4, **params).fit(X)
+    assert warm.n_iter_ == 4 == len(warm.loss_curve_)
+    np.testing.assert_array_equal(warm.loss_curve_, cold.loss_curve_)
+    np.testing.assert_array_equal(warm.transform(X), cold.transform(X))
+
+
 def test_sae_bad_input(X):
     with pytest.raises(ValueError, match="must not exceed n_components"):
         SparseAutoencoder(n_components=4, n_nonzero_coefs=5).fit(X)

@@ -54,7 +54,8 @@ class SAEModule(nn.Module):
             self.b_enc = nn.Parameter(torch.zeros(n_components, dtype=dtype))
         mean = torch.zeros(n_features, dtype=dtype)
         if data_mean is not None:
-            mean = torch.as_tensor(np.asarray(data_mean), dtype=dtype)
+            # a copy: as_tensor would share (and training update) the array
+            mean = torch.tensor(np.asarray(data_mean), dtype=dtype)
         self.b_dec = nn.Parameter(mean)
         self.sparsity = sparsity
         self.k = k
