@@ -476,6 +476,11 @@ def test_weights_restored_from_peak_epoch(cancer):
     np.testing.assert_array_equal(full.csg_scores_, est.csg_scores_)
     np.testing.assert_array_equal(full.sgal_scores_, est.sgal_scores_)
     assert np.all(full.csl_scores_ >= full.sgal_scores_)
+    # warm_start continues past the peak: the weights kept are then the last
+    peak, n_iter = est.peak_iter_, est.n_iter_
+    est.set_params(warm_start=True, max_iter=5).fit(X, y)
+    assert est.n_iter_ == n_iter + 5 == est.best_iter_ == len(est.loss_curve_)
+    assert est.peak_iter_ == peak and len(est.weight_norm_history_) == est.n_iter_ + 1
 
 
 def test_no_peak_warns():

@@ -243,8 +243,8 @@ class SampleGradientMemorization(TorchClassifierMixin, BaseTorchEstimator):
         self.peak_found_ = callback.peak_epoch_ is not None
         if self.peak_found_:
             self.peak_iter_ = int(callback.peak_epoch_)
-            if self.final_model == "stopped":
-                self.best_iter_ = self.peak_iter_  # the restored weights
+            if callback._stopped:  # this run stopped there and restored them
+                self.best_iter_ = self.peak_iter_
         else:
             self.peak_iter_ = self.n_iter_
             warn_user(
