@@ -494,24 +494,25 @@ def test_no_peak_warns():
 
 
 @pytest.mark.filterwarnings("ignore:No weight-norm peak")
-def test_csg_early_stopping_needs_the_full_model(cancer):
-    """The weight-norm peak is the method's stop; validation stopping is another."""
+def test_csg_early_stopping_is_the_validation_stop(cancer):
+    """With early_stopping the validation stop keeps its best epoch; the
+    weight-norm peak neither stops training nor restores weights."""
     X, y = cancer[0][:100], cancer[1][:100]
-    with pytest.raises(ValueError, match='final_model="full"'):
-        SampleGradientMemorization(max_iter=3, early_stopping=True).fit(X, y)
     est = SampleGradientMemorization(
-        max_iter=30,
-        final_model="full",
+        max_iter=40,
         early_stopping=True,
         validation_fraction=0.2,
+        n_iter_no_change=2,
+        tol=1e12,  # no epoch improves on the first: stop after 1 + 2 epochs
         random_state=0,
     ).fit(X, y)
+    assert est.n_iter_ == 3 and est.best_iter_ == 1
+    assert len(est.validation_loss_curve_) == 3
     assert est.csg_scores_.shape == (100,) and est.label_issues_.shape == (100,)
     # the held-out rows are never trained on: no gradient, no loss
     held_out = est.csl_scores_ == 0
     assert held_out.sum() == 20
     assert np.all(est.csg_scores_[held_out] == 0)
-    assert len(est.validation_loss_curve_) == est.n_iter_
 
 
 def test_find_label_issues_mirrors_cleanlab_output(cancer):

@@ -67,8 +67,10 @@ class SampleGradientMemorization(TorchClassifierMixin, BaseTorchEstimator):
         peak (the paper's early stop, cheap, but it costs accuracy: 0.749 ->
         0.631 in the paper's ResNet-18/CIFAR-100 example) or the one trained
         for all ``max_iter`` epochs. The scores come from the run up to the
-        peak in both cases; CSL covers all epochs run. ``early_stopping=True``
-        (validation early stopping instead) needs ``"full"``.
+        peak in both cases; CSL covers all epochs run. Ignored with
+        ``early_stopping=True``: the validation stop then ends training and
+        keeps the best validation epoch (``best_iter_``); the peak, if
+        reached before, still bounds the scores.
     score_type : {"csg", "sgal", "csl"}, default="csg"
         Score exposed as ``memorization_scores_``.
     label_issue_fraction : float in (0, 1) or None, default=None
@@ -221,15 +223,11 @@ class SampleGradientMemorization(TorchClassifierMixin, BaseTorchEstimator):
         )
         from sklearn_iclr26.memorization._modules import SGDMomentum
 
-        if self.early_stopping and self.final_model == "stopped":
-            raise ValueError(
-                'final_model="stopped" keeps the weights of the weight-norm peak, '
-                "the method's own stop; early_stopping=True keeps those of the "
-                'best validation epoch: use final_model="full" with it.'
-            )
+        # with early_stopping the validation stop ends training and picks the
+        # weights; the weight-norm peak then only bounds the scores
         callback = CumulativeSampleGradient(
             patience=self.n_iter_no_change,
-            stop_at_peak=self.final_model == "stopped",
+            stop_at_peak=self.final_model == "stopped" and not self.early_stopping,
         )
         return {
             "aux": {"sample_id": np.arange(X.shape[0], dtype=np.int64)},
@@ -248,9 +246,10 @@ class SampleGradientMemorization(TorchClassifierMixin, BaseTorchEstimator):
         else:
             self.peak_iter_ = self.n_iter_
             warn_user(
-                f"No weight-norm peak was found within max_iter={self.max_iter} "
-                f"epochs (alpha={self.alpha}): the scores sum over all epochs and "
-                "the model of the last epoch is used. Increase max_iter or alpha."
+                f"No weight-norm peak was found in the {self.n_iter_} epochs run "
+                f"(max_iter={self.max_iter}, alpha={self.alpha}): the scores sum "
+                "over all epochs and the model of the last epoch is used. Increase "
+                "max_iter or alpha."
             )
 
         def full(scores):  # rows held out by early_stopping score 0
