@@ -211,6 +211,23 @@ def test_sae_warm_start_continues_the_same_run(X):
     np.testing.assert_array_equal(warm.transform(X), cold.transform(X))
 
 
+def test_batchtopk_objective_is_the_same_on_validation_batches():
+    """forward is the training objective: BatchTopK over the batch in eval mode
+    too (the validation loss of early_stopping), not the unset threshold."""
+    import torch
+
+    from sklearn_iclr26.decomposition._sae_modules import SAEModule
+
+    torch.manual_seed(0)
+    module = SAEModule(5, 8, sparsity="batchtopk", k=2, dtype=torch.float64)
+    X = torch.randn(10, 5, dtype=torch.float64)
+    module.eval()
+    x_hat, _, _ = module(X)
+    codes = module.sparse_code(X, batch_topk=True)
+    assert int((codes != 0).sum()) <= 2 * 10
+    torch.testing.assert_close(x_hat, module.decode(codes))
+
+
 def test_sae_bad_input(X):
     with pytest.raises(ValueError, match="must not exceed n_components"):
         SparseAutoencoder(n_components=4, n_nonzero_coefs=5).fit(X)

@@ -194,7 +194,9 @@ class SAEModule(nn.Module):
             s, residual = self.matching_pursuit(X, return_residual=True)
             x_hat, low = X - residual, None
         else:
-            s = self.sparse_code(X, batch_topk=self.training)
+            # the training objective (also on validation batches): BatchTopK
+            # over the batch, not the inference threshold
+            s = self.sparse_code(X, batch_topk=True)
             z = s
             low = None
             if self.structured_rank:
