@@ -89,11 +89,11 @@ class SparseAutoencoder(
     sparsity : {"topk", "batchtopk", "l1", "lp"}, default="topk"
         Sparsity mechanism. The paper's structured SAE is
         ``sparsity="lp"`` with ``structured_rank``. Must be ``"topk"`` with
-        ``encoder="matching_pursuit"`` (the pursuit's ``k`` steps are its
-        sparsity).
+        ``encoder="matching_pursuit"`` (the pursuit's ``n_nonzero_coefs``
+        steps are its sparsity).
     encoder : {"linear", "matching_pursuit"}, default="linear"
         ``"linear"``: ``sparsify(W_enc (x - b) + c)``. ``"matching_pursuit"``:
-        ``k`` matching-pursuit steps over the unit-norm decoder atoms
+        ``n_nonzero_coefs`` matching-pursuit steps over the unit-norm decoder atoms
         (MP-SAE); selection by the largest correlation with the residual
         (``positive_codes=True``, negative steps add 0) or the largest
         absolute correlation (``positive_codes=False``). Not combinable
