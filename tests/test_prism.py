@@ -77,7 +77,7 @@ def test_confounder_weights_shape_and_range(data, activation):
 def test_uniformity_loss_values():
     import torch
 
-    from sklearn_iclr26.causal._prism_modules import uniformity_loss
+    from sklearn_iclr26.causal._backdoor_adjusted_modules import uniformity_loss
 
     n, d, t = 4, 6, 2.0
     same = torch.rand(1, 1, d, dtype=torch.float64).expand(3, n, d)

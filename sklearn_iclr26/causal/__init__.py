@@ -18,12 +18,12 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn_iclr26.causal._geodesic import GeodesicCATERegressor, GLearner
-from sklearn_iclr26.causal._metrics import ate_error, pehe_score
-from sklearn_iclr26.causal._prism import (
+from sklearn_iclr26.causal._backdoor_adjusted import (
     BackdoorAdjustedClassifier,
     BackdoorAdjustedRegressor,
 )
+from sklearn_iclr26.causal._geodesic import GeodesicCATERegressor, GLearner
+from sklearn_iclr26.causal._metrics import ate_error, pehe_score
 from sklearn_iclr26.causal._scorers import make_cate_scorer
 from sklearn_iclr26.causal._split import TreatmentStratifiedKFold
 from sklearn_iclr26.causal._t_learner import TLearnerRegressor

@@ -105,7 +105,7 @@ class _BaseTabularAttention(BaseEstimator):
         return labels, list(resolved.values())
 
     def _fit_net(self, X, y, n_outputs, criterion, sample_weight):
-        from sklearn_iclr26.causal._attention_modules import GroupAttentionNet
+        from sklearn_iclr26.causal._tabular_attention_modules import GroupAttentionNet
 
         hidden = tuple(int(h) for h in np.atleast_1d(self.hidden_layer_sizes))
         if any(h < 1 for h in hidden):

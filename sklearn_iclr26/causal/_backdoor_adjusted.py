@@ -165,7 +165,7 @@ class _BaseBackdoorAdjusted(BaseEstimator):
 
     # -- fit -----------------------------------------------------------------
     def _fit_net(self, X, y, n_outputs, task, loss, sample_weight):
-        from sklearn_iclr26.causal._prism_modules import (
+        from sklearn_iclr26.causal._backdoor_adjusted_modules import (
             LossHistory,
             PrismLoss,
             PrismNet,
