@@ -157,7 +157,7 @@ def run_rlp(store, data, seeds, max_iter):
                     metrics = {
                         "rla_layer0": clf.random_label_accuracy_[0, -1],
                         "rla_layer1": clf.random_label_accuracy_[1, -1],
-                        "fresh_probe_rla": probe.random_label_accuracy_,
+                        "fresh_probe_rla": probe.accuracy_,
                         "train_acc_observed": train_acc,
                         "test_acc_clean": test_acc,
                         "gap": train_acc - test_acc,

@@ -79,7 +79,7 @@ for name, rep in [
     ("LightGBM leaves", "leaves"),
 ]:
     probe = RandomLabelProbe(rep, random_state=0).fit(X_train, y_noisy)
-    print(f"{name:16s} random-label accuracy {probe.random_label_accuracy_:.3f}")
+    print(f"{name:16s} random-label accuracy {probe.accuracy_:.3f}")
 
 rows = np.array(rows)
 fig, ax = plt.subplots(figsize=(6, 4))

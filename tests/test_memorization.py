@@ -281,16 +281,14 @@ def test_probe_identities():
     probe = RandomLabelProbe(
         probe=LogisticRegression(C=1e4, max_iter=2000), n_label_sets=3, random_state=0
     ).fit(X)
-    assert probe.random_label_accuracy_ == 1.0
-    assert probe.rademacher_estimate_ == 1.0
+    assert probe.accuracy_ == 1.0
+    assert probe.rademacher_correlation_ == 1.0
     # a constant feature: the probe can only predict the majority label
     Xc = np.ones((101, 1))
     probe = RandomLabelProbe(n_label_sets=4, random_state=0).fit(Xc)
     majority = [np.bincount(probe.random_labels_[:, s]).max() / 101 for s in range(4)]
-    np.testing.assert_allclose(probe.random_label_accuracies_, majority)
-    np.testing.assert_allclose(
-        probe.rademacher_estimate_, 2 * probe.random_label_accuracy_ - 1
-    )
+    np.testing.assert_allclose(probe.accuracies_, majority)
+    np.testing.assert_allclose(probe.rademacher_correlation_, 2 * probe.accuracy_ - 1)
     np.testing.assert_array_equal(probe.transform(Xc), Xc)
 
 
@@ -303,6 +301,38 @@ def test_probe_leaves(cancer):
     assert np.all(Z.sum(axis=1) == probe.representation_.n_estimators_)
     with pytest.raises(ValueError, match="needs y"):
         RandomLabelProbe("leaves").fit(X)
+
+
+def test_probe_feature_names_and_set_output(cancer):
+    import pandas as pd
+    from sklearn.decomposition import PCA
+
+    X, y = cancer
+    df = pd.DataFrame(X[:, :4], columns=["a", "b", "c", "d"])
+    probe = RandomLabelProbe(n_label_sets=2, random_state=0).fit(df)
+    assert list(probe.get_feature_names_out()) == ["a", "b", "c", "d"]
+    out = probe.set_output(transform="pandas").transform(df)
+    assert list(out.columns) == ["a", "b", "c", "d"]
+    pca = RandomLabelProbe(PCA(n_components=2), n_label_sets=2, random_state=0)
+    assert list(pca.fit(df).get_feature_names_out()) == ["pca0", "pca1"]
+    leaves = RandomLabelProbe("leaves", n_label_sets=2, random_state=0).fit(X, y)
+    names = leaves.get_feature_names_out()
+    assert len(names) == leaves.transform(X).shape[1]
+    assert names[0].startswith("tree0_leaf")
+
+
+def test_probe_verbose(capsys):
+    X = np.random.RandomState(0).normal(size=(60, 3))
+    RandomLabelProbe(StandardScaler(), n_label_sets=3, random_state=0).fit(X)
+    assert capsys.readouterr().out == ""
+    probe = RandomLabelProbe(
+        StandardScaler(), n_label_sets=3, random_state=0, verbose=1
+    ).fit(X)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 5  # the representation, one per label set, a summary
+    assert all(line.startswith("[RandomLabelProbe] ") for line in lines)
+    assert "label set 3/3" in lines[3]
+    assert f"{probe.accuracy_:.4f}" in lines[-1]
 
 
 # --------------------------------------------------------------------------

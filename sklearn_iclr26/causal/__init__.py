@@ -1,6 +1,6 @@
 """Causal inference: treatment effects, confounded and spurious features.
 
-* :class:`GeodesicCATERegressor` (alias :class:`GLearner`): outcome models
+* :class:`GeodesicCATERegressor` (the paper's G-learner): outcome models
   adapted between the treatment arms along the Wasserstein geodesic
   (ICLR 2026, OpenReview pYLoHuLV45).
 * :class:`TLearnerRegressor`, :class:`XLearnerRegressor`: the classic
@@ -24,7 +24,7 @@ from sklearn_iclr26.causal._backdoor_adjusted_classifier import (
 from sklearn_iclr26.causal._backdoor_adjusted_regressor import (
     BackdoorAdjustedRegressor,
 )
-from sklearn_iclr26.causal._geodesic import GeodesicCATERegressor, GLearner
+from sklearn_iclr26.causal._geodesic_cate import GeodesicCATERegressor
 from sklearn_iclr26.causal._metrics import ate_error, pehe_score
 from sklearn_iclr26.causal._scorers import make_cate_scorer
 from sklearn_iclr26.causal._split import TreatmentStratifiedKFold
@@ -41,7 +41,6 @@ from sklearn_iclr26.causal._x_learner import XLearnerRegressor
 __all__ = [
     "BackdoorAdjustedClassifier",
     "BackdoorAdjustedRegressor",
-    "GLearner",
     "GeodesicCATERegressor",
     "TLearnerRegressor",
     "TabularAttentionClassifier",
