@@ -237,16 +237,10 @@ def _imports_torch_training(cls):
 
 # families being ported onto the base in this change (emptied when they land)
 _PORT_IN_PROGRESS = {
-    "BackdoorAdjustedClassifier",
-    "BackdoorAdjustedRegressor",
     "ConNASSearch",
     "PenaltyNASSearch",
-    "TabularAttentionClassifier",
-    "TabularAttentionRegressor",
 }
 _PORT_IN_PROGRESS_FILES = {
-    "causal/_prism.py",
-    "causal/_tabular_attention.py",
     "label_noise/_torch_loss.py",
     "nas/_darts.py",
     "nas/_supernet.py",
