@@ -241,10 +241,8 @@ _PORT_IN_PROGRESS = {
     "PenaltyNASSearch",
 }
 _PORT_IN_PROGRESS_FILES = {
-    "label_noise/_torch_loss.py",
     "nas/_darts.py",
     "nas/_supernet.py",
-    "utils/_skorch_net.py",
 }
 
 
