@@ -71,6 +71,7 @@ GRID = {
     "BayesianAugmentationClassifier": ("kl_weight", [0.0, 1.0]),
     # the searched architecture is the same on this small data: the
     # parameter of the refitted network is what the grid can change
+    "CVQRRegressor": ("hidden_dim", [4, 8]),
     "ConNASSearch": (
         "final_estimator_params",
         [
