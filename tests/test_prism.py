@@ -4,15 +4,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
-import pickle
 
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
-from sklearn.base import clone
-from sklearn.model_selection import GridSearchCV
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 
 from sklearn_iclr26.causal import (
     BackdoorAdjustedClassifier,
@@ -225,18 +220,6 @@ def test_bad_parameters(data):
     X_nan[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         BackdoorAdjustedRegressor(max_iter=1).fit(X_nan, y)
-
-
-def test_clone_pickle_pipeline_gridsearch(data):
-    X, y = data
-    reg = BackdoorAdjustedRegressor(feature_groups=CONTEXT, random_state=0, **FAST)
-    fitted = clone(reg).fit(X, y)
-    restored = pickle.loads(pickle.dumps(fitted))
-    assert_array_equal(fitted.predict(X), restored.predict(X))
-    pipe = make_pipeline(StandardScaler(), clone(reg)).fit(X, y)
-    assert pipe.predict(X).shape == (200,)
-    search = GridSearchCV(clone(reg), {"n_confounders": [1, 2]}, cv=2).fit(X, y)
-    assert search.best_params_["n_confounders"] in (1, 2)
 
 
 def test_float32_multioutput_and_verbose(data, capsys):
