@@ -1,9 +1,9 @@
 """Contracts every public estimator keeps, checked once for all of them.
 
 * A pickle round trip of a fitted estimator gives bit-identical outputs from
-  every prediction method it has (scikit-learn's ``check_estimators_pickle``
-  only asks ``allclose`` of four methods, and none of ours such as
-  ``predict_set``).
+  every prediction method it has, and the same numeric fitted attributes
+  (scikit-learn's ``check_estimators_pickle`` only asks ``allclose`` of four
+  methods, and none of ours such as ``predict_set``).
 * ``clone`` gives an unfitted copy, and refitting it with the same
   ``random_state`` gives bit-identical outputs.
 * ``GridSearchCV`` over one declared parameter: each candidate's score is what
@@ -13,7 +13,8 @@
 
 The instances are those of ``tests/test_common.py`` (the subpackages'
 ``_test_instances.py``), the data is small and the same as scikit-learn's
-checks use, so this file stays fast.
+pickle check uses (``SPECIAL_DATA`` for the two estimators whose ``fit``
+needs inputs of their own), so this file stays fast.
 """
 
 # Authors: The sklearn-iclr26 developers
@@ -69,9 +70,9 @@ GRID = {
     "AdaptiveCompositionRegressor": ("temperature", [0.2, 2.0]),
     "BackdoorAdjustedRegressor": ("n_confounders", [1, 2]),
     "BayesianAugmentationClassifier": ("kl_weight", [0.0, 1.0]),
+    "CVQRRegressor": ("hidden_dim", [4, 8]),
     # the searched architecture is the same on this small data: the
     # parameter of the refitted network is what the grid can change
-    "CVQRRegressor": ("hidden_dim", [4, 8]),
     "ConNASSearch": (
         "final_estimator_params",
         [
