@@ -4,6 +4,10 @@ A user runs exactly this. The fast instances of ``tests/test_common.py`` stay
 beside it; this file runs the checks once more with nothing changed, except for
 the estimators of the one exemption table (``utils/_exemptions.py``), whose bare
 ``fit(X, y)`` must raise a ``ValueError`` naming the input it needs.
+
+An estimator one of whose ``tests/test_common.py`` instances already has the
+default parameters is left out here: the common checks ran on exactly
+``Est()`` there, and running them twice checks nothing new.
 """
 
 # Authors: The sklearn-iclr26 developers
@@ -14,19 +18,79 @@ import time
 
 import numpy as np
 import pytest
+from sklearn.base import BaseEstimator
 from sklearn.utils.estimator_checks import check_estimator
 
 from sklearn_iclr26.utils._exemptions import DEFAULT_PARAMS_EXEMPTIONS
-from sklearn_iclr26.utils._test_common import get_expected_failed_checks
+from sklearn_iclr26.utils._test_common import (
+    get_expected_failed_checks,
+    yield_test_instances,
+)
 from sklearn_iclr26.utils.discovery import all_estimators
 
 ESTIMATORS = all_estimators()
 
 
+def _same_params(a, b):
+    """Whether two parameter values are equal (estimators by their params)."""
+    if isinstance(a, BaseEstimator) or isinstance(b, BaseEstimator):
+        return type(a) is type(b) and _same_params(
+            a.get_params(deep=False), b.get_params(deep=False)
+        )
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_params(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same_params, a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.array_equal(a, b)
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return a is b
+
+
+def _checked_with_defaults_in_test_common():
+    """Names whose test_common instances include one equal to ``Est()``."""
+    return {
+        type(est).__name__
+        for est in yield_test_instances()
+        if _same_params(est.get_params(deep=False), type(est)().get_params(deep=False))
+    }
+
+
+CHECKED_IN_TEST_COMMON = _checked_with_defaults_in_test_common()
+DEFAULT_PARAMS_ESTIMATORS = [
+    cls
+    for name, cls in ESTIMATORS
+    if name not in DEFAULT_PARAMS_EXEMPTIONS and name not in CHECKED_IN_TEST_COMMON
+]
+
+
+def test_same_params_tells_default_instances_apart():
+    # the skip rule above must not hide an estimator whose test instance
+    # differs from the default (that one is checked here and nowhere else)
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    assert _same_params(
+        LogisticRegression().get_params(deep=False),
+        LogisticRegression().get_params(deep=False),
+    )
+    assert not _same_params(
+        {"estimator": LogisticRegression(C=2.0)}, {"estimator": LogisticRegression()}
+    )
+    assert not _same_params(
+        make_pipeline(LogisticRegression()).get_params(deep=False),
+        make_pipeline(LogisticRegression(max_iter=5)).get_params(deep=False),
+    )
+    assert not _same_params({"w": np.zeros(2)}, {"w": np.ones(2)})
+    # the set is not empty (the duplicates exist) and every name in it is public
+    assert CHECKED_IN_TEST_COMMON
+    assert CHECKED_IN_TEST_COMMON <= {name for name, _ in ESTIMATORS}
+
+
 @pytest.mark.parametrize(
-    "Estimator",
-    [cls for name, cls in ESTIMATORS if name not in DEFAULT_PARAMS_EXEMPTIONS],
-    ids=lambda cls: cls.__name__,
+    "Estimator", DEFAULT_PARAMS_ESTIMATORS, ids=lambda cls: cls.__name__
 )
 def test_check_estimator_default_parameters(Estimator):
     estimator = Estimator()

@@ -385,7 +385,8 @@ def test_multiclass_one_vs_rest():
         assert roc_auc_score(flipped, clf.mislabel_scores_) > 0.5
 
 
-def test_determinism_pickle_and_no_global_rng_side_effect(noisy_binary):
+def test_determinism_and_no_global_rng_side_effect(noisy_binary):
+    # pickle: tests/test_common_contracts.py
     X, _, y_noisy, _ = noisy_binary
     for est in (_lgbm(), TorchMLPClassifier(max_iter=20)):
         state = torch.random.get_rng_state()
@@ -393,8 +394,6 @@ def test_determinism_pickle_and_no_global_rng_side_effect(noisy_binary):
         b = InstanceNoiseCorrector(est, random_state=1).fit(X, y_noisy)
         np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
         assert torch.equal(state, torch.random.get_rng_state())
-        restored = pickle.loads(pickle.dumps(a))
-        np.testing.assert_array_equal(restored.predict_proba(X), a.predict_proba(X))
 
 
 def test_pipeline_and_grid_search(noisy_binary):
@@ -412,7 +411,6 @@ def test_pipeline_and_grid_search(noisy_binary):
     ).fit(X, y_noisy)
     plain = make_pipeline(StandardScaler(), _lgbm())
     assert grid.best_score_ >= cross_val_score(plain, X, y_noisy, cv=3).mean() - 0.05
-    assert grid.predict(X).shape == (X.shape[0],)
 
 
 # --------------------------------------------------------------- bad input

@@ -4,15 +4,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
-import pickle
 import warnings
 
 import numpy as np
 import pytest
 import torch
-from sklearn.base import clone
 from sklearn.datasets import load_iris, make_regression
-from sklearn.model_selection import GridSearchCV
+from sklearn.dummy import DummyClassifier, DummyRegressor
+from sklearn.metrics import r2_score
+from sklearn.model_selection import GridSearchCV, cross_val_score, train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from skorch.callbacks import Callback
@@ -307,15 +307,19 @@ def test_fitted_attributes_and_determinism(iris):
     np.testing.assert_allclose(a.predict_proba(X).sum(1), 1)
 
 
-def test_regressor(iris):
+def test_regressor_beats_the_mean_on_held_out_rows():
+    # shapes and dtypes: check_regressor_multioutput in tests/test_common.py
     X, y = make_regression(n_samples=80, n_features=4, noise=1.0, random_state=0)
-    reg = MetaPCNRegressor(random_state=0, **FAST).fit(X, y)
-    assert reg.predict(X).shape == (80,)
-    Y = np.c_[y, -y]
-    assert MetaPCNRegressor(random_state=0, **FAST).fit(X, Y).predict(X).shape == (
-        80,
-        2,
-    )
+    X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
+    params = {**FAST, "max_iter": 50}
+    mean = DummyRegressor().fit(X_train, y_train)
+    baseline = r2_score(y_test, mean.predict(X_test))  # about 0
+    reg = MetaPCNRegressor(random_state=0, **params).fit(X_train, y_train)
+    assert reg.score(X_test, y_test) >= baseline + 0.5  # 0.94
+    Y_train, Y_test = np.c_[y_train, -y_train], np.c_[y_test, -y_test]
+    reg = MetaPCNRegressor(random_state=0, **params).fit(X_train, Y_train)
+    r2 = r2_score(Y_test, reg.predict(X_test), multioutput="raw_values")
+    assert np.all(r2 >= baseline + 0.5), r2  # 0.97, 0.96
 
 
 @pytest.mark.parametrize(
@@ -376,7 +380,8 @@ def test_meta_pe_with_too_few_inference_steps_warns(iris):
         MetaPCNClassifier(meta_pe=False, n_inference_steps=1, **deep).fit(X, y)
 
 
-def test_pickle_clone_pipeline_gridsearch(iris):
+def test_pipeline_gridsearch_beats_chance(iris):
+    # pickle, clone and the GridSearch contract: tests/test_common_contracts.py
     X, y = iris
     pipe = make_pipeline(
         StandardScaler(),
@@ -384,8 +389,6 @@ def test_pickle_clone_pipeline_gridsearch(iris):
     )
     search = GridSearchCV(pipe, {"metapcnclassifier__meta_pe": [False, True]}, cv=2)
     search.fit(X, y)
-    assert search.best_estimator_.score(X, y) > 0.5
-    fitted = pipe.fit(X, y)
-    loaded = pickle.loads(pickle.dumps(fitted))
-    np.testing.assert_array_equal(loaded.predict_proba(X), fitted.predict_proba(X))
-    assert clone(pipe).get_params()["metapcnclassifier__meta_pe"] is False
+    # 5 epochs: far from a logistic regression (0.96), well above chance
+    chance = cross_val_score(DummyClassifier(), X, y, cv=2).mean()  # 1/3
+    assert search.best_score_ >= chance + 0.25  # 0.70

@@ -12,6 +12,7 @@ import sklearn
 import torch
 from scipy.optimize import minimize
 from scipy.stats import special_ortho_group, wasserstein_distance
+from sklearn.dummy import DummyClassifier
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.utils.estimator_checks import (
@@ -285,7 +286,11 @@ def test_embedding_from_clouds_in_a_pipeline():
         KNeighborsClassifier(n_neighbors=1, metric="manhattan"),
     )
     pipe.fit(X[:10], y[:10])
-    assert pipe.score(X[10:], y[10:]) >= 0.9
+    # the same split: the masses on their own do not separate the clouds
+    # (their supports are disjoint), the embedding does (1.0 against 0.5)
+    raw = KNeighborsClassifier(n_neighbors=1, metric="manhattan").fit(X[:10], y[:10])
+    chance = DummyClassifier().fit(X[:10], y[:10]).score(X[10:], y[10:])
+    assert pipe.score(X[10:], y[10:]) >= max(raw.score(X[10:], y[10:]), chance) + 0.4
     # the L1 distances are the pairwise tree-sliced distances of the clouds
     emb = pipe[0]
     E = emb.transform(X[:3])

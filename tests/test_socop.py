@@ -3,8 +3,6 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-import pickle
-
 import numpy as np
 import pytest
 from scipy import stats
@@ -12,7 +10,7 @@ from sklearn.datasets import load_digits, load_iris, make_classification
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import GridSearchCV, train_test_split
+from sklearn.model_selection import GridSearchCV, cross_val_score, train_test_split
 from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -236,18 +234,16 @@ def test_prefit_model_with_frozen_estimator_uses_all_data():
     assert auto.n_calibration_samples_ == expected
 
 
-def test_pipeline_grid_search_pickle_and_determinism():
+def test_pipeline_grid_search_and_determinism():
+    # pickle and the GridSearch contract: tests/test_common_contracts.py
     X, y = load_digits(return_X_y=True)
     pipe = make_pipeline(StandardScaler(), SOCOPClassifier(random_state=0))
     grid = GridSearchCV(pipe, {"socopclassifier__confidence_level": [0.95, 0.9]}, cv=3)
     grid.fit(X, y)
-    assert grid.best_score_ > 0.9
-    fitted = grid.best_estimator_
-    restored = pickle.loads(pickle.dumps(fitted))
-    Xt = fitted[:-1].transform(X)
-    np.testing.assert_array_equal(
-        restored[-1].predict_set(Xt), fitted[-1].predict_set(Xt)
-    )
+    # the same folds: within 3 points of a logistic regression trained on every
+    # row (SOCOP's model sees 3/4 of them): 0.920 against 0.929
+    linear = make_pipeline(StandardScaler(), LogisticRegression())
+    assert grid.best_score_ >= cross_val_score(linear, X, y, cv=3).mean() - 0.03
 
     a = SOCOPClassifier(GaussianNB(), random_state=3).fit(X, y)
     b = SOCOPClassifier(GaussianNB(), random_state=3).fit(X, y)

@@ -19,6 +19,7 @@ import pytest
 from lightgbm import LGBMClassifier
 from sklearn.compose import ColumnTransformer
 from sklearn.datasets import make_classification
+from sklearn.dummy import DummyClassifier
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import cross_val_score
@@ -109,7 +110,14 @@ def test_raw_dataframe_cross_validation_with_string_labels(raw_frame):
         make_pipeline(_preprocessor(), _lgbm()), random_state=0
     )
     scores = cross_val_score(clf, frame, y_noisy, cv=3)
-    assert scores.shape == (3,) and np.all(np.isfinite(scores))
+    # the same folds: well above the majority class, and no worse than the
+    # uncorrected pipeline (0.875 against 0.695 and 0.860)
+    majority = cross_val_score(DummyClassifier(), frame, y_noisy, cv=3)
+    plain = cross_val_score(
+        make_pipeline(_preprocessor(), _lgbm()), frame, y_noisy, cv=3
+    )
+    assert np.all(scores >= majority + 0.1), (scores, majority)
+    assert scores.mean() >= plain.mean() - 0.02, (scores, plain)
 
 
 def test_torch_pipeline_inner_estimator(raw_frame):

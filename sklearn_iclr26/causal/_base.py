@@ -292,6 +292,7 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         Returns
         -------
         self : object
+            Fitted estimator.
         """
         X, y, t = self._validate_fit(X, y, treatment)
         rng = check_random_state(self.random_state)
@@ -317,6 +318,7 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         Returns
         -------
         self : object
+            Fitted estimator.
         """
         return self.fit(X, Y, treatment=T)
 
@@ -333,6 +335,7 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         Returns
         -------
         mu0, mu1 : ndarray of shape (n_samples,)
+            Predicted outcomes under control and under treatment.
         """
         covariates, t = self._validate_predict(X)
         return batched(
@@ -353,6 +356,7 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         Returns
         -------
         tau : ndarray of shape (n_samples,)
+            Estimated effect of the treatment at each row.
         """
         mu0, mu1 = self.predict_outcomes(X)
         return mu1 - mu0
@@ -370,6 +374,7 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         Returns
         -------
         effect : ndarray of shape (n_samples,)
+            ``(T1 - T0) * tau(x)`` at each row.
         """
         if T0 not in (0, 1) or T1 not in (0, 1):
             raise ValueError(f"T0 and T1 must be 0 or 1, got {T0!r} and {T1!r}.")
@@ -397,6 +402,7 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         Returns
         -------
         ate : float
+            Estimated average treatment effect.
         interval : tuple of float
             ``(low, high)``, only when ``confidence_level`` is given.
         """
@@ -434,6 +440,7 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         Returns
         -------
         score : float
+            R^2 of the factual outcome predictions.
         """
         from sklearn.metrics import r2_score
 

@@ -235,8 +235,8 @@ class GeodesicCATERegressor(BaseCATERegressor):
 
     See Also
     --------
-    TLearnerRegressor : the source models alone (``combine="source"``).
-    XLearnerRegressor : a classic baseline over the same ``estimator``.
+    TLearnerRegressor : The source models alone (``combine="source"``).
+    XLearnerRegressor : A classic baseline over the same ``estimator``.
 
     Examples
     --------
@@ -507,6 +507,7 @@ class GeodesicCATERegressor(BaseCATERegressor):
         Returns
         -------
         mu0, mu1 : ndarray of shape (n_samples,)
+            Predicted outcomes under control and under treatment.
         """
         from sklearn_iclr26.utils._batching import batched
 
@@ -533,6 +534,7 @@ class GeodesicCATERegressor(BaseCATERegressor):
         Returns
         -------
         tau : ndarray of shape (n_samples,)
+            Estimated effect of the treatment at each row.
         """
         mu0, mu1 = self.predict_outcomes(X, combine=combine)
         return mu1 - mu0

@@ -41,6 +41,7 @@ def pehe_score(tau_true, tau_pred):
     Returns
     -------
     score : float
+        Root mean squared error of the estimated effects.
 
     Examples
     --------
@@ -69,6 +70,7 @@ def ate_error(tau_true, tau_pred):
     Returns
     -------
     error : float
+        Absolute error of the estimated average effect.
 
     Examples
     --------

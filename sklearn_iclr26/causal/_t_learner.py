@@ -88,8 +88,8 @@ class TLearnerRegressor(BaseCATERegressor):
 
     See Also
     --------
-    GeodesicCATERegressor : adapts both outcome models along the geodesic.
-    XLearnerRegressor : imputed-effect regression on top of the T-learner.
+    GeodesicCATERegressor : Adapts both outcome models along the geodesic.
+    XLearnerRegressor : Imputed-effect regression on top of the T-learner.
 
     Examples
     --------

@@ -68,8 +68,8 @@ class XLearnerRegressor(BaseCATERegressor):
 
     See Also
     --------
-    TLearnerRegressor : stage 1 alone.
-    GeodesicCATERegressor : adapts the outcome models along the geodesic.
+    TLearnerRegressor : Stage 1 alone.
+    GeodesicCATERegressor : Adapts the outcome models along the geodesic.
 
     Examples
     --------
@@ -119,6 +119,7 @@ class XLearnerRegressor(BaseCATERegressor):
         Returns
         -------
         tau : ndarray of shape (n_samples,)
+            Estimated effect of the treatment at each row.
         """
         from sklearn_iclr26.utils._batching import batched
 

@@ -89,6 +89,7 @@ def compress(
     Returns
     -------
     payload : bytes
+        The encoded message.
 
     See Also
     --------
@@ -151,6 +152,7 @@ def decompress(payload, probabilities, *, backend="auto", return_chunk_status=Fa
     Returns
     -------
     symbols : ndarray of shape (n_symbols,)
+        The decoded symbols.
     chunk_ok : ndarray of bool
         Only when ``return_chunk_status=True``.
 

@@ -144,6 +144,7 @@ def optimal_n_bins(delta, *, rounding="paper"):
     Returns
     -------
     n_bins : int
+        The number of bins.
 
     Examples
     --------

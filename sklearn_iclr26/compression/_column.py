@@ -77,6 +77,7 @@ def compress_column(estimator, X, y, **params):
     Returns
     -------
     payload : bytes
+        The encoded column.
 
     Examples
     --------

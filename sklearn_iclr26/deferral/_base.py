@@ -578,7 +578,7 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         )
 
     def predict_allocation(self, X, k=None):
-        """Entities chosen for each query, before asking any of them.
+        """Choose the entities to ask for each query, before asking any of them.
 
         Parameters
         ----------

@@ -207,6 +207,10 @@ class ResamplingUtilityEstimator(BaseEstimator):
     accuracy_ceiling_ : float
         ``Acc(inf) = mean_t q_t 1[p_t > 0]``.
 
+    See Also
+    --------
+    TwoTypeResamplingModel : Exact expected reward in the two-type model.
+
     References
     ----------
     Stroebl, Kapoor, Narayanan. The Limits of Inference Scaling Through

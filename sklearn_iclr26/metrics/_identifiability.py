@@ -234,7 +234,7 @@ def concept_identifiability_score(
     prefer_skip_nested_validation=True,
 )
 def linear_identifiability_check(representations, log_posteriors, *, cv=5):
-    """Are representations an affine function of the concept log-posteriors?
+    """Test whether representations are affine in the concept log-posteriors.
 
     Theorem 3.1 of Liu et al. (ICLR 2026): next-token representations satisfy
     ``f(x) ~ A [log p(c_i | x)]_i + b``. This regresses every representation

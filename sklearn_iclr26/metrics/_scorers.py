@@ -93,7 +93,7 @@ def _registry():
 
 @validate_params({}, prefer_skip_nested_validation=True)
 def get_scorer_names():
-    """Names of the package's scorers (scikit-learn's are also accepted).
+    """Return the names of the package's scorers (scikit-learn's are also accepted).
 
     Returns
     -------

@@ -50,9 +50,9 @@ class ArchitectureFrontierDisplay:
     chosen_cost, chosen_score : float or None, default=None
         The architecture a search returned, drawn as a star.
     cost_label : str, default="cost"
-        x-axis label.
+        Label of the x-axis.
     score_label : str, default="score"
-        y-axis label.
+        Label of the y-axis.
     name : str or None, default=None
         Legend name of the chosen architecture.
 

@@ -176,7 +176,7 @@ class TreeSlicedEmbedding(
 
     @staticmethod
     def from_clouds(clouds, weights=None):
-        """Masses of point clouds over the union of their distinct points.
+        """Build the masses of point clouds over the union of their distinct points.
 
         Parameters
         ----------

@@ -1,0 +1,233 @@
+"""Contracts every public estimator keeps, checked once for all of them.
+
+* A pickle round trip of a fitted estimator gives bit-identical outputs from
+  every prediction method it has, and the same numeric fitted attributes
+  (scikit-learn's ``check_estimators_pickle`` only asks ``allclose`` of four
+  methods, and none of ours such as ``predict_set``).
+* ``clone`` gives an unfitted copy, and refitting it with the same
+  ``random_state`` gives bit-identical outputs.
+* ``GridSearchCV`` over one declared parameter: each candidate's score is what
+  ``cross_val_score`` of that candidate gives on the same folds, the winner is
+  the best of them, the refitted winner is that candidate fitted on all the
+  data, and the parameter changes the fitted outputs.
+
+The instances are those of ``tests/test_common.py`` (the subpackages'
+``_test_instances.py``), the data is small and the same as scikit-learn's
+pickle check uses (``SPECIAL_DATA`` for the two estimators whose ``fit``
+needs inputs of their own), so this file stays fast.
+"""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import make_blobs
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
+from sklearn.utils.estimator_checks import (
+    _enforce_estimator_tags_X,
+    _enforce_estimator_tags_y,
+)
+
+from sklearn_iclr26.utils._test_common import _registries
+from sklearn_iclr26.utils.discovery import all_estimators
+
+# the first test instance of each public name (an alias such as GLearner is
+# checked under its own name, as in tests/test_common.py)
+_FIRST = {
+    name: clone(cls(**_registries()[0].get(name, [{}])[0]))
+    for name, cls in all_estimators()
+}
+NAMES = list(_FIRST)
+
+# methods that take X alone; every one an estimator has is compared
+X_METHODS = (
+    "predict",
+    "predict_proba",
+    "predict_log_proba",
+    "decision_function",
+    "transform",
+    "predict_set",
+    "predict_allocation",
+    "predict_outcomes",
+    "region_log_volume",
+    "score_samples",
+)
+
+
+def _reconstruction_score(estimator, X, y=None):
+    return -np.mean((X - estimator.inverse_transform(estimator.transform(X))) ** 2)
+
+
+# one parameter per estimator whose family test searched over it (a third
+# entry is the scoring, where the estimator has no score method)
+GRID = {
+    "AdaptiveCompositionRegressor": ("temperature", [0.2, 2.0]),
+    "BackdoorAdjustedRegressor": ("n_confounders", [1, 2]),
+    "BayesianAugmentationClassifier": ("kl_weight", [0.0, 1.0]),
+    "CVQRRegressor": ("hidden_dim", [4, 8]),
+    # the searched architecture is the same on this small data: the
+    # parameter of the refitted network is what the grid can change
+    "ConNASSearch": (
+        "final_estimator_params",
+        [
+            {"max_iter": 50, "learning_rate_init": 0.05},
+            {"max_iter": 10, "learning_rate_init": 0.05},
+        ],
+    ),
+    "DiffusionInterestFusionClassifier": ("fusion", ["concat", "diffusion"]),
+    "GeodesicCATERegressor": ("n_steps", [0, 1]),
+    "InstanceNoiseCorrector": ("beta", [1.0, 4.0]),
+    "MetaPCNClassifier": ("meta_pe", [False, True]),
+    "SOCOPClassifier": ("confidence_level", [0.95, 0.9]),
+    "SparseAutoencoder": ("k", [1, 2], _reconstruction_score),
+    "TopKDeferrer": ("regime", ["two-stage", "one-stage"]),
+    "TorchMLPClassifier": ("hidden_layer_sizes", [(8,), (16, 8)]),
+    "TwoKeyAttentionRegressor": ("init_scale", [0.1, 0.2]),
+}
+
+
+def _interaction_log(n_samples):
+    import pandas as pd
+
+    rng = np.random.RandomState(0)
+    log = pd.DataFrame(
+        {
+            "user": rng.randint(0, 5, n_samples),
+            "item": rng.randint(0, 8, n_samples),
+            "timestamp": np.arange(n_samples) * 600,
+        }
+    )
+    return log, rng.randint(0, 2, n_samples)
+
+
+def _verifier_records(n_samples):
+    # 2-D layout: one row per problem, one column per sample
+    rng = np.random.RandomState(0)
+    accepted = rng.randint(0, 2, (n_samples, 5))
+    return accepted, accepted * rng.randint(0, 2, (n_samples, 5))
+
+
+# the estimators whose fit needs inputs of their own (utils/_exemptions.py)
+SPECIAL_DATA = {
+    "InteractionSequenceEncoder": _interaction_log,
+    "ResamplingUtilityEstimator": _verifier_records,
+}
+
+
+def _data(estimator, n_samples=60):
+    """scikit-learn's pickle-check data, shaped by the estimator's tags."""
+    name = type(estimator).__name__
+    if name in SPECIAL_DATA:
+        return SPECIAL_DATA[name](n_samples)
+    X, y = make_blobs(
+        n_samples=n_samples,
+        centers=[[0, 0, 0], [1, 1, 1]],
+        random_state=0,
+        n_features=2,
+        cluster_std=0.3,
+    )
+    X = _enforce_estimator_tags_X(estimator, X, kernel=rbf_kernel)
+    y = _enforce_estimator_tags_y(estimator, y)
+    return X, y
+
+
+def _fit(estimator, X, y, random_state=0):
+    est = clone(estimator)
+    if "random_state" in est.get_params():
+        est.set_params(random_state=random_state)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return est.fit(X, y)
+
+
+def _outputs(estimator, X):
+    """Every X-only prediction method's output, and the numeric fitted attributes."""
+    out = {
+        f"attribute {key}": value
+        for key, value in vars(estimator).items()
+        if key.endswith("_")
+        and not key.startswith("_")
+        and isinstance(value, (np.ndarray, float, int, np.number))
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for method in X_METHODS:
+            if hasattr(estimator, method):
+                out[method] = getattr(estimator, method)(X)
+    return out
+
+
+def _assert_same(a, b):
+    assert a.keys() == b.keys()
+    for method in a:
+        np.testing.assert_array_equal(a[method], b[method], err_msg=method)
+
+
+def test_grid_names_are_public_estimators():
+    assert set(GRID) <= set(_FIRST)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_pickle_round_trip_is_bit_identical(name):
+    estimator = _FIRST[name]
+    X, y = _data(estimator)
+    fitted = _fit(estimator, X, y)
+    expected = _outputs(fitted, X)
+    assert expected, "no prediction method and no numeric fitted attribute"
+    restored = pickle.loads(pickle.dumps(fitted))
+    _assert_same(_outputs(restored, X), expected)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_clone_is_unfitted_and_refits_bit_identically(name):
+    estimator = _FIRST[name]
+    X, y = _data(estimator)
+    fitted = _fit(estimator, X, y)
+    copy = clone(fitted)
+    fitted_attrs = [k for k in vars(copy) if k.endswith("_") and not k.startswith("_")]
+    assert not fitted_attrs, fitted_attrs
+    assert copy.get_params().keys() == fitted.get_params().keys()
+    _assert_same(_outputs(_fit(copy, X, y), X), _outputs(fitted, X))
+
+
+@pytest.mark.parametrize("name", sorted(GRID))
+def test_grid_search_over_one_declared_parameter(name):
+    estimator = _FIRST[name]
+    param, values, *scoring = GRID[name]
+    scoring = scoring[0] if scoring else None
+    X, y = _data(estimator)
+    if "random_state" in estimator.get_params():
+        estimator = clone(estimator).set_params(random_state=0)
+    cv = KFold(2, shuffle=True, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = GridSearchCV(estimator, {param: values}, cv=cv, scoring=scoring)
+        search.fit(X, y)
+        by_hand = [
+            cross_val_score(
+                clone(estimator).set_params(**{param: v}), X, y, cv=cv, scoring=scoring
+            )
+            for v in values
+        ]
+    # each candidate was scored as itself, on the same folds
+    scores = search.cv_results_["mean_test_score"]
+    np.testing.assert_allclose(scores, [s.mean() for s in by_hand], rtol=1e-12)
+    assert [p[param] for p in search.cv_results_["params"]] == values
+    # the winner is the best candidate, refitted on all the data
+    best = values[int(np.argmin(search.cv_results_["rank_test_score"]))]
+    assert search.best_params_ == {param: best}
+    assert search.best_estimator_.get_params()[param] == best
+    refit = _fit(clone(estimator).set_params(**{param: best}), X, y)
+    _assert_same(_outputs(search.best_estimator_, X), _outputs(refit, X))
+    # the parameter reaches the fitted model: the two candidates differ
+    a, b = (_fit(clone(estimator).set_params(**{param: v}), X, y) for v in values)
+    out_a, out_b = _outputs(a, X), _outputs(b, X)
+    assert any(
+        not np.array_equal(np.asarray(out_a[m]), np.asarray(out_b[m])) for m in out_a
+    ), f"{param}={values} changes none of {sorted(out_a)}"
