@@ -508,7 +508,7 @@ def test_penalty_and_random_baselines(wine):
     free = PenaltyNASSearch(SPACE, penalty=0.0, budget=300, random_state=0, **FAST)
     assert pen.best_cost_ <= free.fit(X, y).best_cost_
     rnd = RandomNASSearch(
-        SPACE, n_candidates=3, candidate_epochs=5, budget=300, random_state=0
+        SPACE, n_candidates=3, max_iter=5, budget=300, random_state=0
     ).fit(X, y)
     assert len(rnd.search_history_) == 3
     assert all(h["cost"] <= 300 for h in rnd.search_history_)

@@ -1,24 +1,34 @@
 """The search loop of the gradient-based searches: first-order DARTS on skorch.
 
-The loop itself is the package's bilevel engine,
-:func:`~sklearn_iclr26.utils._torch.train_bilevel` (a skorch ``NeuralNet`` with
-a second optimizer for the architecture logits); this module supplies the
-relaxed supernet (``nas/_supernet.py``), the hook that modifies the logit
-gradient (:meth:`BaseGradientNASSearch._modify_arch_gradient`: the ConNAS rule
-or the penalty) and records the search history, and the selection.
+:class:`BaseGradientNASSearch` is a :class:`BaseNASSearch` (the meta-estimator
+template: split, search, select, refit) whose search step is a torch
+estimator's training: it inherits
+:class:`~sklearn_iclr26.neural_network._torch_estimator.BaseTorchEstimator`,
+and the base's template trains the relaxed supernet (``nas/_supernet.py``,
+the :meth:`~BaseGradientNASSearch._module_spec` hook) through the one engine
+set-up with the bilevel skorch net (``nas/_bilevel_net.py``: a second
+optimizer for the architecture logits, the
+:meth:`~BaseGradientNASSearch._training_options` hook). This module supplies
+the hook that modifies the logit gradient
+(:meth:`BaseGradientNASSearch._modify_arch_gradient`: the ConNAS rule or the
+penalty) and records the search history, and the selection.
 """
 
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
 from abc import abstractmethod
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from sklearn_iclr26.nas._base_search import BaseNASSearch, history_record
-from sklearn_iclr26.utils._torch import forward_module, train_bilevel
+from sklearn_iclr26.neural_network._torch_estimator import (
+    TRAINING_CONSTRAINTS,
+    BaseTorchEstimator,
+)
+from sklearn_iclr26.utils._torch import forward_module
 from sklearn_iclr26.utils._verbose import log_progress
 
 
@@ -67,30 +77,50 @@ class _SearchRecorder:
                 f"arch={self.costs.to_dict(arch)} cost={cost:.6g} "
                 f"feasible={last['feasible']} val_loss={last['val_loss']:.4f} "
                 f"modified={self.n_modified}/{self.n_steps}",
+                level=2,
             )
             self.n_modified = 0
         return g
 
 
-class BaseGradientNASSearch(BaseNASSearch):
+class BaseGradientNASSearch(BaseNASSearch, BaseTorchEstimator):
     """First-order DARTS bilevel search; subclasses modify the logit gradient.
 
     Hooks: :meth:`_modify_arch_gradient` (abstract). ``select`` is a
-    parameter of every subclass.
+    parameter of every subclass. The supernet is trained by the torch base's
+    template (``_train``), so the search has the base's training parameters
+    (``alpha``, ``batch_size``, ``learning_rate_init``, ``max_iter``,
+    ``callbacks``, ...), its ``[ClassName] epoch i/n`` progress and its
+    training record (``n_iter_``, ``loss_curve_``, ``net_``). It has no
+    ``early_stopping`` (the search runs its ``max_iter`` epochs; its
+    validation rows are the outer problem's, not a stopping set) and no
+    ``warm_start`` (each ``fit`` splits the data and searches anew): the
+    template reads both as the class constants below.
     """
 
     _parameter_constraints: dict = {
         **BaseNASSearch._parameter_constraints,
+        **{
+            name: TRAINING_CONSTRAINTS[name]
+            for name in (
+                "alpha",
+                "batch_size",
+                "learning_rate_init",
+                "max_iter",
+                "callbacks",
+            )
+        },
         "relaxation": [StrOptions({"softmax", "gumbel"})],
         "temperature": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
-        "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
-        "weight_decay": [Interval(Real, 0, None, closed="left")],
-        "arch_lr": [Interval(Real, 0, None, closed="neither")],
+        "arch_learning_rate": [Interval(Real, 0, None, closed="neither")],
         "arch_betas": [tuple],
-        "arch_weight_decay": [Interval(Real, 0, None, closed="left")],
+        "arch_alpha": [Interval(Real, 0, None, closed="left")],
     }
+
+    early_stopping = False
+    warm_start = False
+    # the bilevel loss is the method: no other criterion replaces it
+    _accepts_criterion = False
 
     @abstractmethod
     def _modify_arch_gradient(self, grad, arch_idx, cost, probs):
@@ -101,7 +131,7 @@ class BaseGradientNASSearch(BaseNASSearch):
         its cost; ``probs``: the softmax of the logits per edge.
         """
 
-    def _discrete_val_losses(self, net, X_val, y_val, archs):
+    def _discrete_val_losses(self, X_val, y_val, archs):
         """Validation loss of the supernet with one-hot weights, per architecture."""
         import torch.nn.functional as F
 
@@ -118,7 +148,7 @@ class BaseGradientNASSearch(BaseNASSearch):
 
             # an infinite loss only ranks the architecture last
             losses = forward_module(
-                net,
+                self.net_,
                 X_val,
                 aux={"y": y_val},
                 dtype=self.dtype,
@@ -129,11 +159,75 @@ class BaseGradientNASSearch(BaseNASSearch):
 
         return {arch: loss_of(arch) for arch in archs}
 
-    def _search(self, data):
-        import torch
-
+    # -------------------------------------------- the torch base's hooks
+    def _module_spec(self, X, n_outputs, sample_weight=None):
+        """The relaxed supernet of the search space, with its logits."""
         from sklearn_iclr26.nas._supernet import RelaxedSupernet
 
+        costs = self._costs
+        supernet_class, supernet_params = costs.space.supernet(
+            costs.n_features, costs.n_outputs
+        )
+        return RelaxedSupernet, {
+            "supernet_class": supernet_class,
+            "supernet_params": supernet_params,
+            "n_ops": [len(ops) for ops in costs.ops],
+            "relaxation": self.relaxation,
+            "temperature": self.temperature,
+        }
+
+    def _criterion_spec(self, n_outputs):
+        """The mean loss of both problems (the bilevel net's loss is skorch's)."""
+        from torch import nn
+
+        loss = nn.MSELoss if self.task == "regression" else nn.CrossEntropyLoss
+        return loss, {}
+
+    def _training_options(self, X, y):
+        """The bilevel net: a logit optimizer, the gradient hook, paired batches."""
+        import torch
+
+        from sklearn_iclr26.nas._bilevel_net import _BilevelLoader, _BilevelNet
+
+        X_val, y_val, recorder = self._bilevel_data
+        n_val = len(X_val)
+        batch_val = n_val if self.batch_size is None else min(self.batch_size, n_val)
+        y_val = np.asarray(y_val)
+        if y_val.dtype.kind == "f":
+            y_val = np.require(y_val, dtype=self.dtype, requirements=["C", "W"])
+        return {
+            "net_class": _BilevelNet,
+            "net_params": {
+                "arch_optimizer": torch.optim.Adam,
+                "arch_optimizer_params": {
+                    "lr": self.arch_learning_rate,
+                    "betas": tuple(self.arch_betas),
+                    "weight_decay": self.arch_alpha,
+                },
+                "arch_gradient_hook": recorder,
+                "iterator_train": _BilevelLoader,
+                "iterator_train__valid_X": np.require(
+                    X_val, dtype=self.dtype, requirements=["C", "W"]
+                ),
+                "iterator_train__valid_y": y_val,
+                "iterator_train__valid_batch_size": batch_val,
+            },
+        }
+
+    def _after_training(self, X, y):
+        # the fitted net keeps neither the search (through its hook) nor the data
+        self.net_.arch_gradient_hook = None
+        self.arch_logits_ = [
+            a.detach().cpu().numpy().astype(np.float64)
+            for a in self.net_.module_.arch_parameters()
+        ]
+
+    def _raw_decision(self, X):
+        """Raw output of the refitted network (``best_estimator_``)."""
+        return self.best_estimator_._raw_decision(self._validate_for_predict(X))
+
+    # ---------------------------------------------------------- the search
+    def _search(self, data):
         X = np.asarray(data.X, dtype=np.float64)
         y_tr, y_val = data.y_search[data.train], data.y_search[data.val]
         if self.task == "regression":
@@ -141,53 +235,18 @@ class BaseGradientNASSearch(BaseNASSearch):
             std = std if std > 0 else 1.0
             y_tr = ((y_tr - mean) / std).reshape(-1, 1)
             y_val = ((y_val - mean) / std).reshape(-1, 1)
-            criterion = torch.nn.MSELoss
-        else:
-            criterion = torch.nn.CrossEntropyLoss
         X_tr, X_val = X[data.train], X[data.val]
         n_train = len(X_tr)
         bs = n_train if self.batch_size is None else min(self.batch_size, n_train)
         recorder = _SearchRecorder(self, n_steps=-(-n_train // bs))
-        supernet_class, supernet_params = self._costs.space.supernet(
-            self._costs.n_features, self._costs.n_outputs
-        )
-        net = train_bilevel(
-            RelaxedSupernet,
-            X_tr,
-            y_tr,
-            X_val,
-            y_val,
-            criterion=criterion,
-            module_params={
-                "supernet_class": supernet_class,
-                "supernet_params": supernet_params,
-                "n_ops": [len(ops) for ops in self._costs.ops],
-                "relaxation": self.relaxation,
-                "temperature": self.temperature,
-            },
-            arch_gradient_hook=recorder,
-            max_epochs=self.max_iter,
-            batch_size=self.batch_size,
-            learning_rate=self.learning_rate_init,
-            weight_decay=self.weight_decay,
-            arch_learning_rate=self.arch_lr,
-            arch_betas=self.arch_betas,
-            arch_weight_decay=self.arch_weight_decay,
-            dtype=self.dtype,
-            device=self.device,
-            random_state=data.seed,
-            n_jobs=self.n_jobs,
-        )
-        logits = net.module_.arch_parameters()
-        self.arch_logits_ = [
-            a.detach().cpu().numpy().astype(np.float64) for a in logits
-        ]
-        self.n_iter_ = len(net.history)
+        self._bilevel_data = (X_val, y_val, recorder)
+        self._train(X_tr, y_tr, self._costs.n_outputs)
+        del self._bilevel_data
         # the architecture derived after the last step
         history = recorder.history
         arch = self._costs.to_ops([int(np.argmax(a)) for a in self.arch_logits_])
         cost = self._costs.cost_of(arch)
-        final_loss = self._discrete_val_losses(net, X_val, y_val, [arch])[arch]
+        final_loss = self._discrete_val_losses(X_val, y_val, [arch])[arch]
         history.append(
             history_record(
                 len(history),
@@ -201,7 +260,7 @@ class BaseGradientNASSearch(BaseNASSearch):
         val_losses = None
         if self.select == "best_val_feasible":
             feasible = list(dict.fromkeys(h["arch"] for h in history if h["feasible"]))
-            val_losses = self._discrete_val_losses(net, X_val, y_val, feasible)
+            val_losses = self._discrete_val_losses(X_val, y_val, feasible)
         return history, val_losses
 
     def _select(self, history, val_losses):

@@ -45,23 +45,13 @@ class PenaltyNASSearch(BaseGradientNASSearch):
         Continuous relaxation.
     temperature : float, default=1.0
         Softmax / Gumbel-softmax temperature.
-    max_iter : int, default=20
-        Epochs of the bilevel search (passes over the search-train part; one
-        weight step and one logit step per mini-batch).
-    batch_size : int or None, default=64
-        Mini-batch size of the search; ``None`` means full batch.
-    val_fraction : float, default=0.5
-        Validation fraction of the search.
-    learning_rate_init : float, default=1e-2
-        Adam learning rate of the supernet weights.
-    weight_decay : float, default=0.0
-        Weight decay of the supernet weights.
-    arch_lr : float, default=3e-2
-        Adam learning rate of the logits.
+    arch_learning_rate : float, default=3e-2
+        Adam learning rate of the architecture logits (the second learning
+        rate of the bilevel search).
     arch_betas : tuple of float, default=(0.5, 0.999)
-        Adam betas of the logits.
-    arch_weight_decay : float, default=1e-3
-        Weight decay of the logits.
+        Adam betas of the logits (DARTS).
+    arch_alpha : float, default=1e-3
+        L2 penalty of the logits (their Adam ``weight_decay``, DARTS).
     select : {"final", "last_feasible", "best_val_feasible"}, default="final"
         ``"final"`` returns the architecture derived from the final logits,
         feasible or not (the usual penalty-method answer); the other two
@@ -74,16 +64,29 @@ class PenaltyNASSearch(BaseGradientNASSearch):
         Kind of target.
     latency_repeats : int, default=20
         Timed runs per operation for ``constraint="latency"``.
-    dtype : {"float64", "float32"}, default="float64"
-        Precision.
-    device : str, default="cpu"
-        torch device.
-    n_jobs : int or None, default=None
-        torch threads; ``None`` means 1, ``-1`` all cores; 0 is rejected.
+    alpha : float, default=0.0
+        L2 penalty of the supernet weights (their Adam ``weight_decay``).
+    batch_size : int or None, default=64
+        Mini-batch size of both problems of the search, clipped to each
+        part's size; ``None`` means full batches.
+    learning_rate_init : float, default=1e-2
+        Adam learning rate of the supernet weights.
+    max_iter : int, default=20
+        Epochs of the bilevel search (passes over the search-train part; one
+        weight step and one logit step per mini-batch).
+    validation_fraction : float, default=0.5
+        Fraction of the data used as the validation set of the search (the
+        rows the logits descend; stratified for classification).
+    callbacks : list of skorch callbacks or None, default=None
+        Extra skorch callbacks of the supernet's net (copied in ``fit``); the
+        refit network takes its own through ``final_estimator_params``.
+    %(training_parameters)s
     random_state : int, RandomState instance or None, default=None
-        Seed.
+        Seeds the split, the supernet, the logits and the refit.
     verbose : int, default=0
-        Print the search progress.
+        If positive, print ``[ClassName] epoch i/n: train_loss ...`` after
+        each search epoch and the selected architecture; 2 adds, per epoch,
+        the derived architecture, its cost and feasibility.
 
     Attributes
     ----------
@@ -101,6 +104,17 @@ class PenaltyNASSearch(BaseGradientNASSearch):
         Final logits, one array per edge.
     n_iter_ : int
         Number of search epochs run (``max_iter``).
+    loss_curve_ : list of float
+        Per search epoch, the mean over its steps of the relaxed supernet's
+        loss on the step's validation batch (the loss the logits descend);
+        ``len(loss_curve_) == n_iter_``.
+    validation_loss_curve_ : None
+        Always None (the search has no early stopping).
+    best_iter_ : int
+        ``n_iter_``: the logits after the last epoch are kept.
+    net_ : skorch.NeuralNet
+        The supernet's trained bilevel net (``net_.module_``: the supernet
+        and its logits; ``net_.history``: skorch's per-epoch record).
     cost_table_ : dict
         Cost look-up table.
     n_architectures_evaluated_ : int
@@ -153,19 +167,20 @@ class PenaltyNASSearch(BaseGradientNASSearch):
         budget=None,
         relaxation="softmax",
         temperature=1.0,
-        max_iter=20,
-        batch_size=64,
-        val_fraction=0.5,
-        learning_rate_init=1e-2,
-        weight_decay=0.0,
-        arch_lr=3e-2,
+        arch_learning_rate=3e-2,
         arch_betas=(0.5, 0.999),
-        arch_weight_decay=1e-3,
+        arch_alpha=1e-3,
         select="final",
         refit=True,
         final_estimator_params=None,
         task="classification",
         latency_repeats=20,
+        alpha=0.0,
+        batch_size=64,
+        learning_rate_init=1e-2,
+        max_iter=20,
+        validation_fraction=0.5,
+        callbacks=None,
         dtype="float64",
         device="cpu",
         n_jobs=None,
@@ -178,19 +193,20 @@ class PenaltyNASSearch(BaseGradientNASSearch):
         self.budget = budget
         self.relaxation = relaxation
         self.temperature = temperature
-        self.max_iter = max_iter
-        self.batch_size = batch_size
-        self.val_fraction = val_fraction
-        self.learning_rate_init = learning_rate_init
-        self.weight_decay = weight_decay
-        self.arch_lr = arch_lr
+        self.arch_learning_rate = arch_learning_rate
         self.arch_betas = arch_betas
-        self.arch_weight_decay = arch_weight_decay
+        self.arch_alpha = arch_alpha
         self.select = select
         self.refit = refit
         self.final_estimator_params = final_estimator_params
         self.task = task
         self.latency_repeats = latency_repeats
+        self.alpha = alpha
+        self.batch_size = batch_size
+        self.learning_rate_init = learning_rate_init
+        self.max_iter = max_iter
+        self.validation_fraction = validation_fraction
+        self.callbacks = callbacks
         self.dtype = dtype
         self.device = device
         self.n_jobs = n_jobs
