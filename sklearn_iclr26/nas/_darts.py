@@ -17,6 +17,7 @@ penalty) and records the search history, and the selection.
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import copy
 from abc import abstractmethod
 from numbers import Real
 
@@ -41,6 +42,10 @@ class _SearchRecorder:
         self.n_steps = n_steps
         self.history = []
         self.n_modified = 0
+
+    def __deepcopy__(self, memo):
+        # one recorder per fit: copies of the net (warm start) report to it
+        return self
 
     def __call__(self, grads, *, net, loss):
         import torch
@@ -91,11 +96,11 @@ class BaseGradientNASSearch(BaseNASSearch, BaseTorchEstimator):
     template (``_train``), so the search has the base's training parameters
     (``alpha``, ``batch_size``, ``learning_rate_init``, ``max_iter``,
     ``callbacks``, ...), its ``[ClassName] epoch i/n`` progress and its
-    training record (``n_iter_``, ``loss_curve_``, ``net_``). It has no
-    ``early_stopping`` (the search runs its ``max_iter`` epochs; its
-    validation rows are the outer problem's, not a stopping set) and no
-    ``warm_start`` (each ``fit`` splits the data and searches anew): the
-    template reads both as the class constants below.
+    training record (``n_iter_``, ``loss_curve_``, ``best_iter_``, ``net_``).
+    Early stopping monitors the search's own validation rows (the logits'
+    rows: no third split) and rewinds the search to its best epoch;
+    ``warm_start`` continues the search (supernet, logits and their Adam
+    states) on the next ``fit``.
     """
 
     _parameter_constraints: dict = {
@@ -107,6 +112,10 @@ class BaseGradientNASSearch(BaseNASSearch, BaseTorchEstimator):
                 "batch_size",
                 "learning_rate_init",
                 "max_iter",
+                "early_stopping",
+                "n_iter_no_change",
+                "tol",
+                "warm_start",
                 "callbacks",
             )
         },
@@ -117,8 +126,6 @@ class BaseGradientNASSearch(BaseNASSearch, BaseTorchEstimator):
         "arch_alpha": [Interval(Real, 0, None, closed="left")],
     }
 
-    early_stopping = False
-    warm_start = False
     # the bilevel loss is the method: no other criterion replaces it
     _accepts_criterion = False
 
@@ -195,6 +202,22 @@ class BaseGradientNASSearch(BaseNASSearch, BaseTorchEstimator):
         y_val = np.asarray(y_val)
         if y_val.dtype.kind == "f":
             y_val = np.require(y_val, dtype=self.dtype, requirements=["C", "W"])
+        this_fit = {
+            "arch_gradient_hook": recorder,
+            "iterator_train__valid_X": np.require(
+                X_val, dtype=self.dtype, requirements=["C", "W"]
+            ),
+            "iterator_train__valid_y": y_val,
+            "iterator_train__valid_batch_size": batch_val,
+        }
+        if self.warm_start and hasattr(self, "net_"):
+            # the base continues a copy of net_ where the spec is unchanged: that
+            # copy pairs its batches with this fit's validation rows and reports
+            # to this fit's recorder (a new object: the fitted net is untouched
+            # if this fit fails)
+            self.net_ = copy.copy(self.net_)
+            for name, value in this_fit.items():
+                setattr(self.net_, name, value)
         return {
             "net_class": _BilevelNet,
             "net_params": {
@@ -204,15 +227,15 @@ class BaseGradientNASSearch(BaseNASSearch, BaseTorchEstimator):
                     "betas": tuple(self.arch_betas),
                     "weight_decay": self.arch_alpha,
                 },
-                "arch_gradient_hook": recorder,
                 "iterator_train": _BilevelLoader,
-                "iterator_train__valid_X": np.require(
-                    X_val, dtype=self.dtype, requirements=["C", "W"]
-                ),
-                "iterator_train__valid_y": y_val,
-                "iterator_train__valid_batch_size": batch_val,
+                **this_fit,
             },
         }
+
+    def _validation_split(self, X, y):
+        """Early stopping's rows: the search's validation rows, after the others."""
+        n, n_val = len(X), len(self._bilevel_data[0])
+        return np.arange(n - n_val), np.arange(n - n_val, n)
 
     def _after_training(self, X, y):
         # the fitted net keeps neither the search (through its hook) nor the data
@@ -240,17 +263,26 @@ class BaseGradientNASSearch(BaseNASSearch, BaseTorchEstimator):
         bs = n_train if self.batch_size is None else min(self.batch_size, n_train)
         recorder = _SearchRecorder(self, n_steps=-(-n_train // bs))
         self._bilevel_data = (X_val, y_val, recorder)
-        self._train(X_tr, y_tr, self._costs.n_outputs)
+        if self.early_stopping:  # the base holds out the rows of _validation_split
+            self._train(
+                np.concatenate([X_tr, X_val]),
+                np.concatenate([y_tr, y_val]),
+                self._costs.n_outputs,
+            )
+        else:
+            self._train(X_tr, y_tr, self._costs.n_outputs)
         del self._bilevel_data
+        # early stopping restored the best epoch's supernet and logits: the
+        # search is rewound to it
+        history = [h for h in recorder.history if h["epoch"] < self.best_iter_]
         # the architecture derived after the last step
-        history = recorder.history
         arch = self._costs.to_ops([int(np.argmax(a)) for a in self.arch_logits_])
         cost = self._costs.cost_of(arch)
         final_loss = self._discrete_val_losses(X_val, y_val, [arch])[arch]
         history.append(
             history_record(
                 len(history),
-                self.max_iter,
+                self.best_iter_,
                 arch,
                 cost,
                 self._feasible(cost),

@@ -59,7 +59,8 @@ class PenaltyNASSearch(BaseGradientNASSearch):
     refit : bool, default=True
         Refit the chosen network on all the data.
     final_estimator_params : dict or None, default=None
-        Parameters of the refit network.
+        Parameters of the refit network (see :class:`ConNASSearch`; the
+        search's own training parameters apply to the supernet only).
     task : {"classification", "regression"}, default="classification"
         Kind of target.
     latency_repeats : int, default=20
@@ -73,10 +74,27 @@ class PenaltyNASSearch(BaseGradientNASSearch):
         Adam learning rate of the supernet weights.
     max_iter : int, default=20
         Epochs of the bilevel search (passes over the search-train part; one
-        weight step and one logit step per mini-batch).
+        weight step and one logit step per mini-batch); the maximum when
+        ``early_stopping=True``.
+    early_stopping : bool, default=False
+        Stop the search when the relaxed supernet's loss on the validation
+        rows of the search (no further split) has not improved by ``tol``
+        for ``n_iter_no_change`` epochs, and rewind it to its best epoch:
+        the supernet, the logits and ``search_history_`` end there
+        (skorch's ``EarlyStopping``). ``False`` runs ``max_iter`` epochs.
     validation_fraction : float, default=0.5
         Fraction of the data used as the validation set of the search (the
-        rows the logits descend; stratified for classification).
+        rows the logits descend, and early stopping's; stratified for
+        classification).
+    n_iter_no_change : int, default=10
+        Epochs without improvement before early stopping ends the search.
+    tol : float, default=1e-4
+        Minimum improvement of the validation loss (absolute).
+    warm_start : bool, default=False
+        When ``fit`` is called again on data that gives the same supernet,
+        continue the search (supernet weights, logits and their Adam states)
+        for ``max_iter`` more epochs instead of starting anew; ``n_iter_`` and
+        ``loss_curve_`` accumulate, ``search_history_`` holds the new steps.
     callbacks : list of skorch callbacks or None, default=None
         Extra skorch callbacks of the supernet's net (copied in ``fit``); the
         refit network takes its own through ``final_estimator_params``.
@@ -103,15 +121,18 @@ class PenaltyNASSearch(BaseGradientNASSearch):
     arch_logits_ : list of ndarray
         Final logits, one array per edge.
     n_iter_ : int
-        Number of search epochs run (``max_iter``).
+        Number of search epochs run (``max_iter``, fewer with early stopping;
+        accumulated over ``warm_start`` fits).
     loss_curve_ : list of float
         Per search epoch, the mean over its steps of the relaxed supernet's
         loss on the step's validation batch (the loss the logits descend);
         ``len(loss_curve_) == n_iter_``.
-    validation_loss_curve_ : None
-        Always None (the search has no early stopping).
+    validation_loss_curve_ : list of float or None
+        With ``early_stopping=True``, per epoch, the relaxed supernet's loss
+        on all the validation rows of the search; else None.
     best_iter_ : int
-        ``n_iter_``: the logits after the last epoch are kept.
+        The epoch whose supernet and logits are kept (1-based): the best
+        validation epoch with early stopping, else ``n_iter_``.
     net_ : skorch.NeuralNet
         The supernet's trained bilevel net (``net_.module_``: the supernet
         and its logits; ``net_.history``: skorch's per-epoch record).
@@ -179,7 +200,11 @@ class PenaltyNASSearch(BaseGradientNASSearch):
         batch_size=64,
         learning_rate_init=1e-2,
         max_iter=20,
+        early_stopping=False,
         validation_fraction=0.5,
+        n_iter_no_change=10,
+        tol=1e-4,
+        warm_start=False,
         callbacks=None,
         dtype="float64",
         device="cpu",
@@ -205,7 +230,11 @@ class PenaltyNASSearch(BaseGradientNASSearch):
         self.batch_size = batch_size
         self.learning_rate_init = learning_rate_init
         self.max_iter = max_iter
+        self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.warm_start = warm_start
         self.callbacks = callbacks
         self.dtype = dtype
         self.device = device
