@@ -42,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.decomposition import MiniBatchDictionaryLearning
+from skorch.callbacks import EpochTimer
 
 from sklearn_iclr26.decomposition import SparseAutoencoder
 from sklearn_iclr26.ensemble import simplex_least_squares
@@ -183,7 +184,7 @@ def bench_sae(
             f"{t_all:.1f} s), reconstruction error {err:.4f}"
         )
     # warm-up: the first fit in a process imports torch and skorch (seconds)
-    SparseAutoencoder(n_components=4, k=1, max_iter=1).fit(X[:100, :8])
+    SparseAutoencoder(n_components=4, n_nonzero_coefs=1, max_iter=1).fit(X[:100, :8])
     _sae_to_target(
         lines,
         X,
@@ -229,7 +230,7 @@ def _mp_pilot(lines, d, n_components, k, n=10_000, epochs=5):
         t0 = time.perf_counter()
         sae = SparseAutoencoder(
             n_components=n_components,
-            k=k,
+            n_nonzero_coefs=k,
             encoder="matching_pursuit",
             batch_size=batch,
             learning_rate_init=lr,
@@ -250,7 +251,7 @@ def _sae_to_target(lines, X, targets, name, extra, n_components, k, sae_epochs):
     """One curve run, then a timed refit to the first epoch below each target."""
     params = {
         "n_components": n_components,
-        "k": k,
+        "n_nonzero_coefs": k,
         "dtype": "float32",
         "random_state": 0,
         **extra,
@@ -260,7 +261,10 @@ def _sae_to_target(lines, X, targets, name, extra, n_components, k, sae_epochs):
         f"{extra['learning_rate_init']}, float32)"
     )
     t0 = time.perf_counter()
-    sae = SparseAutoencoder(max_iter=sae_epochs, **params).fit(X)
+    # skorch's EpochTimer records each epoch's duration (history key "dur")
+    sae = SparseAutoencoder(
+        max_iter=sae_epochs, callbacks=[EpochTimer()], **params
+    ).fit(X)
     t_sae = time.perf_counter() - t0
     loss = np.array([h["train_loss"] for h in sae.net_.history])
     elapsed = np.cumsum([h["dur"] for h in sae.net_.history])

@@ -7,7 +7,7 @@ feature flattening are done once, before timing, and are not timed: the
 timings are of ``fit`` and ``predict_proba`` of the models themselves.
 
 Methods: ``DiffusionInterestFusionClassifier`` with fusion "diffusion"
-(one-step inference, ``inference_steps=1``, the default) and "concat" (same
+(one-step inference, ``n_sampling_steps=1``, the default) and "concat" (same
 settings otherwise), and ``LGBMClassifier`` (300 trees, as in the
 reproduction). Fits use the first ``--n-train`` training rows (by time within
 the log) and ``--epochs`` epochs; predictions are on the full test set.
@@ -44,12 +44,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from ifusion_reproduction import _flat_features
 
-from sklearn_iclr26.datasets import (
-    InteractionSequenceEncoder,
-    load_movielens_interactions,
-)
+from sklearn_iclr26.datasets import load_movielens_interactions
 from sklearn_iclr26.neural_network import (
     DiffusionInterestFusionClassifier,
+    InteractionSequenceEncoder,
 )
 
 RESULTS = Path(__file__).parent / "results"

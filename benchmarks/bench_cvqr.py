@@ -159,8 +159,7 @@ def main():
         Ys = (Ys - Ys.mean(0)) / Ys.std(0)
         perm = rng.permutation(len(Xs))
         reg16 = CVQRRegressor(
-            hidden_dim=10,
-            n_layers=1,
+            hidden_layer_sizes=(10,),
             batch_size=256,
             max_iter=args.epochs,
             warmup_epochs=max(1, args.epochs // 10),
@@ -189,8 +188,7 @@ def main():
     fit, test = perm[:6000], perm[6000:]
     t0 = time.perf_counter()
     reg16 = CVQRRegressor(
-        hidden_dim=10,
-        n_layers=1,
+        hidden_layer_sizes=(10,),
         batch_size=256,
         max_iter=args.epochs,
         warmup_epochs=max(1, args.epochs // 10),

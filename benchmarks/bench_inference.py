@@ -63,7 +63,7 @@ def bench_ppi(lines, reps=300, budget=300.0):
         start = time.perf_counter()
         Xm = np.r_[Yhat, Yhat_u][:, None]
         ym = np.r_[Y, np.full(N, np.nan)]
-        est = MultiPPIMeanEstimator(covariance="empirical").fit(Xm, ym)
+        est = MultiPPIMeanEstimator(covariance_estimator="empirical").fit(Xm, ym)
         times["multippi"] += time.perf_counter() - start
         start = time.perf_counter()
         point = ppi_mean_pointestimate(Y, Yhat, Yhat_u)

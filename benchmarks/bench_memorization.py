@@ -149,9 +149,11 @@ def plain_rlp_net(X, y):
     )
 
 
-def rlp(reg_lambda):
+def rlp(memorization_weight):
     def run(X, y):
-        RLPHeadClassifier(reg_lambda=reg_lambda, random_state=SEED).fit(X, y)
+        RLPHeadClassifier(
+            memorization_weight=memorization_weight, random_state=SEED
+        ).fit(X, y)
 
     return run
 

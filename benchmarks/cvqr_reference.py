@@ -191,8 +191,8 @@ def _reference_run(classes, config, Xtr, Ytr, Xc, Yc, Xt, Yt, args, seed):
 
 def _ours(config, Xtr, Ytr, Xc, Yc, Xt, Yt, args, seed):
     reg = CVQRRegressor(
-        hidden_dim=config["hidden_dimension"],
-        n_layers=config["number_of_hidden_layers"],
+        hidden_layer_sizes=(config["hidden_dimension"],)
+        * config["number_of_hidden_layers"],
         batch_size=config["batch_size"],
         max_iter=args.our_epochs,
         warmup_epochs=max(1, args.our_epochs // 10),

@@ -67,11 +67,11 @@ from sklearn_iclr26.metrics import (
 # CVQR architecture per data set: the authors' selected_params.py where they
 # exist (their epochs and learning rates are replaced by early stopping)
 CVQR_PARAMS = {
-    "scm20d": {"hidden_dim": 10, "n_layers": 1, "batch_size": 256},
-    "rf1": {"hidden_dim": 8, "n_layers": 1, "batch_size": 512},
-    "bio": {"hidden_dim": 12, "n_layers": 4, "batch_size": 512},
-    "enb": {"hidden_dim": 16, "n_layers": 2, "batch_size": 64},
-    "wq": {"hidden_dim": 16, "n_layers": 2, "batch_size": 128},
+    "scm20d": {"hidden_layer_sizes": (10,), "batch_size": 256},
+    "rf1": {"hidden_layer_sizes": (8,), "batch_size": 512},
+    "bio": {"hidden_layer_sizes": (12, 12, 12, 12), "batch_size": 512},
+    "enb": {"hidden_layer_sizes": (16, 16), "batch_size": 64},
+    "wq": {"hidden_layer_sizes": (16, 16), "batch_size": 128},
 }
 
 _FIT_CACHE = {}

@@ -42,11 +42,11 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import log_loss, roc_auc_score
 
-from sklearn_iclr26.datasets import (
+from sklearn_iclr26.datasets import load_movielens_interactions
+from sklearn_iclr26.neural_network import (
+    DiffusionInterestFusionClassifier,
     InteractionSequenceEncoder,
-    load_movielens_interactions,
 )
-from sklearn_iclr26.neural_network import DiffusionInterestFusionClassifier
 
 RESULTS = Path(__file__).parent / "results"
 CACHE = RESULTS / "ifusion_cache"
@@ -142,10 +142,10 @@ def _sampler_gap(clf, X_test, y_test, p_one, key):
     """Fused vectors and AUC of one step vs the full deterministic sampler."""
     steps = clf.n_diffusion_steps
     one = clf.transform(X_test)
-    clf.set_params(inference_steps=steps)
+    clf.set_params(n_sampling_steps=steps)
     multi = clf.transform(X_test)
     p_multi = clf.predict_proba(X_test)[:, 1]
-    clf.set_params(inference_steps=1)
+    clf.set_params(n_sampling_steps=1)
     out = {
         "steps": steps,
         "gap": float(np.linalg.norm(one - multi) / np.linalg.norm(multi)),

@@ -1,7 +1,7 @@
 """Reproduction of the memorization papers' tables on real tabular data.
 
 * Part ``rlp`` (RLP heads, Becker et al.): per-layer random-label accuracy,
-  train/test accuracy and gap for ``reg_lambda`` in {0, 0.1, 1}, next to
+  train/test accuracy and gap for ``memorization_weight`` in {0, 0.1, 1}, next to
   dropout and weight decay, with clean labels and 20 % symmetric noise. Also
   the random-label accuracy of a *fresh* logistic probe fit on the final
   representation (``RandomLabelProbe``), which does not depend on the heads'
@@ -109,8 +109,8 @@ class _Store:
 
 RLP_CONFIGS = {
     "lambda=0": {},
-    "lambda=0.1": {"reg_lambda": 0.1},
-    "lambda=1": {"reg_lambda": 1.0},
+    "lambda=0.1": {"memorization_weight": 0.1},
+    "lambda=1": {"memorization_weight": 1.0},
     "dropout=0.3": {"dropout": 0.3},
     "weight_decay=1e-2": {"alpha": 1e-2},
 }
@@ -157,7 +157,7 @@ def run_rlp(store, data, seeds, max_iter):
                     metrics = {
                         "rla_layer0": clf.random_label_accuracy_[0, -1],
                         "rla_layer1": clf.random_label_accuracy_[1, -1],
-                        "fresh_probe_rla": probe.random_label_accuracy_,
+                        "fresh_probe_rla": probe.accuracy_,
                         "train_acc_observed": train_acc,
                         "test_acc_clean": test_acc,
                         "gap": train_acc - test_acc,
@@ -375,7 +375,7 @@ def run_detect(store, data, seeds, rates, kinds, max_iter):
                             "seed": seed,
                             "method": "CSG",
                             "metric": "stop_epoch",
-                            "value": float(sgm.stop_epoch_),
+                            "value": float(sgm.peak_iter_),
                         }
                     )
                     store.add(rows)

@@ -11,9 +11,11 @@ four methods are compared by clean-test accuracy:
   since issue 27; the recorded ``noise_reproduction.csv`` used anchor points);
 * cleanlab: cleanlab.classification.CleanLearning (3-fold, prune + refit);
 * ndx: InstanceNoiseCorrector with its default hyperparameters (beta=2,
-  lam=0, warmup=10 %, margin rho, detached): no tuning on any of these sets;
-* ndx-cv (with ``--tune``): beta in {1, 2, 4} and lam in {0, 0.5} chosen by
-  3-fold cross-validated accuracy on the noisy training labels.
+  regularization_weight=0, warmup=10 %, margin rho, detached): no tuning on
+  any of these sets;
+* ndx-cv (with ``--tune``): beta in {1, 2, 4} and regularization_weight in
+  {0, 0.5} chosen by 3-fold cross-validated accuracy on the noisy training
+  labels.
 
 Mislabel detection: AUROC of ``mislabel_scores_`` (from the one ndx fit)
 against the true flip mask, next to cleanlab's label-quality ranking (the
@@ -87,7 +89,7 @@ def learners(mlp_max_iter=100):
     return {"lgbm": lgbm, "mlp": mlp}
 
 
-TUNE_GRID = {"beta": [1.0, 2.0, 4.0], "lam": [0.0, 0.5]}
+TUNE_GRID = {"beta": [1.0, 2.0, 4.0], "regularization_weight": [0.0, 0.5]}
 
 
 def run_one(X_tr, y_noisy, flipped, X_te, y_te, learner, seed, tune=False):
@@ -127,7 +129,7 @@ def run_one(X_tr, y_noisy, flipped, X_te, y_te, learner, seed, tune=False):
         "t-cleanlab": t3 - t2,
         "t-ndx": t4 - t3,
     }
-    if tune:  # beta and lam chosen by 3-fold CV accuracy on the *noisy* labels
+    if tune:  # beta, regularization_weight by 3-fold CV accuracy on *noisy* labels
         from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
         folds = StratifiedKFold(3, shuffle=True, random_state=seed)
@@ -151,7 +153,10 @@ def main(argv=None):
     parser.add_argument(
         "--tune",
         action="store_true",
-        help="add ndx-cv: beta, lam by 3-fold CV on the noisy training labels",
+        help=(
+            "add ndx-cv: beta, regularization_weight by 3-fold CV on the noisy "
+            "training labels"
+        ),
     )
     parser.add_argument("--out", default=None, help="CSV file for the raw results")
     args = parser.parse_args(argv)

@@ -88,23 +88,29 @@ def _codes(H, seed, only=None):
             transform_n_nonzero_coefs=K,
             random_state=seed,
         ),
-        "sae_topk": lambda: SparseAutoencoder(N_COMP, k=K, random_state=seed, **sae),
+        "sae_topk": lambda: SparseAutoencoder(
+            N_COMP, n_nonzero_coefs=K, random_state=seed, **sae
+        ),
         "sae_mp": lambda: SparseAutoencoder(
-            N_COMP, k=K, encoder="matching_pursuit", random_state=seed, **sae
+            N_COMP,
+            n_nonzero_coefs=K,
+            encoder="matching_pursuit",
+            random_state=seed,
+            **sae,
         ),
         "sae_l1": lambda: SparseAutoencoder(
-            N_COMP, sparsity="l1", l1_penalty=0.05, random_state=seed, **sae
+            N_COMP, sparsity="l1", l1_weight=0.05, random_state=seed, **sae
         ),
         "sae_lp": lambda: SparseAutoencoder(
-            N_COMP, sparsity="lp", l1_penalty=0.05, random_state=seed, **sae
+            N_COMP, sparsity="lp", l1_weight=0.05, random_state=seed, **sae
         ),
         "sae_structured": lambda: SparseAutoencoder(
-            N_COMP, k=K, structured_rank=4, random_state=seed, **sae
+            N_COMP, n_nonzero_coefs=K, structured_rank=4, random_state=seed, **sae
         ),
         "sae_structured_lp": lambda: SparseAutoencoder(
             N_COMP,
             sparsity="lp",
-            l1_penalty=0.05,
+            l1_weight=0.05,
             structured_rank=4,
             random_state=seed,
             **sae,

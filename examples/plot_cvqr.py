@@ -65,7 +65,7 @@ cvqr = CVQRRegressor(
     max_iter=15 if QUICK else 30,
     warmup_epochs=5,
     learning_rate_init=3e-2,
-    hidden_dim=16,
+    hidden_layer_sizes=(16, 16),
     random_state=0,
 ).fit(X, Y)
 point = make_pipeline(StandardScaler(), KNeighborsRegressor(n_neighbors=50))

@@ -97,16 +97,15 @@ plt.show()
 # ------------------------------
 # :class:`~sklearn_iclr26.causal.TLearnerRegressor`,
 # :class:`~sklearn_iclr26.causal.XLearnerRegressor` and the G-learner
-# (:class:`~sklearn_iclr26.causal.GLearner`, an alias of
-# :class:`~sklearn_iclr26.causal.GeodesicCATERegressor`) with the same outcome
+# (:class:`~sklearn_iclr26.causal.GeodesicCATERegressor`) with the same outcome
 # model, on the first replication, the treatment passed to ``fit``.
-from sklearn_iclr26.causal import GLearner, TLearnerRegressor, XLearnerRegressor
+from sklearn_iclr26.causal import TLearnerRegressor, XLearnerRegressor
 
 X, y, t, tau = simulate(0)
 learners = {
     "T-learner": TLearnerRegressor(model, random_state=0),
     "X-learner": XLearnerRegressor(model, random_state=0),
-    "G-learner": GLearner(model, n_steps=2, random_state=0),
+    "G-learner": GeodesicCATERegressor(model, n_steps=2, random_state=0),
 }
 print(f"\n{'learner':>12s}  sqrt(PEHE)")
 for name, learner in learners.items():

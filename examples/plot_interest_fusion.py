@@ -5,7 +5,7 @@ iFusion: fusing long-term and session interests for CTR on MovieLens
 
 :class:`~sklearn_iclr26.neural_network.DiffusionInterestFusionClassifier`
 predicts clicks from a user's long-term history, recent sessions and the
-candidate item. :class:`~sklearn_iclr26.datasets.InteractionSequenceEncoder`
+candidate item. :class:`~sklearn_iclr26.neural_network.InteractionSequenceEncoder`
 turns a raw interaction log into those blocks (leakage-free: each row sees
 only earlier interactions), so the two form one
 :class:`~sklearn.pipeline.Pipeline`. The three fusions ("concat",
@@ -28,11 +28,11 @@ import pandas as pd
 from sklearn.metrics import log_loss, roc_auc_score
 from sklearn.pipeline import make_pipeline
 
-from sklearn_iclr26.datasets import (
+from sklearn_iclr26.datasets import load_movielens_interactions
+from sklearn_iclr26.neural_network import (
+    DiffusionInterestFusionClassifier,
     InteractionSequenceEncoder,
-    load_movielens_interactions,
 )
-from sklearn_iclr26.neural_network import DiffusionInterestFusionClassifier
 
 quick = os.environ.get("SKLEARN_ICLR26_QUICK") == "1"
 data = load_movielens_interactions()

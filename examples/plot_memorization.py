@@ -54,7 +54,7 @@ for name, scores in [
 ]:
     print(f"{name} mislabel AUROC: {roc_auc_score(flipped, scores):.3f}")
 print(
-    f"weight-norm peak at epoch {est.stop_epoch_}; {est.label_issues_.sum()} rows "
+    f"weight-norm peak at epoch {est.peak_iter_}; {est.label_issues_.sum()} rows "
     f"flagged, {np.sum(est.label_issues_ & flipped)} of them truly flipped "
     f"(of {flipped.sum()})"
 )
@@ -73,7 +73,7 @@ axes[0].legend()
 epochs = np.arange(len(est.weight_norm_history_))
 ax = axes[1]
 ax.plot(epochs, est.weight_norm_history_, color="C0")
-ax.axvline(est.stop_epoch_, color="k", ls="--", label="weight-norm peak")
+ax.axvline(est.peak_iter_, color="k", ls="--", label="weight-norm peak")
 ax.set_xlabel("epoch")
 ax.set_ylabel("weight norm", color="C0")
 ax2 = ax.twinx()
@@ -86,14 +86,14 @@ ax.legend(loc="lower right")
 # -------------------------------
 # Each training row gets a random binary label; linear heads on both hidden
 # layers learn it from detached features. Their training accuracy rises above
-# chance only as the network memorizes individual rows. With ``reg_lambda``
+# chance only as the network memorizes individual rows. With ``memorization_weight``
 # the features are pushed to make the heads fail.
 max_iter = 60 if QUICK else 200
-for reg_lambda, style in [(0.0, "-"), (1.0, ":")]:
+for memorization_weight, style in [(0.0, "-"), (1.0, ":")]:
     rlp = RLPHeadClassifier(
         hidden_layer_sizes=(128, 128),
         rlp_layers=(0, 1),
-        reg_lambda=reg_lambda,
+        memorization_weight=memorization_weight,
         max_iter=max_iter,
         batch_size=64,
         learning_rate_init=1e-3,
@@ -104,10 +104,11 @@ for reg_lambda, style in [(0.0, "-"), (1.0, ":")]:
             acc,
             ls=style,
             color=f"C{layer}",
-            label=f"layer {layer}, lambda={reg_lambda}",
+            label=f"layer {layer}, lambda={memorization_weight}",
         )
     print(
-        f"reg_lambda={reg_lambda}: final random-label accuracy per layer "
+        f"memorization_weight={memorization_weight}: final random-label accuracy "
+        f"per layer "
         f"{np.round(rlp.random_label_accuracy_[:, -1], 3)}, train accuracy on the "
         f"observed labels {rlp.score(X, y_noisy):.3f}"
     )

@@ -6,14 +6,14 @@ Measuring and controlling memorization with RLP heads
 :class:`~sklearn_iclr26.memorization.RLPHeadClassifier` (Becker et al., ICLR
 2026) attaches small heads to hidden layers that learn *random* labels of the
 training rows. Random labels can only be fit by memorizing rows, so the heads'
-accuracy measures memorization; ``reg_lambda`` makes the features fight the
+accuracy measures memorization; ``memorization_weight`` makes the features fight the
 heads. :class:`~sklearn_iclr26.memorization.RandomLabelProbe` takes the same
 measurement on any fixed representation (raw features, PCA, LightGBM leaves),
 an extension beyond the paper.
 
 The table and the plot show, on ``digits`` with 20 % flipped labels, the
 final random-label accuracy per layer and the clean test accuracy as
-``reg_lambda`` grows. Whether suppressing memorization helps test accuracy
+``memorization_weight`` grows. Whether suppressing memorization helps test accuracy
 depends on the data and the noise (the paper's own conclusion); the user guide
 reports where it does not.
 """
@@ -44,15 +44,15 @@ X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
 y_noisy, flipped = make_label_noise(y_train, kind="symmetric", rate=0.2, random_state=0)
 
 # %%
-# Random-label accuracy and test accuracy against ``reg_lambda``
+# Random-label accuracy and test accuracy against ``memorization_weight``
 # --------------------------------------------------------------
 lambdas = [0.0, 0.1, 1.0] if QUICK else [0.0, 0.03, 0.1, 0.3, 1.0]
 rows = []
-for reg_lambda in lambdas:
+for memorization_weight in lambdas:
     clf = RLPHeadClassifier(
         hidden_layer_sizes=(128, 128),
         rlp_layers=(0, 1),
-        reg_lambda=reg_lambda,
+        memorization_weight=memorization_weight,
         max_iter=40 if QUICK else 120,
         batch_size=64,
         learning_rate_init=1e-3,
@@ -60,7 +60,7 @@ for reg_lambda in lambdas:
     ).fit(X_train, y_noisy)
     rows.append(
         (
-            reg_lambda,
+            memorization_weight,
             *clf.random_label_accuracy_[:, -1],
             clf.score(X_train, y_noisy),
             clf.score(X_test, y_test),
@@ -79,7 +79,7 @@ for name, rep in [
     ("LightGBM leaves", "leaves"),
 ]:
     probe = RandomLabelProbe(rep, random_state=0).fit(X_train, y_noisy)
-    print(f"{name:16s} random-label accuracy {probe.random_label_accuracy_:.3f}")
+    print(f"{name:16s} random-label accuracy {probe.accuracy_:.3f}")
 
 rows = np.array(rows)
 fig, ax = plt.subplots(figsize=(6, 4))
@@ -87,7 +87,7 @@ ax.plot(rows[:, 0], rows[:, 1], "o-", label="random-label acc., layer 0")
 ax.plot(rows[:, 0], rows[:, 2], "o-", label="random-label acc., layer 1")
 ax.plot(rows[:, 0], rows[:, 4], "s--", label="clean test accuracy")
 ax.set_xscale("symlog", linthresh=0.03)
-ax.set_xlabel("reg_lambda")
+ax.set_xlabel("memorization_weight")
 ax.legend()
 fig.tight_layout()
 plt.show()

@@ -56,8 +56,10 @@ sae_params = {
     "learning_rate_init": 3e-3,
     "random_state": 0,
 }
-sae = SparseAutoencoder(32, k=4, **sae_params)
-mp_sae = SparseAutoencoder(32, k=4, encoder="matching_pursuit", **sae_params)
+sae = SparseAutoencoder(32, n_nonzero_coefs=4, **sae_params)
+mp_sae = SparseAutoencoder(
+    32, n_nonzero_coefs=4, encoder="matching_pursuit", **sae_params
+)
 codes = {
     "SAE-TopK": sae.fit_transform(Hs),
     "MP-SAE": mp_sae.fit_transform(Hs),

@@ -11,7 +11,6 @@ from sklearn_iclr26.causal import (
     BackdoorAdjustedClassifier,
     BackdoorAdjustedRegressor,
     GeodesicCATERegressor,
-    GLearner,
     TabularAttentionClassifier,
     TabularAttentionRegressor,
     TLearnerRegressor,
@@ -26,7 +25,6 @@ from sklearn_iclr26.conformal import (
     SOCOPClassifier,
     SplitConformalClassifier,
 )
-from sklearn_iclr26.datasets import InteractionSequenceEncoder
 from sklearn_iclr26.decomposition import SparseAutoencoder
 from sklearn_iclr26.deferral import (
     DeferralCurveDisplay,
@@ -60,6 +58,7 @@ from sklearn_iclr26.neural_network import (
     BayesianAugmentationClassifier,
     BayesianAugmentationRegressor,
     DiffusionInterestFusionClassifier,
+    InteractionSequenceEncoder,
     MetaPCNClassifier,
     MetaPCNRegressor,
     TorchMLPClassifier,
@@ -84,7 +83,6 @@ __all__ = [
     "DeferralCurveDisplay",
     "DiffusionInterestFusionClassifier",
     "EllipsoidRegressor",
-    "GLearner",
     "GeodesicCATERegressor",
     "InstanceNoiseCorrector",
     "InteractionSequenceEncoder",

@@ -22,16 +22,15 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from sklearn_iclr26.causal import (
     GeodesicCATERegressor,
-    GLearner,
     TLearnerRegressor,
     TreatmentStratifiedKFold,
     XLearnerRegressor,
-    _geodesic,
+    _geodesic_cate,
     ate_error,
     make_cate_scorer,
     pehe_score,
 )
-from sklearn_iclr26.causal._geodesic import fit_weighted
+from sklearn_iclr26.causal._geodesic_cate import fit_weighted
 from sklearn_iclr26.causal._ot import (
     emd_plan,
     geodesic_atoms,
@@ -185,10 +184,9 @@ def test_random_state_gives_bit_identical_results():
             assert_array_equal(ma, mb)
 
 
-def test_alias_and_econml_style_api():
+def test_econml_style_api():
     X, y, t, _ = confounded(5)
-    assert GLearner is GeodesicCATERegressor
-    est = GLearner(LinearRegression(), random_state=0).fit_cate(y, t, X=X)
+    est = GeodesicCATERegressor(LinearRegression(), random_state=0).fit_cate(y, t, X=X)
     tau = est.predict(X)
     assert_array_equal(est.effect(X), tau)
     assert_array_equal(est.effect(X, T0=1, T1=0), -tau)
@@ -320,8 +318,8 @@ def test_warnings_overlap_subsampling_and_sinkhorn(monkeypatch):
         GeodesicCATERegressor(Ridge(), n_steps=0, max_ot_samples=50).fit(
             X, y, treatment=t
         )
-    monkeypatch.setattr(_geodesic, "_have_pot", lambda: False)
-    monkeypatch.setattr(_geodesic, "_LINPROG_MAX_ENTRIES", 10)
+    monkeypatch.setattr(_geodesic_cate, "_have_pot", lambda: False)
+    monkeypatch.setattr(_geodesic_cate, "_LINPROG_MAX_ENTRIES", 10)
     with pytest.warns(UserWarning, match="Sinkhorn"):
         est = GeodesicCATERegressor(Ridge(), n_steps=0).fit(X, y, treatment=t)
     assert est.ot_solver_ == "sinkhorn"

@@ -156,7 +156,7 @@ def test_two_key_bad_input():
         TwoKeyAttentionRegressor(([0, 1], [1, 2]), max_iter=5).fit(X, y)
     with pytest.raises(ValueError, match="at least two groups"):
         TwoKeyAttentionRegressor(([0, 1],), max_iter=5).fit(X, y)
-    for name in ("learning_rate_w", "learning_rate_v"):
+    for name in ("w_learning_rate", "v_learning_rate"):
         with pytest.raises(ValueError, match=name):
             TwoKeyAttentionRegressor(GROUPS, **{name: 0.0}).fit(X, y)
         with pytest.raises(ValueError, match=name):
@@ -166,7 +166,7 @@ def test_two_key_bad_input():
     with pytest.raises(ValueError, match="infinity"):
         TwoKeyAttentionRegressor(GROUPS, max_iter=5).fit(X_inf, y)
     with pytest.raises(ValueError, match="diverged"):
-        TwoKeyAttentionRegressor(GROUPS, learning_rate_w=10.0, max_iter=50).fit(
+        TwoKeyAttentionRegressor(GROUPS, w_learning_rate=10.0, max_iter=50).fit(
             X * 100, y
         )
 
@@ -234,7 +234,7 @@ def test_saturation_warning():
     y = X[:, 0]
     with pytest.warns(UserWarning, match="saturates"):
         TwoKeyAttentionRegressor(
-            n_positional=1, learning_rate_v=1.0, max_iter=20, random_state=0
+            n_positional=1, v_learning_rate=1.0, max_iter=20, random_state=0
         ).fit(X, y)
 
 

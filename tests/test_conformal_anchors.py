@@ -277,7 +277,7 @@ META = [
 ]
 
 
-FAST_CVQR = {"max_iter": 3, "warmup_epochs": 1, "hidden_dim": 4, "n_layers": 1}
+FAST_CVQR = {"max_iter": 3, "warmup_epochs": 1, "hidden_layer_sizes": (4,)}
 
 
 def _outputs(est, X):
@@ -403,7 +403,7 @@ def test_non_randomized_raps_sets_contain_every_randomized_set(digits):
     """At one threshold, the u = 1 score is the smallest the randomized score
     can be, so the non-randomized set contains the randomized set of every
     draw (conservative coverage), and both are prefixes of the ranking."""
-    from sklearn_iclr26.conformal._scores import _raps_with_uniforms
+    from sklearn_iclr26.conformal._conformity_scores import _raps_with_uniforms
 
     model, X_cal, y_cal, X_test, _ = digits
     proba = model.predict_proba(X_test)

@@ -33,7 +33,7 @@ FAST = {
     "max_iter": 30,
     "early_stopping": False,
     "learning_rate_init": 3e-2,
-    "hidden_dim": 16,
+    "hidden_layer_sizes": (16, 16),
     "warmup_epochs": 5,
 }
 
@@ -60,7 +60,7 @@ def _random_module(d=2, p=3, seed=0):
     from sklearn_iclr26.conformal._cvqr_modules import CVQRModule
 
     torch.manual_seed(seed)
-    module = CVQRModule(p, d, hidden_dim=8, n_layers=2, dtype=torch.float64)
+    module = CVQRModule(p, d, hidden_layer_sizes=(8, 8), dtype=torch.float64)
     with torch.no_grad():  # a clearly non-quadratic potential
         for param in module.potential.parameters():
             param.add_(0.5 * torch.randn_like(param))
@@ -115,8 +115,7 @@ def test_closed_form_derivatives_equal_autograd(n_layers, curvature):
         net = PICNN(
             3,
             d,
-            hidden_dim=6,
-            n_layers=n_layers,
+            hidden_layer_sizes=(6,) * n_layers,
             dtype=torch.float64,
             curvature=curvature,
         )
@@ -141,7 +140,7 @@ def test_newton_survives_a_numerically_singular_hessian():
     from sklearn_iclr26.conformal._cvqr_modules import PICNN, newton_conjugate
 
     torch.manual_seed(0)
-    net = PICNN(3, 2, hidden_dim=4, n_layers=1, dtype=torch.float32, curvature="free")
+    net = PICNN(3, 2, hidden_layer_sizes=(4,), dtype=torch.float32, curvature="free")
     with torch.no_grad():
         net.log_curvature.bias.fill_(-200.0)
         for w in net.u_weight:
@@ -182,7 +181,7 @@ def test_ranks_stay_bounded_where_the_curvature_would_vanish(curvature):
 
     torch.manual_seed(0)
     net = mod.PICNN(
-        3, 2, hidden_dim=4, n_layers=1, dtype=torch.float32, curvature=curvature
+        3, 2, hidden_layer_sizes=(4,), dtype=torch.float32, curvature=curvature
     )
     with torch.no_grad():
         net.log_curvature.bias.fill_(-200.0)
@@ -208,7 +207,7 @@ def test_ranks_stay_bounded_where_the_curvature_would_vanish(curvature):
     np.testing.assert_allclose(grad, y, rtol=1e-3, atol=1e-2)
     # the unbounded log-curvature underflows: no such bound exists
     free = mod.PICNN(
-        3, 2, hidden_dim=4, n_layers=1, dtype=torch.float32, curvature="free"
+        3, 2, hidden_layer_sizes=(4,), dtype=torch.float32, curvature="free"
     )
     free.load_state_dict(net.state_dict())
     with torch.no_grad():
@@ -220,7 +219,11 @@ def test_curvature_parameter_reaches_the_potential(curvature):
     rng = np.random.RandomState(0)
     X, Y = banana(300, rng)
     reg = CVQRRegressor(
-        curvature=curvature, max_iter=2, warmup_epochs=1, hidden_dim=4, random_state=0
+        curvature=curvature,
+        max_iter=2,
+        warmup_epochs=1,
+        hidden_layer_sizes=(4, 4),
+        random_state=0,
     ).fit(X, Y)
     assert reg.net_.module_.potential.curvature_mode == curvature
     assert reg.contains(X[:5], Y[:5]).shape == (5,)
@@ -233,7 +236,7 @@ def test_bounded_curvature_stays_within_its_range():
 
     torch.manual_seed(0)
     net = mod.PICNN(
-        3, 2, hidden_dim=4, n_layers=2, dtype=torch.float64, curvature="bounded"
+        3, 2, hidden_layer_sizes=(4, 4), dtype=torch.float64, curvature="bounded"
     )
     with torch.no_grad():
         net.log_curvature.weight.normal_(0.0, 50.0)
@@ -248,7 +251,7 @@ def test_bounded_curvature_stays_within_its_range():
     for mode in mod.CURVATURE_MODES:
         torch.manual_seed(0)
         net = mod.PICNN(
-            3, 2, hidden_dim=4, n_layers=2, dtype=torch.float64, curvature=mode
+            3, 2, hidden_layer_sizes=(4, 4), dtype=torch.float64, curvature=mode
         )
         with torch.no_grad():
             c = net.context_terms(torch.randn(5, 3, dtype=torch.float64))["curvature"]
@@ -459,7 +462,13 @@ def test_variants_fit_and_cover(params):
     rng = np.random.RandomState(0)
     X, Y = banana(800, rng)
     Xt, Yt = banana(1000, rng)
-    p = {**FAST, "max_iter": 12, "hidden_dim": 8, "batch_size": 200, **params}
+    p = {
+        **FAST,
+        "max_iter": 12,
+        "hidden_layer_sizes": (8, 8),
+        "batch_size": 200,
+        **params,
+    }
     reg = CVQRRegressor(random_state=0, **p).fit(X, Y)
     cov = reg.contains(Xt, Yt).mean()
     # 200 calibration and 1000 test points: the test coverage has standard
@@ -478,7 +487,7 @@ def test_variants_fit_and_cover(params):
 def test_bad_input():
     rng = np.random.RandomState(0)
     X, Y = banana(100, rng)
-    reg = CVQRRegressor(max_iter=2, warmup_epochs=1, hidden_dim=4)
+    reg = CVQRRegressor(max_iter=2, warmup_epochs=1, hidden_layer_sizes=(4, 4))
     Y_nan = Y.copy()
     Y_nan[3, 1] = np.nan
     with pytest.raises(ValueError, match="NaN"):
@@ -513,7 +522,7 @@ def test_bad_input():
     with pytest.warns(UserWarning, match="too few for confidence_level=0.999"):
         assert reg.contains(X[:3], Y[:3] + 1e6, confidence_level=0.999).all()
     with pytest.raises(ValueError, match="d <= 2"):
-        CVQRRegressor(max_iter=2, hidden_dim=4).fit(
+        CVQRRegressor(max_iter=2, hidden_layer_sizes=(4, 4)).fit(
             X, np.c_[Y, Y[:, 0]]
         ).predict_region(X[:2])
 
@@ -522,7 +531,7 @@ def test_bad_input():
 def test_determinism_pipeline_gridsearch_pickle():
     rng = np.random.RandomState(0)
     X, Y = banana(300, rng)
-    p = {**FAST, "max_iter": 6, "hidden_dim": 8}
+    p = {**FAST, "max_iter": 6, "hidden_layer_sizes": (8, 8)}
     a = CVQRRegressor(random_state=3, **p).fit(X, Y)
     b = CVQRRegressor(random_state=3, **p).fit(X, Y)
     np.testing.assert_array_equal(a.calibration_scores_, b.calibration_scores_)
@@ -540,7 +549,9 @@ def test_determinism_pipeline_gridsearch_pickle():
     pipe.fit(X, Y)
     assert pipe.predict(X[:4]).shape == (4, 2)
     search = GridSearchCV(
-        CVQRRegressor(random_state=0, **p), {"hidden_dim": [4, 8]}, cv=2
+        CVQRRegressor(random_state=0, **p),
+        {"hidden_layer_sizes": [(4, 4), (8, 8)]},
+        cv=2,
     ).fit(X, Y)
     # the refit best model is the model fitted directly with the best params
     best = CVQRRegressor(random_state=0, **{**p, **search.best_params_}).fit(X, Y)
@@ -552,10 +563,13 @@ def test_determinism_pipeline_gridsearch_pickle():
 def test_verbose_prints_progress(capsys):
     rng = np.random.RandomState(0)
     X, Y = banana(100, rng)
-    CVQRRegressor(max_iter=2, warmup_epochs=1, hidden_dim=4, verbose=1).fit(X, Y)
+    CVQRRegressor(
+        max_iter=2, warmup_epochs=1, hidden_layer_sizes=(4, 4), verbose=1
+    ).fit(X, Y)
     out = capsys.readouterr().out
-    assert "train_loss" in out
+    assert "[CVQRRegressor] epoch 1/2: train_loss" in out
     assert "[CVQRRegressor] threshold_" in out
+    assert "[CVQRModule]" not in out
 
 
 # ------------------------------------------------------------- baselines
@@ -683,7 +697,7 @@ def test_residual_variants_calibrate_with_the_final_point_model():
         residual_estimator=_Recorder(multi=False),
         max_iter=2,
         warmup_epochs=1,
-        hidden_dim=4,
+        hidden_layer_sizes=(4, 4),
         random_state=0,
     ).fit(X, Y)
     inner = cvqr.residual_estimator_.estimators_  # wrapped: single-output
@@ -706,15 +720,18 @@ def test_early_stopping_restores_the_best_epoch(capsys):
         warmup_epochs=2,
         n_iter_no_change=3,
         tol=0.0,
-        hidden_dim=8,
+        hidden_layer_sizes=(8, 8),
         random_state=0,
-        verbose=1,
+        verbose=2,
     ).fit(X, Y)
     assert "early stopping on the semi-dual objective of 68" in capsys.readouterr().out
-    scores = reg.validation_scores_
-    assert len(scores) == reg.n_iter_ - 2
-    assert reg.best_validation_score_ == min(scores)
-    assert reg.best_iter_ == 2 + 1 + int(np.argmin(scores))
+    # one entry per epoch, NaN in the 2 warm-up epochs (not evaluated)
+    curve = np.asarray(reg.validation_loss_curve_)
+    assert len(curve) == reg.n_iter_ == len(reg.loss_curve_)
+    assert np.isnan(curve[:2]).all() and np.isfinite(curve[2:]).all()
+    best_value = curve[reg.best_iter_ - 1]
+    assert best_value == np.nanmin(curve)
+    assert reg.best_iter_ == 1 + int(np.nanargmin(curve))
     # the restored parameters are those of the best epoch: re-evaluating the
     # held-out objective on the same rows gives its value
     import torch
@@ -726,18 +743,21 @@ def test_early_stopping_restores_the_best_epoch(capsys):
     value = semi_dual_objective(
         reg.net_.module_, *args, torch.as_tensor(stopper.U_valid)
     )
-    assert value == pytest.approx(reg.best_validation_score_, rel=1e-10)
+    assert value == pytest.approx(best_value, rel=1e-10)
     # the rank diagnostic of the same rows is recorded at every epoch: at the
     # restored epoch it is mean ||R||^2 over the mean squared reference draw
-    assert len(reg.validation_rank_ratios_) == len(scores)
+    assert len(reg.validation_rank_ratios_) == len(curve)
     ranks = reg.net_.module_.rank(*args).detach().numpy()
     ratio = (ranks**2).sum(1).mean() / (stopper.U_valid**2).sum(1).mean()
-    best = reg.validation_rank_ratios_[reg.best_iter_ - 3]
+    best = reg.validation_rank_ratios_[reg.best_iter_ - 1]
     assert best == pytest.approx(ratio, rel=1e-10)
     # fewer than 50 validation rows: no early stopping, all epochs
-    small = CVQRRegressor(max_iter=4, warmup_epochs=1, hidden_dim=4, random_state=0)
+    small = CVQRRegressor(
+        max_iter=4, warmup_epochs=1, hidden_layer_sizes=(4, 4), random_state=0
+    )
     small.fit(X[:300], Y[:300])
-    assert small.validation_scores_ is None and small.n_iter_ == 4
+    assert small.validation_loss_curve_ is None and small.n_iter_ == 4
+    assert small.best_iter_ == 4
     assert small.validation_rank_ratios_ is None
 
 

@@ -33,7 +33,11 @@ def X():
 @pytest.mark.parametrize("positive", [True, False])
 def test_topk_codes_have_at_most_k_nonzeros(X, positive):
     sae = SparseAutoencoder(
-        n_components=20, k=3, positive_codes=positive, max_iter=5, random_state=0
+        n_components=20,
+        n_nonzero_coefs=3,
+        positive_codes=positive,
+        max_iter=5,
+        random_state=0,
     ).fit(X)
     nnz = (sae.transform(X) != 0).sum(axis=1)
     assert nnz.max() <= 3
@@ -44,12 +48,12 @@ def test_topk_codes_have_at_most_k_nonzeros(X, positive):
 @pytest.mark.parametrize(
     "params",
     [
-        {"sparsity": "topk", "k": 3},
-        {"sparsity": "batchtopk", "k": 3},
-        {"sparsity": "l1", "l1_penalty": 1e-2},
-        {"sparsity": "topk", "k": 3, "structured_rank": 2},
-        {"sparsity": "lp", "l1_penalty": 1e-2, "structured_rank": 2},
-        {"encoder": "matching_pursuit", "k": 3},
+        {"sparsity": "topk", "n_nonzero_coefs": 3},
+        {"sparsity": "batchtopk", "n_nonzero_coefs": 3},
+        {"sparsity": "l1", "l1_weight": 1e-2},
+        {"sparsity": "topk", "n_nonzero_coefs": 3, "structured_rank": 2},
+        {"sparsity": "lp", "l1_weight": 1e-2, "structured_rank": 2},
+        {"encoder": "matching_pursuit", "n_nonzero_coefs": 3},
     ],
 )
 def test_decoder_columns_unit_norm_after_every_step(X, params):
@@ -63,29 +67,24 @@ def test_decoder_columns_unit_norm_after_every_step(X, params):
                 W = net.module_.W_dec.detach().numpy()
                 norms.append(np.linalg.norm(W, axis=1))
 
+    # the user's callback runs after the unit-norm callback, on every step
     sae = SparseAutoencoder(
-        n_components=12, max_iter=3, batch_size=64, random_state=0, **params
-    )
-    # the recording callback runs after the unit-norm callback, on every step
-    from sklearn_iclr26.decomposition import _sparse_autoencoder as mod
-
-    original = mod.train_module
-
-    def train_with_record(*args, callbacks=None, **kwargs):
-        return original(*args, callbacks=[*callbacks, ("record", Record())], **kwargs)
-
-    mod.train_module = train_with_record
-    try:
-        sae.fit(X)
-    finally:
-        mod.train_module = original
+        n_components=12,
+        max_iter=3,
+        batch_size=64,
+        random_state=0,
+        callbacks=[("record", Record())],
+        **params,
+    ).fit(X)
     assert len(norms) == 3 * 5  # 3 epochs of 5 batches (300 rows / 64)
     np.testing.assert_allclose(np.array(norms), 1.0, atol=1e-12)
     np.testing.assert_allclose(np.linalg.norm(sae.components_, axis=1), 1.0)
 
 
 def test_sae_attributes_inverse_and_feature_names(X):
-    sae = SparseAutoencoder(n_components=16, k=4, max_iter=20, random_state=0).fit(X)
+    sae = SparseAutoencoder(
+        n_components=16, n_nonzero_coefs=4, max_iter=20, random_state=0
+    ).fit(X)
     assert sae.components_.shape == (16, 10)
     assert sae.dead_features_.shape == (16,) and sae.dead_features_.dtype == bool
     codes = sae.transform(X)
@@ -106,17 +105,21 @@ def test_sae_attributes_inverse_and_feature_names(X):
 
 def test_sae_batchtopk_threshold_and_l1(X):
     sae = SparseAutoencoder(
-        n_components=20, sparsity="batchtopk", k=3, max_iter=10, random_state=0
+        n_components=20,
+        sparsity="batchtopk",
+        n_nonzero_coefs=3,
+        max_iter=10,
+        random_state=0,
     ).fit(X)
-    assert sae.threshold_ > 0
+    assert sae.activation_threshold_ > 0
     codes = sae.transform(X)
-    assert np.all(codes[codes != 0] > sae.threshold_)
+    assert np.all(codes[codes != 0] > sae.activation_threshold_)
     l1 = SparseAutoencoder(n_components=20, sparsity="l1", max_iter=5).fit(X)
     assert np.all(l1.transform(X) >= 0)
 
 
 def test_sae_lp_with_exponent_one_is_l1_exactly(X):
-    params = {"n_components": 12, "l1_penalty": 0.05, "max_iter": 5, "random_state": 3}
+    params = {"n_components": 12, "l1_weight": 0.05, "max_iter": 5, "random_state": 3}
     l1 = SparseAutoencoder(sparsity="l1", **params).fit(X)
     lp = SparseAutoencoder(sparsity="lp", lp_exponent=1.0, **params).fit(X)
     np.testing.assert_array_equal(l1.components_, lp.components_)
@@ -144,7 +147,7 @@ def test_sae_lp_penalty_is_the_reweighted_l1_of_the_lp_surrogate():
 
 def test_sae_lp_codes_are_non_negative_and_structured_lp_fits(X):
     sae = SparseAutoencoder(
-        n_components=16, sparsity="lp", l1_penalty=0.05, max_iter=10, random_state=0
+        n_components=16, sparsity="lp", l1_weight=0.05, max_iter=10, random_state=0
     ).fit(X)
     codes = sae.transform(X)
     assert np.all(codes >= 0)
@@ -153,7 +156,7 @@ def test_sae_lp_codes_are_non_negative_and_structured_lp_fits(X):
         n_components=16,
         sparsity="lp",
         structured_rank=2,
-        l1_penalty=0.05,
+        l1_weight=0.05,
         max_iter=10,
         random_state=0,
     ).fit(X)
@@ -161,7 +164,9 @@ def test_sae_lp_codes_are_non_negative_and_structured_lp_fits(X):
 
 
 def test_sae_random_state_pickle_pipeline_grid(X):
-    a = SparseAutoencoder(n_components=12, k=2, max_iter=5, random_state=7)
+    a = SparseAutoencoder(
+        n_components=12, n_nonzero_coefs=2, max_iter=5, random_state=7
+    )
     np.testing.assert_array_equal(a.fit_transform(X), clone(a).fit_transform(X))
     b = pickle.loads(pickle.dumps(a))
     np.testing.assert_array_equal(a.transform(X), b.transform(X))
@@ -171,18 +176,61 @@ def test_sae_random_state_pickle_pipeline_grid(X):
     assert pipe.fit_transform(X).shape == (300, 40)
     grid = GridSearchCV(
         SparseAutoencoder(n_components=8, max_iter=3, random_state=0),
-        {"k": [1, 2]},
+        {"n_nonzero_coefs": [1, 2]},
         cv=2,
         scoring=lambda est, X_, y_=None: (
             -np.mean((X_ - est.inverse_transform(est.transform(X_))) ** 2)
         ),
     ).fit(X)
-    assert grid.best_params_["k"] in (1, 2)
+    assert grid.best_params_["n_nonzero_coefs"] in (1, 2)
+
+
+def test_sae_full_batch_alpha_and_loss_curve(X):
+    n = X.shape[0]
+    params = {"n_components": 12, "sparsity": "batchtopk", "max_iter": 4}
+    full = SparseAutoencoder(batch_size=None, random_state=2, **params).fit(X)
+    one = SparseAutoencoder(batch_size=n, random_state=2, **params).fit(X)
+    np.testing.assert_array_equal(full.transform(X), one.transform(X))
+    assert full.activation_threshold_ == one.activation_threshold_ > 0
+    assert len(full.loss_curve_) == full.n_iter_ == 4
+    # the loss curve is the training objective: it falls on this easy fit
+    assert full.loss_curve_[-1] < full.loss_curve_[0]
+    decayed = SparseAutoencoder(alpha=0.5, random_state=2, **params).fit(X)
+    assert decayed.net_.optimizer_.param_groups[0]["weight_decay"] == 0.5
+    assert not np.array_equal(decayed.components_, full.components_)
+
+
+def test_sae_warm_start_continues_the_same_run(X):
+    """2 + 2 full-batch epochs with warm_start are the 4-epoch fit, bit for bit
+    (the module does not alias the data mean it starts ``b_dec`` from)."""
+    params = {"n_components": 12, "batch_size": None, "random_state": 4}
+    warm = SparseAutoencoder(max_iter=2, warm_start=True, **params).fit(X).fit(X)
+    cold = SparseAutoencoder(max_iter=4, **params).fit(X)
+    assert warm.n_iter_ == 4 == len(warm.loss_curve_)
+    np.testing.assert_array_equal(warm.loss_curve_, cold.loss_curve_)
+    np.testing.assert_array_equal(warm.transform(X), cold.transform(X))
+
+
+def test_batchtopk_objective_is_the_same_on_validation_batches():
+    """forward is the training objective: BatchTopK over the batch in eval mode
+    too (the validation loss of early_stopping), not the unset threshold."""
+    import torch
+
+    from sklearn_iclr26.decomposition._sae_modules import SAEModule
+
+    torch.manual_seed(0)
+    module = SAEModule(5, 8, sparsity="batchtopk", k=2, dtype=torch.float64)
+    X = torch.randn(10, 5, dtype=torch.float64)
+    module.eval()
+    x_hat, _, _ = module(X)
+    codes = module.sparse_code(X, batch_topk=True)
+    assert int((codes != 0).sum()) <= 2 * 10
+    torch.testing.assert_close(x_hat, module.decode(codes))
 
 
 def test_sae_bad_input(X):
     with pytest.raises(ValueError, match="must not exceed n_components"):
-        SparseAutoencoder(n_components=4, k=5).fit(X)
+        SparseAutoencoder(n_components=4, n_nonzero_coefs=5).fit(X)
     with pytest.raises(ValueError, match="structured_rank"):
         SparseAutoencoder(n_components=4, structured_rank=5).fit(X)
 
@@ -208,7 +256,7 @@ def _numpy_matching_pursuit(X, D, b, k, positive):
 def test_mp_codes_equal_a_direct_numpy_loop_and_have_at_most_k_nonzeros(X, positive):
     sae = SparseAutoencoder(
         n_components=20,
-        k=4,
+        n_nonzero_coefs=4,
         encoder="matching_pursuit",
         positive_codes=positive,
         max_iter=3,
@@ -291,7 +339,12 @@ def test_mp_gradient_equals_backprop_through_the_plain_unrolled_loop(positive):
 def test_mp_random_state_batching_and_default_encoder_unchanged(X):
     import sklearn
 
-    params = {"n_components": 12, "k": 3, "max_iter": 4, "random_state": 5}
+    params = {
+        "n_components": 12,
+        "n_nonzero_coefs": 3,
+        "max_iter": 4,
+        "random_state": 5,
+    }
     a = SparseAutoencoder(encoder="matching_pursuit", **params)
     np.testing.assert_array_equal(a.fit_transform(X), clone(a).fit_transform(X))
     with sklearn.config_context(working_memory=1e-4):  # a few rows per batch
@@ -310,7 +363,9 @@ def test_mp_bad_input(X):
     with pytest.raises(ValueError, match="structured_rank"):
         SparseAutoencoder(encoder="matching_pursuit", structured_rank=2).fit(X)
     with pytest.raises(ValueError, match="must not exceed n_components"):
-        SparseAutoencoder(encoder="matching_pursuit", n_components=4, k=5).fit(X)
+        SparseAutoencoder(
+            encoder="matching_pursuit", n_components=4, n_nonzero_coefs=5
+        ).fit(X)
     with pytest.raises(ValueError, match="encoder"):
         SparseAutoencoder(encoder="omp").fit(X)
 
@@ -480,7 +535,9 @@ def test_next_token_mlp_is_linear_in_log_posteriors_and_sae_beats_noise():
     clf.fit(d.data, d.target)
     H = forward_module(clf.net_, d.data, func=lambda m, x: m.layers[:-1](x))
     assert linear_identifiability_check(H, d.log_posteriors).r2 > 0.5
-    sae = SparseAutoencoder(n_components=32, k=4, max_iter=30, random_state=0).fit(H)
+    sae = SparseAutoencoder(
+        n_components=32, n_nonzero_coefs=4, max_iter=30, random_state=0
+    ).fit(H)
     score = concept_identifiability_score(
         sae.transform(H), d.concepts, log_posteriors=d.concept_log_odds
     )
@@ -504,7 +561,9 @@ def test_decomposition_scorers_match_definitions(X):
         "concept_identifiability",
     }
     assert names <= set(get_scorer_names())
-    sae = SparseAutoencoder(n_components=16, k=3, max_iter=10, random_state=0).fit(X)
+    sae = SparseAutoencoder(
+        n_components=16, n_nonzero_coefs=3, max_iter=10, random_state=0
+    ).fit(X)
     neg_err = get_scorer("neg_reconstruction_error")(sae, X, None)
     assert neg_err == pytest.approx(-sae.reconstruction_error_, rel=1e-10)
     total = np.mean(np.sum((X - X.mean(0)) ** 2, axis=1))
@@ -547,7 +606,9 @@ def test_concept_identifiability_scorer_in_grid_search():
     )
     assert scorer(pca, H, labels) == pytest.approx(direct)
     grid = GridSearchCV(
-        SparseAutoencoder(n_components=8, k=2, max_iter=5, random_state=0),
+        SparseAutoencoder(
+            n_components=8, n_nonzero_coefs=2, max_iter=5, random_state=0
+        ),
         {"sparsity": ["topk", "l1"]},
         cv=2,
         scoring=scorer,

@@ -232,11 +232,11 @@ def test_one_hot_merge_returns_module_parameters_exactly(torch_hub):
     # the composed network starts from those parameters
     import torch
 
-    from sklearn_iclr26.ensemble._modules import ComposedMLPModule
+    from sklearn_iclr26.ensemble._modules import ComposedMLPModule, flatten_body
 
     body = hub.body_parameters("sq")
     module = ComposedMLPModule(
-        5, 1, (16,), "relu", body_state=body, dtype=torch.float64
+        5, 1, (16,), "relu", body_state=flatten_body(body), dtype=torch.float64
     )
     np.testing.assert_array_equal(module.body[0].weight.detach().numpy(), body[0][0])
 

@@ -10,12 +10,15 @@ import pandas as pd
 import pytest
 import torch
 from sklearn.base import clone
-from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 
-from sklearn_iclr26.datasets import InteractionSequenceEncoder
-from sklearn_iclr26.neural_network import DiffusionInterestFusionClassifier
-from sklearn_iclr26.neural_network._ifusion_modules import orthogonality_penalty
+from sklearn_iclr26.neural_network import (
+    DiffusionInterestFusionClassifier,
+    InteractionSequenceEncoder,
+)
+from sklearn_iclr26.neural_network._interest_fusion_modules import (
+    orthogonality_penalty,
+)
 
 L, K, S = 6, 2, 3
 LAYOUT = {
@@ -94,12 +97,13 @@ def _embedding_toy(n, seed, w=4):
 
 
 def test_one_step_output_matches_the_multi_step_sampler():
-    # After training on a toy problem, the one-step output (inference_steps=1)
+    # After training on a toy problem, the one-step output (n_sampling_steps=1)
     # matches the deterministic T-step DDIM sampler on held-out rows: relative
     # gap ||one - multi||_F / ||multi||_F below 0.1 (measured 0.048 with
-    # lambda_cons=3; 0.47 with the consistency loss off). The comparison with
-    # lambda_cons=0 is what makes this test able to fail: the closeness comes
-    # from the loss, not from the sampler being trivially one step.
+    # consistency_weight=3; 0.47 with the consistency loss off). The comparison
+    # with consistency_weight=0 is what makes this test able to fail: the
+    # closeness comes from the loss, not from the sampler being trivially one
+    # step.
     X, y, layout = _embedding_toy(500, 0)
     X_test, _, _ = _embedding_toy(1000, 1)
     params = {"layout": layout, "n_items": None, "embed_dim": 8}
@@ -107,14 +111,15 @@ def test_one_step_output_matches_the_multi_step_sampler():
     params.update(learning_rate_init=3e-3, random_state=0, dtype="float64")
     gaps = {}
     for lam in (3.0, 0.0):
-        clf = DiffusionInterestFusionClassifier(lambda_cons=lam, **params).fit(X, y)
+        clf = DiffusionInterestFusionClassifier(consistency_weight=lam, **params)
+        clf.fit(X, y)
         one = clf.transform(X_test)
-        multi = clf.set_params(inference_steps=5).transform(X_test)
+        multi = clf.set_params(n_sampling_steps=5).transform(X_test)
         assert np.all(np.isfinite(multi))
         gaps[lam] = np.linalg.norm(one - multi) / np.linalg.norm(multi)
-        # inference_steps=1 is the one-step output
+        # n_sampling_steps=1 is the one-step output
         np.testing.assert_array_equal(
-            clf.set_params(inference_steps=1).transform(X_test), one
+            clf.set_params(n_sampling_steps=1).transform(X_test), one
         )
     assert gaps[3.0] < 0.1, gaps
     assert gaps[0.0] > 3 * gaps[3.0], gaps
@@ -153,16 +158,6 @@ def test_device_honoured():
     clf, _X, _ = _fit(device="cpu")
     assert str(clf.net_.device) == "cpu"
     assert all(p.device.type == "cpu" for p in clf.net_.module_.parameters())
-
-
-def test_gridsearch_over_fusion():
-    X, y = _toy()
-    clf = DiffusionInterestFusionClassifier(
-        layout=LAYOUT, embed_dim=4, n_diffusion_steps=3, max_iter=2, random_state=0
-    )
-    search = GridSearchCV(clf, {"fusion": ["concat", "diffusion"]}, cv=2)
-    search.fit(X, y)
-    assert search.best_params_["fusion"] in ("concat", "diffusion")
 
 
 def test_dataframe_blocks_found_by_name_not_position():

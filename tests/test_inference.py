@@ -85,9 +85,9 @@ def test_reduces_to_classical_when_predictors_are_useless():
     cov = np.array([[2.0, 0, 0], [0, 1.0, 0.5], [0, 0.5, 1.0]])
     rng = np.random.RandomState(0)
     X, y = _draw(cov, np.zeros(3), {(0, 1, 2): 40, (0,): 60, (1, 2): 500}, rng)
-    est = MultiPPIMeanEstimator(covariance=cov).fit(X, y)
+    est = MultiPPIMeanEstimator(covariance_estimator=cov).fit(X, y)
     assert_allclose(est.estimate_, np.nanmean(y), atol=1e-12)
-    assert_allclose(est.std_**2, 2.0 / 100, rtol=1e-12)
+    assert_allclose(est.stderr_**2, 2.0 / 100, rtol=1e-12)
     assert_allclose(est.effective_sample_size_, 100, rtol=1e-12)
 
 
@@ -95,7 +95,7 @@ def test_only_gold_rows_is_the_sample_mean():
     rng = np.random.RandomState(1)
     y = rng.normal(size=50)
     X = y[:, None] + rng.normal(size=(50, 2))
-    est = MultiPPIMeanEstimator(covariance="empirical").fit(X, y)
+    est = MultiPPIMeanEstimator(covariance_estimator="empirical").fit(X, y)
     # one fully observed pattern: the BLUE is the mean of y
     assert_allclose(est.estimate_, y.mean(), atol=1e-12)
     assert list(est.design_) == [(0, 1, 2)]
@@ -224,9 +224,11 @@ def test_monte_carlo_unbiased_and_variance_matches_formula():
     estimates = np.empty(reps)
     for r in range(reps):
         X, y = _draw(cov, mean, design, rng)
-        estimates[r] = MultiPPIMeanEstimator(covariance=cov).fit(X, y).estimate_
+        estimates[r] = (
+            MultiPPIMeanEstimator(covariance_estimator=cov).fit(X, y).estimate_
+        )
     X, y = _draw(cov, mean, design, rng)
-    formula = MultiPPIMeanEstimator(covariance=cov).fit(X, y).std_ ** 2
+    formula = MultiPPIMeanEstimator(covariance_estimator=cov).fit(X, y).stderr_ ** 2
     se = np.sqrt(formula / reps)
     assert abs(estimates.mean() - mean[0]) < 4 * se
     # sample variance / true variance ~ chi2_{R-1}/(R-1): sd sqrt(2/R)
@@ -555,3 +557,50 @@ def test_two_type_from_counts_recovers_parameters():
     assert_allclose(model.soundness, 0.75, atol=0.01)
     with pytest.raises(ValueError, match="n_true_pos <= n_accept"):
         TwoTypeResamplingModel.from_counts([10], [3], [5])
+
+
+def test_covariance_estimator_object():
+    # an estimator object is cloned and fitted on the burn-in rows, like the
+    # strings: EmpiricalCovariance() gives the "empirical" estimate
+    from sklearn.covariance import OAS, EmpiricalCovariance
+
+    rng = np.random.RandomState(3)
+    y = rng.normal(size=300)
+    X = np.c_[y + rng.normal(scale=0.5, size=300), rng.normal(size=300)]
+    y[100:] = np.nan
+    by_name = MultiPPIMeanEstimator(covariance_estimator="empirical").fit(X, y)
+    user = EmpiricalCovariance()
+    by_object = MultiPPIMeanEstimator(covariance_estimator=user).fit(X, y)
+    assert not hasattr(user, "covariance_")  # cloned, not fitted in place
+    assert_allclose(by_object.covariance_, by_name.covariance_, rtol=1e-12)
+    assert_allclose(by_object.estimate_, by_name.estimate_, rtol=1e-12)
+    oas = MultiPPIMeanEstimator(covariance_estimator=OAS()).fit(X, y)
+    expected = OAS().fit(np.c_[y, X][:100]).covariance_
+    assert_allclose(oas.covariance_, expected, rtol=1e-12)
+    assert oas.estimate_ != by_name.estimate_
+
+
+def test_covariance_estimator_without_covariance_attribute():
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.RandomState(4)
+    X, y = rng.normal(size=(50, 2)), rng.normal(size=50)
+    est = MultiPPIMeanEstimator(covariance_estimator=StandardScaler())
+    with pytest.raises(TypeError, match="no covariance_ attribute"):
+        est.fit(X, y)
+
+
+def test_resampling_verbose(capsys):
+    accepted = np.array([1, 1, 0, 0, 1, 0, 1, 1])
+    correct = np.array([1, 1, 0, 0, 0, 0, 1, 0])
+    groups = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    quiet = ResamplingUtilityEstimator(k_max=10).fit(accepted, correct, groups)
+    assert capsys.readouterr().out == ""
+    est = ResamplingUtilityEstimator(k_max=10, verbose=1)
+    est.fit(accepted, correct, groups)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2
+    assert all(line.startswith("[ResamplingUtilityEstimator] ") for line in lines)
+    assert "2 problems, 8 samples" in lines[0]
+    assert f"k_opt {est.k_opt_}" in lines[1]
+    assert_array_equal(est.utility_curve_, quiet.utility_curve_)

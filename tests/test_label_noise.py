@@ -267,7 +267,7 @@ def test_lightgbm_wrapper_outputs_labels_and_probabilities(noisy_binary):
         clf.fit(X, labels)
         proba = clf.predict_proba(X)
         pred = clf.predict(X)
-    assert clf.mode_ == "objective"
+    assert clf.strategy_ == "objective"
     assert callable(clf.estimator_.objective)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     assert np.all((proba >= 0) & (proba <= 1))
@@ -309,16 +309,16 @@ def test_sample_weight_changes_the_fit(noisy_binary):
         assert not np.allclose(a.decision_function(X), b.decision_function(X))
 
 
-def test_modes_and_fitted_attributes(noisy_binary):
+def test_strategies_and_fitted_attributes(noisy_binary):
     X, _, y_noisy, flipped = noisy_binary
     cases = [
         (_lgbm(), "objective"),
         (TorchMLPClassifier(max_iter=40), "objective"),
         (LogisticRegression(), "reweight"),
     ]
-    for est, mode in cases:
+    for est, strategy in cases:
         clf = InstanceNoiseCorrector(est, random_state=0).fit(X, y_noisy)
-        assert clf.mode_ == mode
+        assert clf.strategy_ == strategy
         n = X.shape[0]
         assert clf.rho_.shape == (n,) and clf.mislabel_scores_.shape == (n,)
         assert np.all((clf.rho_ >= 0) & (clf.rho_ <= 0.5))
@@ -327,8 +327,8 @@ def test_modes_and_fitted_attributes(noisy_binary):
         # better than a random ranking (AUROC 0.5) of the flipped rows; not
         # always as good as 1 - p(observed) of a plain fit (torch: 0.68 vs 0.90)
         assert roc_auc_score(flipped, clf.mislabel_scores_) > 0.6
-    clf = InstanceNoiseCorrector(_lgbm(), mode="reweight", random_state=0)
-    assert clf.fit(X, y_noisy).mode_ == "reweight"
+    clf = InstanceNoiseCorrector(_lgbm(), strategy="reweight", random_state=0)
+    assert clf.fit(X, y_noisy).strategy_ == "reweight"
 
 
 def test_reweight_weights_are_bounded_and_plain_at_rho_zero(noisy_binary):
@@ -406,7 +406,7 @@ def test_pipeline_and_grid_search(noisy_binary):
         pipe,
         {
             "instancenoisecorrector__beta": [1.0, 4.0],
-            "instancenoisecorrector__lam": [0.0, 0.5],
+            "instancenoisecorrector__regularization_weight": [0.0, 0.5],
         },
         cv=3,
     ).fit(X, y_noisy)
@@ -422,12 +422,14 @@ def test_bad_input_errors(noisy_binary):
     X, _, y_noisy, _ = noisy_binary
     with pytest.raises(ValueError, match="neither a custom objective nor"):
         InstanceNoiseCorrector(KNeighborsClassifier()).fit(X, y_noisy)
-    with pytest.raises(ValueError, match="mode='objective' needs"):
-        InstanceNoiseCorrector(LogisticRegression(), mode="objective").fit(X, y_noisy)
+    with pytest.raises(ValueError, match="strategy='objective' needs"):
+        InstanceNoiseCorrector(LogisticRegression(), strategy="objective").fit(
+            X, y_noisy
+        )
     with pytest.raises(InvalidParameterError, match="beta"):
         InstanceNoiseCorrector(beta=0.0).fit(X, y_noisy)
-    with pytest.raises(InvalidParameterError, match="lam"):
-        InstanceNoiseCorrector(lam=-1.0).fit(X, y_noisy)
+    with pytest.raises(InvalidParameterError, match="regularization_weight"):
+        InstanceNoiseCorrector(regularization_weight=-1.0).fit(X, y_noisy)
     with pytest.raises(InvalidParameterError, match="phi"):
         InstanceNoiseCorrector(phi="cauchy").fit(X, y_noisy)
     with pytest.raises(ValueError, match="must keep objective=None"):
@@ -589,7 +591,7 @@ def test_mislabel_ranking_and_rho_over_seeds():
     "params",
     [
         {"hessian": "exact_clipped"},
-        {"hessian": "abs", "detach_rho": False, "lam": 0.5},
+        {"hessian": "abs", "detach_rho": False, "regularization_weight": 0.5},
         {"phi": "exponential", "beta": 1.0},
         {"phi": "gaussian", "warmup": 0},
     ],
@@ -609,7 +611,7 @@ def test_torch_options_and_verbose(noisy_binary, capsys):
     clf = InstanceNoiseCorrector(
         TorchMLPClassifier(max_iter=15),
         detach_rho=False,
-        lam=0.5,
+        regularization_weight=0.5,
         phi="gaussian",
         warmup=3,
         random_state=0,

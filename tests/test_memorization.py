@@ -14,6 +14,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
+from skorch.callbacks import Callback
 
 from sklearn_iclr26.datasets import make_label_noise
 from sklearn_iclr26.memorization import (
@@ -68,7 +69,9 @@ def test_gradient_routing(head):
     y = torch.as_tensor(rng.randint(0, 3, size=20))
     r = torch.as_tensor(rng.randint(0, 4, size=(20, 2)))
     out = net(X, random_labels=r)
-    loss_cls, loss_rnd, loss_reg = RLPLoss(reg_lambda=1.0).components(out, y, r)
+    loss_cls, loss_rnd, loss_reg = RLPLoss(memorization_weight=1.0).components(
+        out, y, r
+    )
     groups = {
         "features": list(net.features.parameters()),
         "classifier": list(net.classifier.parameters()),
@@ -112,7 +115,7 @@ def test_complementary_cross_entropy_and_its_sign():
 
 
 def test_zero_lambda_heads_are_passive_probes(cancer):
-    """reg_lambda=0: the class network trains exactly as if the heads were absent."""
+    """memorization_weight=0: the class network trains as if the heads were absent."""
     X, y = cancer[0][:120], cancer[1][:120]
     params = {"hidden_layer_sizes": (16, 16), "max_iter": 20, "random_state": 3}
     a = RLPHeadClassifier(n_random_labels=2, **params).fit(X, y)
@@ -172,13 +175,13 @@ def test_regularizers_lower_random_label_accuracy(cancer):
     seeds = [0, 1]
     plain = _final_rlp_accuracy(X, y, seeds)
     assert plain > 0.55  # the heads memorize without a regulariser
-    small = _final_rlp_accuracy(X, y, seeds, reg_lambda=0.3)
+    small = _final_rlp_accuracy(X, y, seeds, memorization_weight=0.3)
     assert small < plain - 0.05
     assert _final_rlp_accuracy(X, y, seeds, dropout=0.5) < plain - 0.05
     assert _final_rlp_accuracy(X, y, seeds, alpha=0.05) < plain - 0.05
 
 
-def test_rlp_outputs_and_history(cancer):
+def test_rlp_outputs_and_loss_curve(cancer):
     X, y = cancer[0][:80], cancer[1][:80]
     clf = RLPHeadClassifier(
         hidden_layer_sizes=(8, 8, 8),
@@ -186,7 +189,7 @@ def test_rlp_outputs_and_history(cancer):
         n_random_labels=3,
         n_label_sets=2,
         head="mlp",
-        reg_lambda=0.1,
+        memorization_weight=0.1,
         batch_size=32,
         max_iter=7,
         random_state=0,
@@ -197,10 +200,39 @@ def test_rlp_outputs_and_history(cancer):
     np.testing.assert_array_equal(clf.rlp_layers_, [0, 2])
     assert clf.memorization_scores_.shape == (80,)
     assert np.all((clf.memorization_scores_ >= 0) & (clf.memorization_scores_ <= 1))
-    assert len(clf.history_) == 7 == clf.n_iter_
-    assert np.isfinite(clf.history_[-1]["train_loss"])
+    assert len(clf.loss_curve_) == 7 == clf.n_iter_ == clf.best_iter_
+    assert np.all(np.isfinite(clf.loss_curve_))
     np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)
     pickle.loads(pickle.dumps(clf)).predict(X)
+
+
+def test_rlp_random_labels_one_seed_draw(cancer):
+    """The random labels draw from random_state itself, as the engine's seed."""
+    X, y = cancer[0][:50], cancer[1][:50]
+    clf = RLPHeadClassifier(
+        hidden_layer_sizes=(4,), n_random_labels=3, n_label_sets=2, max_iter=1
+    )
+    clf.set_params(random_state=11).fit(X, y)
+    expected = np.random.RandomState(11).randint(3, size=(50, 2))
+    np.testing.assert_array_equal(clf.random_labels_, expected)
+
+
+def test_rlp_warm_start_and_early_stopping(cancer):
+    X, y = cancer[0][:80], cancer[1][:80]
+    params = {"hidden_layer_sizes": (8,), "max_iter": 4, "random_state": 0}
+    clf = RLPHeadClassifier(warm_start=True, **params).fit(X, y)
+    labels = clf.random_labels_.copy()
+    first = clf.random_label_accuracy_.copy()
+    clf.fit(X, y)  # continues: same random labels, the record extends
+    np.testing.assert_array_equal(clf.random_labels_, labels)
+    assert clf.n_iter_ == 8 == len(clf.loss_curve_)
+    assert clf.random_label_accuracy_.shape == (1, 9)
+    np.testing.assert_array_equal(clf.random_label_accuracy_[:, :5], first)
+    stopped = RLPHeadClassifier(
+        early_stopping=True, validation_fraction=0.25, **params
+    ).fit(X, y)
+    # the record covers the 60 rows trained on; the held-out rows score NaN
+    assert np.isnan(stopped.memorization_scores_).sum() == 20
 
 
 @pytest.mark.parametrize(
@@ -210,7 +242,7 @@ def test_rlp_outputs_and_history(cancer):
         ({"rlp_layers": (2,)}, "rlp_layers contains 2"),
         ({"rlp_layers": (-3,)}, "rlp_layers contains -3"),
         ({"rlp_layers": (0, -2)}, "twice"),
-        ({"reg_lambda": -1.0}, "reg_lambda"),
+        ({"memorization_weight": -1.0}, "memorization_weight"),
     ],
 )
 def test_rlp_bad_parameters(params, match):
@@ -246,7 +278,10 @@ def test_bad_data(Est):
     "Est, params",
     [
         (RLPHeadClassifier, {"max_iter": 5, "batch_size": 16, "dropout": 0.2}),
-        (SampleGradientMemorization, {"max_iter": 8, "batch_size": 16, "patience": 2}),
+        (
+            SampleGradientMemorization,
+            {"max_iter": 8, "batch_size": 16, "n_iter_no_change": 2},
+        ),
     ],
 )
 def test_random_state_bit_identical_and_caller_rng_untouched(Est, params, cancer):
@@ -281,16 +316,14 @@ def test_probe_identities():
     probe = RandomLabelProbe(
         probe=LogisticRegression(C=1e4, max_iter=2000), n_label_sets=3, random_state=0
     ).fit(X)
-    assert probe.random_label_accuracy_ == 1.0
-    assert probe.rademacher_estimate_ == 1.0
+    assert probe.accuracy_ == 1.0
+    assert probe.rademacher_correlation_ == 1.0
     # a constant feature: the probe can only predict the majority label
     Xc = np.ones((101, 1))
     probe = RandomLabelProbe(n_label_sets=4, random_state=0).fit(Xc)
     majority = [np.bincount(probe.random_labels_[:, s]).max() / 101 for s in range(4)]
-    np.testing.assert_allclose(probe.random_label_accuracies_, majority)
-    np.testing.assert_allclose(
-        probe.rademacher_estimate_, 2 * probe.random_label_accuracy_ - 1
-    )
+    np.testing.assert_allclose(probe.accuracies_, majority)
+    np.testing.assert_allclose(probe.rademacher_correlation_, 2 * probe.accuracy_ - 1)
     np.testing.assert_array_equal(probe.transform(Xc), Xc)
 
 
@@ -303,6 +336,38 @@ def test_probe_leaves(cancer):
     assert np.all(Z.sum(axis=1) == probe.representation_.n_estimators_)
     with pytest.raises(ValueError, match="needs y"):
         RandomLabelProbe("leaves").fit(X)
+
+
+def test_probe_feature_names_and_set_output(cancer):
+    import pandas as pd
+    from sklearn.decomposition import PCA
+
+    X, y = cancer
+    df = pd.DataFrame(X[:, :4], columns=["a", "b", "c", "d"])
+    probe = RandomLabelProbe(n_label_sets=2, random_state=0).fit(df)
+    assert list(probe.get_feature_names_out()) == ["a", "b", "c", "d"]
+    out = probe.set_output(transform="pandas").transform(df)
+    assert list(out.columns) == ["a", "b", "c", "d"]
+    pca = RandomLabelProbe(PCA(n_components=2), n_label_sets=2, random_state=0)
+    assert list(pca.fit(df).get_feature_names_out()) == ["pca0", "pca1"]
+    leaves = RandomLabelProbe("leaves", n_label_sets=2, random_state=0).fit(X, y)
+    names = leaves.get_feature_names_out()
+    assert len(names) == leaves.transform(X).shape[1]
+    assert names[0].startswith("tree0_leaf")
+
+
+def test_probe_verbose(capsys):
+    X = np.random.RandomState(0).normal(size=(60, 3))
+    RandomLabelProbe(StandardScaler(), n_label_sets=3, random_state=0).fit(X)
+    assert capsys.readouterr().out == ""
+    probe = RandomLabelProbe(
+        StandardScaler(), n_label_sets=3, random_state=0, verbose=1
+    ).fit(X)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 5  # the representation, one per label set, a summary
+    assert all(line.startswith("[RandomLabelProbe] ") for line in lines)
+    assert "label set 3/3" in lines[3]
+    assert f"{probe.accuracy_:.4f}" in lines[-1]
 
 
 # --------------------------------------------------------------------------
@@ -420,34 +485,64 @@ def test_weight_norm_peak_on_a_synthetic_curve():
     np.testing.assert_allclose(cb.weight_norm_history_, curve[:8])
 
 
-def test_weights_restored_from_stop_epoch(cancer):
+def test_weights_restored_from_peak_epoch(cancer):
     X, y = cancer
     y, _ = make_label_noise(y, kind="symmetric", rate=0.2, random_state=0)
     est = SampleGradientMemorization(hidden_layer_sizes=(16,), random_state=0).fit(X, y)
-    assert est.peak_found_ and est.stop_epoch_ < est.n_iter_
+    assert est.peak_found_ and est.peak_iter_ < est.n_iter_
+    assert est.best_iter_ == est.peak_iter_  # the weights kept are the peak's
     norm = np.sqrt(
         sum(float(p.detach().pow(2).sum()) for p in est.net_.module_.parameters())
     )
-    np.testing.assert_allclose(norm, est.weight_norm_history_[est.stop_epoch_])
-    assert est.n_iter_ == est.stop_epoch_ + est.patience
+    np.testing.assert_allclose(norm, est.weight_norm_history_[est.peak_iter_])
+    assert est.n_iter_ == est.peak_iter_ + est.n_iter_no_change
+    assert len(est.loss_curve_) == est.n_iter_
     full = SampleGradientMemorization(
         hidden_layer_sizes=(16,), final_model="full", random_state=0
     ).fit(X, y)
-    assert full.n_iter_ == full.max_iter and full.stop_epoch_ == est.stop_epoch_
+    assert full.n_iter_ == full.max_iter == full.best_iter_
+    assert full.peak_iter_ == est.peak_iter_
     # the scores come from the same run up to the peak
     np.testing.assert_array_equal(full.csg_scores_, est.csg_scores_)
     np.testing.assert_array_equal(full.sgal_scores_, est.sgal_scores_)
     assert np.all(full.csl_scores_ >= full.sgal_scores_)
+    # warm_start continues past the peak: the weights kept are then the last
+    peak, n_iter = est.peak_iter_, est.n_iter_
+    est.set_params(warm_start=True, max_iter=5).fit(X, y)
+    assert est.n_iter_ == n_iter + 5 == est.best_iter_ == len(est.loss_curve_)
+    assert est.peak_iter_ == peak and len(est.weight_norm_history_) == est.n_iter_ + 1
 
 
 def test_no_peak_warns():
     X = np.random.RandomState(0).normal(size=(40, 3))
     y = (X[:, 0] > 0).astype(int)
-    est = SampleGradientMemorization(max_iter=5, patience=10, random_state=0)
+    est = SampleGradientMemorization(max_iter=5, n_iter_no_change=10, random_state=0)
     with pytest.warns(UserWarning, match="No weight-norm peak"):
         est.fit(X, y)
-    assert not est.peak_found_ and est.stop_epoch_ == 5
+    assert not est.peak_found_ and est.peak_iter_ == 5 == est.best_iter_
     np.testing.assert_array_equal(est.csg_scores_, est.mislabel_scores_)
+
+
+@pytest.mark.filterwarnings("ignore:No weight-norm peak")
+def test_csg_early_stopping_is_the_validation_stop(cancer):
+    """With early_stopping the validation stop keeps its best epoch; the
+    weight-norm peak neither stops training nor restores weights."""
+    X, y = cancer[0][:100], cancer[1][:100]
+    est = SampleGradientMemorization(
+        max_iter=40,
+        early_stopping=True,
+        validation_fraction=0.2,
+        n_iter_no_change=2,
+        tol=1e12,  # no epoch improves on the first: stop after 1 + 2 epochs
+        random_state=0,
+    ).fit(X, y)
+    assert est.n_iter_ == 3 and est.best_iter_ == 1
+    assert len(est.validation_loss_curve_) == 3
+    assert est.csg_scores_.shape == (100,) and est.label_issues_.shape == (100,)
+    # the held-out rows are never trained on: no gradient, no loss
+    held_out = est.csl_scores_ == 0
+    assert held_out.sum() == 20
+    assert np.all(est.csg_scores_[held_out] == 0)
 
 
 def test_find_label_issues_mirrors_cleanlab_output(cancer):
@@ -479,30 +574,16 @@ def test_csg_mislabel_auroc_above_chance(cancer):
     assert min(aucs) > 0.6, aucs
 
 
-class _ValidationLoss:
-    """Duck-typed skorch callback: validation loss after every epoch."""
+class _ValidationLoss(Callback):
+    """Validation loss after every epoch."""
 
     def __init__(self, X, y):
-        self.X, self.y, self.losses = torch.as_tensor(X), torch.as_tensor(y), []
-
-    def initialize(self):
-        return self
-
-    def get_params(self, deep=True):
-        return {}
-
-    def set_params(self, **params):
-        return self
+        self.X, self.y, self.losses_ = torch.as_tensor(X), torch.as_tensor(y), []
 
     def on_epoch_end(self, net, **kwargs):
         with torch.no_grad():
             logits = net.module_(self.X)
-        self.losses.append(float(torch.nn.functional.cross_entropy(logits, self.y)))
-
-    def __getattr__(self, name):
-        if name.startswith("on_"):
-            return lambda *args, **kwargs: None
-        raise AttributeError(name)
+        self.losses_.append(float(torch.nn.functional.cross_entropy(logits, self.y)))
 
 
 def test_weight_norm_peak_near_validation_loss_minimum(cancer):
@@ -542,7 +623,7 @@ def test_weight_norm_peak_near_validation_loss_minimum(cancer):
             callbacks=[cb, val],
         )
         assert cb.peak_epoch_ is not None
-        assert abs(cb.peak_epoch_ - (np.argmin(val.losses) + 1)) <= 3
+        assert abs(cb.peak_epoch_ - (np.argmin(val.losses_) + 1)) <= 3
 
 
 # --------------------------------------------------------------------------

@@ -390,3 +390,18 @@ def test_clear_errors(kwargs, match):
     X, Y = args.pop("X"), args.pop("Y")
     with pytest.raises(ValueError, match=match):
         TSW(X, Y, n_trees=3, **args)
+
+
+def test_embedding_verbose(capsys):
+    X = _histograms()
+    emb = TreeSlicedEmbedding(n_trees=5, n_lines=3, n_bins=4, random_state=0)
+    emb.fit(X)
+    assert capsys.readouterr().out == ""
+    quiet = emb.transform(X)
+    emb.set_params(verbose=1).fit(X)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2
+    assert all(line.startswith("[TreeSlicedEmbedding] ") for line in lines)
+    assert f"drew 5 trees of 3 lines on {X.shape[1]} support points" in lines[0]
+    assert f"{5 * 3 * (4 + 1)} features" in lines[1]
+    np.testing.assert_array_equal(emb.transform(X), quiet)  # printing only

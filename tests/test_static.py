@@ -1,7 +1,7 @@
 """Static checks of the package's structure.
 
-* One torch training engine: no module outside ``utils/_torch.py`` (and its
-  skorch net, ``utils/_skorch_net.py``) calls ``.backward(`` or an optimizer's
+* One torch training engine: no module outside ``utils/_torch.py`` (and the
+  skorch nets it trains, ``ENGINE``) calls ``.backward(`` or an optimizer's
   ``.step(``. Gradients of non-parameter quantities use
   ``torch.autograd.grad``, which is allowed anywhere.
 * Layering: a family imports only the foundation (``utils``, ``datasets``,
@@ -21,7 +21,14 @@ import pytest
 import sklearn_iclr26
 
 ROOT = Path(sklearn_iclr26.__file__).parent
-ENGINE = {"utils/_torch.py", "utils/_skorch_net.py"}
+ENGINE = {
+    "utils/_torch.py",
+    "utils/_skorch_net.py",
+    # a NeuralNet subclass's train_step (predictive coding), called by the engine
+    "neural_network/_predictive_coding_net.py",
+    # a NeuralNet subclass's train_step (the bilevel search), called by the engine
+    "nas/_bilevel_net.py",
+}
 # {relative path: reason}: the one allow-list of modules that may call
 # .backward( or .step( outside the engine
 ALLOWED_TRAINING_CALLS = {
@@ -30,7 +37,6 @@ ALLOWED_TRAINING_CALLS = {
         "rank u of each row (not over parameters): torch.optim.LBFGS needs "
         "backward() in its closure"
     ),
-    "nas/_bilevel_net.py": "a NeuralNet subclass's train_step, called by the engine",
 }
 FOUNDATION = {"utils", "datasets", "metrics"}
 # the families' documented protected entry points: neural_network's estimators

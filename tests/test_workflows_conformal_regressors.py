@@ -79,7 +79,10 @@ def _lgbm():
             pipe, covariance="local", n_neighbors=30, random_state=0
         ),
         lambda pipe: CVQRRegressor(
-            residual_estimator=pipe, max_iter=4, hidden_dim=8, random_state=0
+            residual_estimator=pipe,
+            max_iter=4,
+            hidden_layer_sizes=(8, 8),
+            random_state=0,
         ),
     ],
     ids=["box", "ellipsoid", "local-ellipsoid", "cvqr"],
@@ -138,7 +141,7 @@ def test_non_numeric_X_names_the_transformer_option():
     ).fit(df, y)
     assert np.all(np.isfinite(ell.region_log_volume(df.iloc[:3])))
     cvqr = CVQRRegressor(
-        max_iter=2, hidden_dim=4, transformer=_preprocess(), random_state=0
+        max_iter=2, hidden_layer_sizes=(4, 4), transformer=_preprocess(), random_state=0
     ).fit(df, y)
     assert cvqr.contains(df, y).shape == (120,)
 

@@ -100,7 +100,7 @@ def test_raw_dataframe_through_a_pipeline_equals_the_preprocessed_run(raw_frame)
     ndx = InstanceNoiseCorrector(
         Pipeline([("prep", _preprocessor()), ("model", _lgbm())]), random_state=0
     ).fit(frame, y_noisy)
-    assert ndx.mode_ == "objective" and callable(ndx.estimator_[-1].objective)
+    assert ndx.strategy_ == "objective" and callable(ndx.estimator_[-1].objective)
 
 
 def test_raw_dataframe_cross_validation_with_string_labels(raw_frame):
@@ -125,7 +125,7 @@ def test_torch_pipeline_inner_estimator(raw_frame):
     wrapped.fit(frame, y_noisy)
     numeric = prep.fit_transform(frame)
     plain = InstanceNoiseCorrector(net, random_state=0).fit(numeric, y_noisy)
-    assert wrapped.mode_ == "objective"
+    assert wrapped.strategy_ == "objective"
     np.testing.assert_allclose(
         wrapped.decision_function(frame), plain.decision_function(numeric)
     )

@@ -1,6 +1,6 @@
 """Causal inference: treatment effects, confounded and spurious features.
 
-* :class:`GeodesicCATERegressor` (alias :class:`GLearner`): outcome models
+* :class:`GeodesicCATERegressor` (the paper's G-learner): outcome models
   adapted between the treatment arms along the Wasserstein geodesic
   (ICLR 2026, OpenReview pYLoHuLV45).
 * :class:`TLearnerRegressor`, :class:`XLearnerRegressor`: the classic
@@ -18,7 +18,7 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn_iclr26.causal._geodesic import GeodesicCATERegressor, GLearner
+from sklearn_iclr26.causal._geodesic_cate import GeodesicCATERegressor
 from sklearn_iclr26.causal._metrics import ate_error, pehe_score
 from sklearn_iclr26.causal._prism import (
     BackdoorAdjustedClassifier,
@@ -37,7 +37,6 @@ from sklearn_iclr26.causal._x_learner import XLearnerRegressor
 __all__ = [
     "BackdoorAdjustedClassifier",
     "BackdoorAdjustedRegressor",
-    "GLearner",
     "GeodesicCATERegressor",
     "TLearnerRegressor",
     "TabularAttentionClassifier",

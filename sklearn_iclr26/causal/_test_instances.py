@@ -31,9 +31,6 @@ _CATE_TEST_PARAMS = {
             **_COLUMN,
         },
     ],
-    "GLearner": [
-        {"estimator": Ridge(alpha=1.0), "n_steps": 0, "random_state": 0, **_COLUMN},
-    ],
     "TLearnerRegressor": [{"estimator": Ridge(alpha=1.0), **_COLUMN}],
     "XLearnerRegressor": [{"estimator": Ridge(alpha=1.0), **_COLUMN}],
 }

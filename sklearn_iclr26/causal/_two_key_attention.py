@@ -107,8 +107,8 @@ class TwoKeyAttentionRegressor(RegressorMixin, BaseEstimator):
     ``w = [0; init_scale]``, ``v = 0`` (the positional coordinates of ``w``
     stay 0):
 
-    * ``w <- w - learning_rate_w * mean_i r_i h_i * w``
-    * ``v <- v - learning_rate_v * mean_i r_i d y_hat_i / d v``
+    * ``w <- w - w_learning_rate * mean_i r_i h_i * w``
+    * ``v <- v - v_learning_rate * mean_i r_i d y_hat_i / d v``
 
     When the cause group dominates, the attention concentrates on it and the
     descendant's weight is "crowded out"; the effect depends on the regime
@@ -136,9 +136,9 @@ class TwoKeyAttentionRegressor(RegressorMixin, BaseEstimator):
         (per-feature tokens).
     n_positional : int, default=4
         Length ``M`` of the positional codes ``s_k ~ N(0, I)``.
-    learning_rate_w : float, default=2e-3
+    w_learning_rate : float, default=2e-3
         Step size ``eta`` of ``w``.
-    learning_rate_v : float, default=2e-3
+    v_learning_rate : float, default=2e-3
         Step size ``beta`` of the attention query ``v``.
     init_scale : float, default=0.1
         Initial value ``alpha`` of the non-positional coordinates of ``w``.
@@ -204,8 +204,8 @@ class TwoKeyAttentionRegressor(RegressorMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "feature_groups": ["array-like", None],
         "n_positional": [Interval(Integral, 0, None, closed="left")],
-        "learning_rate_w": [Interval(Real, 0, None, closed="neither")],
-        "learning_rate_v": [Interval(Real, 0, None, closed="neither")],
+        "w_learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "v_learning_rate": [Interval(Real, 0, None, closed="neither")],
         "init_scale": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "schedule": [StrOptions({"simultaneous", "staged"})],
@@ -219,8 +219,8 @@ class TwoKeyAttentionRegressor(RegressorMixin, BaseEstimator):
         feature_groups=None,
         *,
         n_positional=4,
-        learning_rate_w=2e-3,
-        learning_rate_v=2e-3,
+        w_learning_rate=2e-3,
+        v_learning_rate=2e-3,
         init_scale=0.1,
         max_iter=4000,
         schedule="simultaneous",
@@ -230,8 +230,8 @@ class TwoKeyAttentionRegressor(RegressorMixin, BaseEstimator):
     ):
         self.feature_groups = feature_groups
         self.n_positional = n_positional
-        self.learning_rate_w = learning_rate_w
-        self.learning_rate_v = learning_rate_v
+        self.w_learning_rate = w_learning_rate
+        self.v_learning_rate = v_learning_rate
         self.init_scale = init_scale
         self.max_iter = max_iter
         self.schedule = schedule
@@ -321,9 +321,9 @@ class TwoKeyAttentionRegressor(RegressorMixin, BaseEstimator):
                 g_w, g_v, p = algorithm1_directions(tb, yb, w, v)
             attention[t] = p.mean(axis=0)
             if update_w:
-                w = w - self.learning_rate_w * g_w
+                w = w - self.w_learning_rate * g_w
             if update_v:
-                v = v - self.learning_rate_v * g_v
+                v = v - self.v_learning_rate * g_v
             if not (np.all(np.isfinite(w)) and np.all(np.isfinite(v))):
                 raise ValueError(
                     f"Algorithm 1 diverged at step {t + 1} (non-finite weights). "
@@ -331,8 +331,8 @@ class TwoKeyAttentionRegressor(RegressorMixin, BaseEstimator):
                     f"the target and of the tokens (here root mean square "
                     f"{_rms(y):.3g} for y, {_rms(tokens):.3g} for the tokens; "
                     "the paper's simulation has both of order 1). Divide y (and "
-                    "the features) by their scale, or lower learning_rate_w / "
-                    "learning_rate_v."
+                    "the features) by their scale, or lower w_learning_rate / "
+                    "v_learning_rate."
                 )
             w_history[t + 1] = w
             if self.verbose and (t + 1) % max(T // 10, 1) == 0:

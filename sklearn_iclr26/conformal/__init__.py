@@ -4,10 +4,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 from sklearn_iclr26.conformal._box_region import BonferroniBoxRegressor
-from sklearn_iclr26.conformal._cvqr import CVQRRegressor
-from sklearn_iclr26.conformal._ellipsoid_region import EllipsoidRegressor
-from sklearn_iclr26.conformal._otcp import OTCPRegressor
-from sklearn_iclr26.conformal._scores import (
+from sklearn_iclr26.conformal._conformity_scores import (
     SCORE_NAMES,
     aps_scores,
     conformal_quantile,
@@ -18,6 +15,9 @@ from sklearn_iclr26.conformal._scores import (
     socop_scores,
     socop_sets,
 )
+from sklearn_iclr26.conformal._cvqr import CVQRRegressor
+from sklearn_iclr26.conformal._ellipsoid_region import EllipsoidRegressor
+from sklearn_iclr26.conformal._otcp import OTCPRegressor
 from sklearn_iclr26.conformal._socop import SOCOPClassifier
 from sklearn_iclr26.conformal._split_classifier import SplitConformalClassifier
 

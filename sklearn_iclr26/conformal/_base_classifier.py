@@ -36,7 +36,7 @@ from sklearn.utils.validation import (
     check_random_state,
 )
 
-from sklearn_iclr26.conformal._scores import conformal_quantile
+from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
 from sklearn_iclr26.conformal._transaction import fit_transaction, frozen_fitted
 from sklearn_iclr26.metrics._set_metrics import _label_indices
 from sklearn_iclr26.utils._batching import batch_slices

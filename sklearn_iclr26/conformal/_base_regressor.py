@@ -49,7 +49,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from sklearn_iclr26.conformal._scores import conformal_quantile
+from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
 from sklearn_iclr26.conformal._transaction import fit_transaction, frozen_fitted
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import set_child_random_state

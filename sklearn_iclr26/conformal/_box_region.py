@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import _num_samples
 
 from sklearn_iclr26.conformal._base_regressor import BaseResidualRegion
-from sklearn_iclr26.conformal._scores import conformal_quantile
+from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
 
 __all__ = ["BonferroniBoxRegressor"]
 

@@ -7,7 +7,7 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import clone
+from sklearn.base import _fit_context, clone
 from sklearn.utils._indexing import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import (
@@ -25,14 +25,15 @@ from sklearn_iclr26.conformal._base_regressor import (
     log_unit_ball_volume,
 )
 from sklearn_iclr26.conformal._transaction import fit_transaction
+from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import (
     seed_from_random_state,
     set_child_random_state,
 )
 from sklearn_iclr26.utils._split import split_indices
-from sklearn_iclr26.utils._torch import forward_module, train_module
-from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT
+from sklearn_iclr26.utils._torch import forward_module
+from sklearn_iclr26.utils._validation import check_hidden_layer_sizes
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -86,7 +87,7 @@ def _log_det_hessian(module, x, u):
     return torch.linalg.slogdet(module.hessian(x, u))[1]
 
 
-class CVQRRegressor(BaseConformalRegressor):
+class CVQRRegressor(BaseConformalRegressor, BaseTorchEstimator):
     """Conditional vector quantile regression and multivariate conformal regions.
 
     Learns the conditional Monge-Kantorovich vector quantile map
@@ -129,10 +130,10 @@ class CVQRRegressor(BaseConformalRegressor):
         entropic soft argmax (``"entropic"``).
     reference : {"gaussian", "uniform_ball"}, default="gaussian"
         Reference law ``F_U``.
-    hidden_dim : int, default=32
-        Width of the potential and amortization networks.
-    n_layers : int, default=2
-        Number of hidden layers.
+    hidden_layer_sizes : array-like of int, default=(32, 32)
+        Widths of the hidden layers of the potential's context and convex
+        paths and of the amortization network (empty: no hidden layer; the
+        amortizer is then affine).
     curvature : {"bounded", "free", "floor", "global"}, default="bounded"
         The curvature ``c(x) > 0`` of the potential's strongly-convex term
         ``0.5 * c(x) * ||u||^2`` (response in standardized units), learned
@@ -147,33 +148,6 @@ class CVQRRegressor(BaseConformalRegressor):
         training choices are made, ``"bounded"`` and ``"free"`` give the same
         region volumes (10 paired seeds, ``doc/cvqr.rst``, *The curvature
         term*).
-    max_iter : int, default=20
-        Maximum number of training epochs (warm-up included); the cosine
-        learning-rate schedule spans ``max_iter`` epochs. A modest default so
-        that a first fit is quick; on real data sets use 100-200 with
-        ``early_stopping`` (``benchmarks/cvqr_reproduction.py``).
-    early_stopping : bool, default=True
-        Hold out ``validation_fraction`` of the training rows and stop when
-        their semi-dual OT objective ``mean phi(U, X) + mean phi*(Y, X)``
-        (exact conjugate, fixed reference draws) has not decreased by more
-        than ``tol`` for ``n_iter_no_change`` epochs; the parameters of the
-        best epoch are restored. Off (all ``max_iter`` epochs on all rows)
-        when the validation part would have fewer than 50 rows (500 training
-        rows at the default fraction): below that the held-out objective is
-        noisier than its changes between epochs.
-    validation_fraction : float, default=0.1
-        Fraction of the training rows held out for early stopping.
-    n_iter_no_change : int, default=10
-        Epochs without improvement before stopping.
-    tol : float, default=1e-4
-        Minimum decrease of the held-out objective counted as an
-        improvement (standardized units).
-    batch_size : int or None, default=256
-        Mini-batch size, clipped to the training size; ``None`` is full batch.
-    learning_rate_init : float, default=1e-2
-        AdamW learning rate, annealed to 0 with a cosine schedule.
-    weight_decay : float, default=1e-4
-        AdamW weight decay.
     warmup_epochs : int, default=5
         Epochs (counted in ``max_iter``) fitting ``grad phi(u, x) ~ u`` and
         ``a(x, y) ~ y`` before the OT objective.
@@ -210,17 +184,48 @@ class CVQRRegressor(BaseConformalRegressor):
     calibration_size : float or int, default=0.25
         Fraction (float in (0, 1)) or number (int) of samples held out for
         conformal calibration.
-    dtype : {"float64", "float32"}, default="float64"
-        Precision of the torch modules.
-    device : str, default="cpu"
-        torch device.
-    n_jobs : int or None, default=None
-        torch threads; ``None`` means 1.
+    max_iter : int, default=20
+        Maximum number of training epochs (warm-up included); the cosine
+        learning-rate schedule spans ``max_iter`` epochs. A modest default so
+        that a first fit is quick; on real data sets use 100-200 with
+        ``early_stopping`` (``benchmarks/cvqr_reproduction.py``).
+    early_stopping : bool, default=True
+        Hold out ``validation_fraction`` of the training rows and stop when
+        their semi-dual OT objective ``mean phi(U, X) + mean phi*(Y, X)``
+        (exact conjugate, fixed reference draws) has not decreased by more
+        than ``tol`` for ``n_iter_no_change`` epochs; the parameters of the
+        best epoch are restored. Off (all ``max_iter`` epochs on all rows)
+        when the validation part would have fewer than 50 rows (500 training
+        rows at the default fraction): below that the held-out objective is
+        noisier than its changes between epochs.
+        This is CVQR's own early stopping (a skorch callback,
+        ``SemiDualEarlyStopping``): the held-out training loss of the torch
+        base would score the amortized conjugate and the amortization term,
+        not the transport objective. On by default, unlike the other torch
+        estimators: the semi-dual objective stops reliably once there are
+        enough rows.
+    validation_fraction : float, default=0.1
+        Fraction of the training rows held out for early stopping.
+    n_iter_no_change : int, default=10
+        Epochs without improvement before stopping.
+    tol : float, default=1e-4
+        Minimum decrease of the held-out objective counted as an
+        improvement (standardized units).
+    batch_size : int or None, default=256
+        Mini-batch size, clipped to the training size; ``None`` is full batch.
+    learning_rate_init : float, default=1e-2
+        AdamW learning rate, annealed to 0 with a cosine schedule.
+    alpha : float, default=1e-4
+        AdamW weight decay (L2 penalty).
     random_state : int, RandomState instance or None, default=None
-        Seeds the calibration split, the initialization and the training.
+        Seeds the calibration split, the validation split and reference
+        draws of early stopping, the residual model and, through one seed
+        drawn from it, the initialization and the training.
+    %(training_parameters)s
     verbose : int, default=0
-        If positive, print the fitting steps and the training loss after each
-        epoch.
+        If positive, print ``[CVQRRegressor]`` lines: the calibration split,
+        the training loss after each epoch and the threshold; 2 adds the
+        residual fit, the early-stopping set-up and the restored epoch.
 
     Attributes
     ----------
@@ -235,22 +240,24 @@ class CVQRRegressor(BaseConformalRegressor):
         The fitted skorch net; ``net_.module_`` holds the potential and the
         amortization network.
     n_iter_ : int
-        Number of epochs run.
+        Number of epochs run (warm-up included; accumulated over
+        ``warm_start`` refits).
+    loss_curve_ : list of float
+        Training loss of each epoch (the warm-up loss, then the semi-dual
+        loss with the amortization term); ``len(loss_curve_) == n_iter_``.
+    validation_loss_curve_ : list of float or None
+        Held-out semi-dual objective of each epoch (NaN in the warm-up,
+        where it is not evaluated); ``None`` without early stopping.
     best_iter_ : int
         Epoch whose parameters were kept (``n_iter_`` without early
         stopping).
-    validation_scores_ : list of float or None
-        Held-out semi-dual objective after each post-warm-up epoch (``None``
-        without early stopping).
-    best_validation_score_ : float or None
-        Its minimum, at ``best_iter_``.
     validation_rank_ratios_ : list of float or None
-        The rank diagnostic on the same held-out rows after each post-warm-up
-        epoch: ``mean ||R(y | x)||^2`` over the mean squared norm of the
-        fixed reference draws (about 1 when the map pushes held-out data to
-        the reference; above 1, too narrow on new data). Recorded, not used
-        to stop: on scm20d, stopping where it is closest to 1 gave larger
-        regions than the semi-dual rule (see the user guide).
+        The rank diagnostic on the same held-out rows after each epoch (NaN
+        in the warm-up): ``mean ||R(y | x)||^2`` over the mean squared norm
+        of the fixed reference draws (about 1 when the map pushes held-out
+        data to the reference; above 1, too narrow on new data). Recorded,
+        not used to stop: on scm20d, stopping where it is closest to 1 gave
+        larger regions than the semi-dual rule (see the user guide).
     residual_estimator_ : estimator or None
         The point regressor fitted on all training rows (PBS variant), else
         ``None``.
@@ -317,20 +324,12 @@ class CVQRRegressor(BaseConformalRegressor):
 
     _parameter_constraints: dict = {
         **BaseConformalRegressor._parameter_constraints,
+        **BaseTorchEstimator._parameter_constraints,
         "conformity_score": [StrOptions({"pb", "hpd"})],
         "solver": [StrOptions({"amortized", "lbfgs", "entropic"})],
         "reference": [StrOptions({"gaussian", "uniform_ball"})],
-        "hidden_dim": [Interval(Integral, 1, None, closed="left")],
-        "n_layers": [Interval(Integral, 0, None, closed="left")],
+        "hidden_layer_sizes": ["array-like"],
         "curvature": [StrOptions({"free", "floor", "global", "bounded"})],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "early_stopping": ["boolean"],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
-        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
-        "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
-        "weight_decay": [Interval(Real, 0, None, closed="left")],
         "warmup_epochs": [Interval(Integral, 0, None, closed="left")],
         "inner_max_iter": [Interval(Integral, 1, None, closed="left")],
         "train_inner_iter": [Interval(Integral, 1, None, closed="left")],
@@ -339,10 +338,13 @@ class CVQRRegressor(BaseConformalRegressor):
         "residual_estimator": [HasMethods(["fit", "predict"]), None],
         "cv": [Interval(Integral, 2, None, closed="left"), None],
         "transformer": [HasMethods(["fit", "transform"]), None],
-        "dtype": [StrOptions({"float64", "float32"})],
-        "device": [str],
-        "n_jobs": N_JOBS_CONSTRAINT,
     }
+
+    # the semi-dual OT objective is the method: no other criterion
+    _accepts_criterion = False
+    # early stopping on the held-out semi-dual objective with the exact
+    # conjugate (SemiDualEarlyStopping), not on the held-out training loss
+    _own_early_stopping = True
 
     def __init__(
         self,
@@ -351,17 +353,8 @@ class CVQRRegressor(BaseConformalRegressor):
         conformity_score="pb",
         solver="amortized",
         reference="gaussian",
-        hidden_dim=32,
-        n_layers=2,
+        hidden_layer_sizes=(32, 32),
         curvature="bounded",
-        max_iter=20,
-        early_stopping=True,
-        validation_fraction=0.1,
-        n_iter_no_change=10,
-        tol=1e-4,
-        batch_size=256,
-        learning_rate_init=1e-2,
-        weight_decay=1e-4,
         warmup_epochs=5,
         inner_max_iter=50,
         train_inner_iter=5,
@@ -371,27 +364,28 @@ class CVQRRegressor(BaseConformalRegressor):
         cv=5,
         transformer=None,
         calibration_size=0.25,
+        max_iter=20,
+        early_stopping=True,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-4,
+        batch_size=256,
+        learning_rate_init=1e-2,
+        alpha=1e-4,
+        random_state=None,
+        warm_start=False,
+        callbacks=None,
         dtype="float64",
         device="cpu",
         n_jobs=None,
-        random_state=None,
         verbose=0,
     ):
         self.confidence_level = confidence_level
         self.conformity_score = conformity_score
         self.solver = solver
         self.reference = reference
-        self.hidden_dim = hidden_dim
-        self.n_layers = n_layers
+        self.hidden_layer_sizes = hidden_layer_sizes
         self.curvature = curvature
-        self.max_iter = max_iter
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.batch_size = batch_size
-        self.learning_rate_init = learning_rate_init
-        self.weight_decay = weight_decay
         self.warmup_epochs = warmup_epochs
         self.inner_max_iter = inner_max_iter
         self.train_inner_iter = train_inner_iter
@@ -401,22 +395,53 @@ class CVQRRegressor(BaseConformalRegressor):
         self.cv = cv
         self.transformer = transformer
         self.calibration_size = calibration_size
+        self.max_iter = max_iter
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.batch_size = batch_size
+        self.learning_rate_init = learning_rate_init
+        self.alpha = alpha
+        self.random_state = random_state
+        self.warm_start = warm_start
+        self.callbacks = callbacks
         self.dtype = dtype
         self.device = device
         self.n_jobs = n_jobs
-        self.random_state = random_state
         self.verbose = verbose
 
     # ------------------------------------------------------------------ fit
-    def _fit_model(self, X, y, random_state):
-        from skorch.callbacks import GradientNormClipping, LRScheduler
-        from torch.optim.lr_scheduler import CosineAnnealingLR
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Fit the transport map on a training part and calibrate the regions.
 
+        Runs on a scratch copy: the fitted attributes are replaced together
+        at the end, so a failed or interrupted fit leaves the previous fit
+        intact. With ``warm_start=True`` the copy starts from the fitted
+        state, and the fitted network keeps training (its optimizer,
+        learning-rate schedule and early-stopping record carry over) when
+        the new training part gives the same network.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Covariates.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Responses (``d = n_outputs >= 1``).
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        return fit_transaction(
+            self, lambda work: work._fit_work(X, y), keep_fitted=self.warm_start
+        )
+
+    def _fit_model(self, X, y, random_state):
         from sklearn_iclr26.conformal._cvqr_modules import (
-            CVQRModule,
-            PassthroughLoss,
             SemiDualEarlyStopping,
-            WarmupPhase,
             sample_reference,
         )
 
@@ -429,7 +454,7 @@ class CVQRRegressor(BaseConformalRegressor):
                 est, X, y, cv=self.cv, random_state=rng
             )
             how = "in-sample" if self.cv is None else f"{self.cv}-fold out-of-fold"
-            log_progress(self, f"fitted residual_estimator ({how} residuals)")
+            log_progress(self, f"fitted residual_estimator ({how} residuals)", level=2)
         else:
             self.residual_estimator_ = None
             R = y
@@ -450,7 +475,7 @@ class CVQRRegressor(BaseConformalRegressor):
 
         Xs = self._scale_x(Z)
         Ys = (R - self._y_mean) / self._y_scale
-        warmup = min(self.warmup_epochs, self.max_iter - 1)
+        warmup = self._warmup_epochs()
         n_train = Xs.shape[0]
         n_valid = math.ceil(self.validation_fraction * n_train)
         stopper = None
@@ -479,6 +504,7 @@ class CVQRRegressor(BaseConformalRegressor):
                 self,
                 f"early stopping on the semi-dual objective of {n_valid} "
                 "validation rows",
+                level=2,
             )
         elif self.early_stopping:
             log_progress(
@@ -487,75 +513,100 @@ class CVQRRegressor(BaseConformalRegressor):
                 f"{n_train - n_valid} fitting rows, one of them fewer than "
                 f"{_MIN_VALIDATION_ROWS}; running max_iter={self.max_iter} "
                 "epochs on all rows",
+                level=2,
             )
-        callbacks = [
-            ("warmup", WarmupPhase(warmup)),
-            (
-                "lr_schedule",
-                LRScheduler(policy=CosineAnnealingLR, T_max=self.max_iter),
-            ),
-            ("clip", GradientNormClipping(gradient_clip_value=1.0)),
-        ]
-        if stopper is not None:
-            callbacks.append(("early_stopping", stopper))
-        log_progress(self, f"training the transport map on {Xs.shape[0]} rows, d={d}")
-        self.net_ = train_module(
-            CVQRModule,
+        log_progress(
+            self,
+            f"training the transport map on {Xs.shape[0]} rows, d={d}",
+            level=2,
+        )
+        self._train(
             Xs,
             None,
-            criterion=PassthroughLoss,
-            module_params={
-                "n_features": Xs.shape[1],
-                "n_outputs": d,
-                "hidden_dim": self.hidden_dim,
-                "n_layers": self.n_layers,
-                "curvature": self.curvature,
-                "solver": self.solver,
-                "reference": self.reference,
-                "inner_max_iter": self.inner_max_iter,
-                "train_inner_iter": self.train_inner_iter,
-                "epsilon": self.epsilon,
-                "n_mc": self.n_mc,
-            },
+            d,
             aux={"Y": Ys},
-            max_epochs=self.max_iter,
-            batch_size=self.batch_size,
-            learning_rate=self.learning_rate_init,
-            optimizer="adamw",
-            weight_decay=self.weight_decay,
-            dtype=self.dtype,
-            device=self.device,
-            random_state=seed_from_random_state(rng),
-            n_jobs=self.n_jobs,
-            verbose=self.verbose,
-            callbacks=callbacks,
+            callbacks=None if stopper is None else [("early_stopping", stopper)],
         )
-        self.n_iter_ = len(self.net_.history)
+
+    # the torch base's hooks
+    def _module_spec(self, X, n_outputs, sample_weight=None):
+        from sklearn_iclr26.conformal._cvqr_modules import CVQRModule
+
+        return CVQRModule, {
+            "n_features": X.shape[1],
+            "n_outputs": n_outputs,
+            "hidden_layer_sizes": self._hidden_layer_sizes(),
+            "curvature": self.curvature,
+            "solver": self.solver,
+            "reference": self.reference,
+            "inner_max_iter": self.inner_max_iter,
+            "train_inner_iter": self.train_inner_iter,
+            "epsilon": self.epsilon,
+            "n_mc": self.n_mc,
+        }
+
+    def _criterion_spec(self, n_outputs):
+        # the module returns the per-sample semi-dual loss itself
+        from sklearn_iclr26.conformal._cvqr_modules import PassthroughLoss
+
+        return PassthroughLoss, None
+
+    def _training_options(self, X, y):
+        from skorch.callbacks import GradientNormClipping, LRScheduler
+        from torch.optim.lr_scheduler import CosineAnnealingLR
+
+        from sklearn_iclr26.conformal._cvqr_modules import WarmupPhase
+
+        return {
+            "optimizer": "adamw",
+            "callbacks": [
+                ("warmup", WarmupPhase(self._warmup_epochs())),
+                (
+                    "lr_schedule",
+                    LRScheduler(policy=CosineAnnealingLR, T_max=self.max_iter),
+                ),
+                ("clip", GradientNormClipping(gradient_clip_value=1.0)),
+            ],
+        }
+
+    def _after_training(self, X, y):
+        stopper = dict(self.net_.callbacks_).get("early_stopping")
         if stopper is None:
-            self.validation_scores_ = None
             self.validation_rank_ratios_ = None
-            self.best_validation_score_ = None
-            self.best_iter_ = self.n_iter_
-        else:
-            self.validation_scores_ = [
-                row["valid_semi_dual"]
-                for row in self.net_.history
-                if "valid_semi_dual" in row
-            ]
-            self.validation_rank_ratios_ = [
-                row["valid_rank_ratio"]
-                for row in self.net_.history
-                if "valid_rank_ratio" in row
-            ]
-            self.best_validation_score_ = stopper.best_score_
-            self.best_iter_ = stopper.best_epoch_ or self.n_iter_
-            stopper.best_state_ = None  # restored; do not keep a copy
-            log_progress(
-                self,
-                f"stopped after {self.n_iter_} epochs, restored epoch "
-                f"{self.best_iter_} (held-out semi-dual "
-                f"{self.best_validation_score_:.4f})",
-            )
+            return
+        # one entry per epoch, NaN in the warm-up (not evaluated)
+        self.validation_loss_curve_ = [
+            float(row.get("valid_semi_dual", np.nan)) for row in self.net_.history
+        ]
+        self.validation_rank_ratios_ = [
+            float(row.get("valid_rank_ratio", np.nan)) for row in self.net_.history
+        ]
+        self.best_iter_ = stopper.best_epoch_ or self.n_iter_
+        stopper.best_state_ = None  # restored; do not keep a copy
+        log_progress(
+            self,
+            f"stopped after {self.n_iter_} epochs, restored epoch "
+            f"{self.best_iter_} (held-out semi-dual "
+            f"{self.validation_loss_curve_[self.best_iter_ - 1]:.4f})",
+            level=2,
+        )
+
+    # the torch contracts (tests/test_torch_common.py): the base's default
+    # early_stopping=False; no warm-up, so that every epoch is evaluated; and
+    # enough rows for 50 validation and 50 fitting rows
+    def _common_test_params(self):
+        return {"early_stopping": False, "warmup_epochs": 0, "validation_fraction": 0.5}
+
+    def _common_test_data(self, n, seed):
+        rng = np.random.RandomState(seed)
+        X = rng.normal(size=(max(n, 200), 3))
+        return X, np.c_[X[:, 0], X[:, 1] * X[:, 2]] + 0.1 * rng.normal(size=(len(X), 2))
+
+    def _hidden_layer_sizes(self):
+        return tuple(check_hidden_layer_sizes(self.hidden_layer_sizes))
+
+    def _warmup_epochs(self):
+        return min(self.warmup_epochs, self.max_iter - 1)
 
     def _calibrate(self, X, y):
         scores = batched(
@@ -605,7 +656,7 @@ class CVQRRegressor(BaseConformalRegressor):
                 "(with x= to locate the regions); refit with dtype='float64' "
                 "or another random_state (either can avoid the collapse, "
                 "neither is a cure), more training data, a smaller network "
-                "or a larger weight_decay."
+                "or a larger alpha."
             )
 
     def calibrate(self, X, y):
@@ -641,7 +692,8 @@ class CVQRRegressor(BaseConformalRegressor):
     def _row_bytes(self):
         # autograd graph of the potential (and its Hessian) for one row
         d = getattr(self, "n_outputs_", 1)
-        width = self.hidden_dim * (self.n_layers + 2) + d * d
+        sizes = self._hidden_layer_sizes()
+        width = sum(sizes) + 2 * max(sizes, default=1) + d * d
         return 8 * 16 * width * (d + 1)
 
     def _center(self, X):
@@ -656,7 +708,8 @@ class CVQRRegressor(BaseConformalRegressor):
     def _scaled_features(self, X):
         return self._scale_x(self._features(X, self.transformer_))
 
-    def _forward(self, func, X, **aux):
+    def _run(self, func, X, **aux):
+        # the module's methods over row batches, with autograd (ranks, Hessians)
         return forward_module(
             self.net_,
             X,
@@ -670,19 +723,19 @@ class CVQRRegressor(BaseConformalRegressor):
 
     def _ranks_batch(self, X, y):
         Ys = (y - self._center(X) - self._y_mean) / self._y_scale
-        return self._forward(_rank, self._scaled_features(X), y=Ys)
+        return self._run(_rank, self._scaled_features(X), y=Ys)
 
     def _conformity_scores_batch(self, X, y):
         ranks = self._ranks_batch(X, y)
         if self.conformity_score == "pb":
             return np.linalg.norm(ranks, axis=1)
-        return self._forward(_neg_log_density, self._scaled_features(X), u=ranks)
+        return self._run(_neg_log_density, self._scaled_features(X), u=ranks)
 
     def _contains_batch(self, X, y, threshold):
         return self._conformity_scores_batch(X, y) <= threshold
 
     def _quantile_batch(self, X, U):
-        Qs = self._forward(_quantile, self._scaled_features(X), u=U)
+        Qs = self._run(_quantile, self._scaled_features(X), u=U)
         return Qs * self._y_scale + self._y_mean + self._center(X)
 
     def _predict_batch(self, X):
@@ -712,9 +765,9 @@ class CVQRRegressor(BaseConformalRegressor):
         X_rep = np.repeat(Xs, n_samples, axis=0)
         U_rep = np.tile(U, (n, 1))
         if self.conformity_score == "pb":
-            terms = self._forward(_log_det_hessian, X_rep, u=U_rep)
+            terms = self._run(_log_det_hessian, X_rep, u=U_rep)
         else:
-            log_det = self._forward(_log_det_hessian, X_rep, u=U_rep)
+            log_det = self._run(_log_det_hessian, X_rep, u=U_rep)
             log_f = reference_log_density(
                 torch.as_tensor(U_rep), self.reference
             ).numpy()

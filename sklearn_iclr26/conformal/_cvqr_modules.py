@@ -124,8 +124,7 @@ class PICNN(nn.Module):
         self,
         n_features,
         n_outputs,
-        hidden_dim=32,
-        n_layers=2,
+        hidden_layer_sizes=(32, 32),
         *,
         dtype,
         curvature=None,
@@ -133,9 +132,12 @@ class PICNN(nn.Module):
         super().__init__()
         if curvature is None:
             curvature = CURVATURE
-        p, d, h = n_features, n_outputs, hidden_dim
+        p, d = n_features, n_outputs
+        sizes = [int(h) for h in hidden_layer_sizes]
+        n_layers = len(sizes)
+        widths = [p, *sizes]  # the context path: c_l has widths[l] columns
         self.context = nn.ModuleList(
-            [nn.Linear(p if i == 0 else h, h, dtype=dtype) for i in range(n_layers)]
+            [nn.Linear(widths[i], widths[i + 1], dtype=dtype) for i in range(n_layers)]
         )
         self.z_weight = nn.ModuleList()
         self.z_gate = nn.ModuleList()
@@ -143,18 +145,19 @@ class PICNN(nn.Module):
         self.u_weight = nn.ModuleList()
         self.c_weight = nn.ModuleList()
         for layer in range(n_layers + 1):
-            c_dim = p if layer == 0 else h
-            out = h if layer < n_layers else 1
+            c_dim = widths[layer]
+            out = sizes[layer] if layer < n_layers else 1
             if layer > 0:
-                self.z_weight.append(_PositiveLinear(h, out, dtype))
-                self.z_gate.append(nn.Linear(c_dim, h, dtype=dtype))
+                z_dim = sizes[layer - 1]
+                self.z_weight.append(_PositiveLinear(z_dim, out, dtype))
+                self.z_gate.append(nn.Linear(c_dim, z_dim, dtype=dtype))
             self.u_gate.append(nn.Linear(c_dim, d, dtype=dtype))
             self.u_weight.append(nn.Linear(d, out, bias=False, dtype=dtype))
             self.c_weight.append(nn.Linear(c_dim, out, dtype=dtype))
         for gate in self.u_gate:  # u * (1 + small): start close to linear in u
             nn.init.zeros_(gate.weight)
             nn.init.ones_(gate.bias)
-        c_last = p if n_layers == 0 else h + p
+        c_last = p if n_layers == 0 else sizes[-1] + p
         if curvature not in CURVATURE_MODES:
             raise ValueError(f"curvature must be one of {CURVATURE_MODES}")
         self.curvature_mode = curvature
@@ -307,14 +310,18 @@ def take_rows(terms, idx):
 
 
 class Amortizer(nn.Module):
-    """Amortization network ``a(x, y) = MLP([x, y]) + L y`` guessing the rank."""
+    """Amortization network ``a(x, y) = MLP([x, y]) + L y`` guessing the rank.
 
-    def __init__(self, n_features, n_outputs, hidden_dim=32, n_layers=2, *, dtype):
+    The MLP has the hidden layers ``hidden_layer_sizes`` (ELU); with none it
+    is affine. Its output layer starts at zero, ``L`` at the identity.
+    """
+
+    def __init__(self, n_features, n_outputs, hidden_layer_sizes=(32, 32), *, dtype):
         super().__init__()
         layers, n_in = [], n_features + n_outputs
-        for _ in range(max(n_layers, 1)):
-            layers += [nn.Linear(n_in, hidden_dim, dtype=dtype), nn.ELU()]
-            n_in = hidden_dim
+        for width in hidden_layer_sizes:
+            layers += [nn.Linear(n_in, int(width), dtype=dtype), nn.ELU()]
+            n_in = int(width)
         last = nn.Linear(n_in, n_outputs, dtype=dtype)
         nn.init.zeros_(last.weight)
         nn.init.zeros_(last.bias)
@@ -486,8 +493,7 @@ class CVQRModule(nn.Module):
         self,
         n_features,
         n_outputs,
-        hidden_dim=32,
-        n_layers=2,
+        hidden_layer_sizes=(32, 32),
         solver="amortized",
         reference="gaussian",
         inner_max_iter=50,
@@ -509,13 +515,12 @@ class CVQRModule(nn.Module):
         self.potential = PICNN(
             n_features,
             n_outputs,
-            hidden_dim,
-            n_layers,
+            hidden_layer_sizes,
             dtype=dtype,
             curvature=curvature,
         )
         self.amortizer = Amortizer(
-            n_features, n_outputs, hidden_dim, n_layers, dtype=dtype
+            n_features, n_outputs, hidden_layer_sizes, dtype=dtype
         )
         self.in_warmup = False
 
@@ -637,9 +642,9 @@ class SemiDualEarlyStopping(Callback):
     After each epoch past the warm-up, evaluates :func:`semi_dual_objective`
     on the validation rows and records it in the history as
     ``"valid_semi_dual"``. Training stops when it has not decreased by more
-    than ``tol`` for ``n_iter_no_change`` epochs (the rule of scikit-learn's
-    ``MLPRegressor``), and the parameters of the best epoch are restored at
-    the end of training.
+    than ``tol`` for ``n_iter_no_change`` epochs, and the parameters of the
+    best epoch (the last that decreased it by more than ``tol``, as skorch's
+    ``EarlyStopping``) are restored at the end of training.
     """
 
     def __init__(
@@ -690,16 +695,16 @@ class SemiDualEarlyStopping(Callback):
             self.best_rank_gap_ = abs(math.log(ratio))
             self.best_rank_epoch_ = epoch
             self.best_rank_state_ = copy.deepcopy(net.module_.state_dict())
-        if not math.isfinite(score):
-            score = math.inf
-        if score > self.best_score_ - self.tol:
-            self._no_improvement += 1
-        else:
+        # an improvement is a decrease by more than tol; the best epoch is the
+        # last improvement (the rule of skorch's EarlyStopping, which the
+        # torch base uses)
+        if math.isfinite(score) and not score > self.best_score_ - self.tol:
             self._no_improvement = 0
-        if score < self.best_score_:
             self.best_score_ = score
             self.best_epoch_ = epoch
             self.best_state_ = copy.deepcopy(net.module_.state_dict())
+        else:
+            self._no_improvement += 1
         if self._no_improvement >= self.n_iter_no_change:
             raise _StopTraining  # skorch ends the training loop cleanly
 

@@ -57,6 +57,7 @@ def run_demo():
         ):
             rows.append(
                 {
+                    "method": "SOCOP",
                     "estimator": "SOCOPClassifier(GaussianNB)",
                     "dataset": name,
                     "metric": metric,

@@ -19,8 +19,8 @@ def run_demo():
     Returns
     -------
     results : list of dict
-        Keys ``estimator``, ``dataset``, ``metric``, ``value``, ``baseline``,
-        ``baseline_value``.
+        Keys ``method``, ``estimator``, ``dataset``, ``metric``, ``value``,
+        ``baseline``, ``baseline_value``.
     """
     from sklearn.ensemble import RandomForestRegressor
 
@@ -38,7 +38,7 @@ def run_demo():
         max_iter=30,
         warmup_epochs=10,
         batch_size=64,
-        hidden_dim=16,
+        hidden_layer_sizes=(16, 16),
         calibration_size=n_cal,
         random_state=0,
     ).fit(X[fit], Y[fit])
@@ -61,6 +61,7 @@ def run_demo():
     }
     return [
         {
+            "method": "CVQR",
             "estimator": "CVQRRegressor",
             "dataset": "enb",
             "metric": metric,

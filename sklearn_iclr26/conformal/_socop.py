@@ -13,7 +13,7 @@ from sklearn_iclr26.conformal._base_classifier import (
     BaseConformalClassifier,
     _fill_empty,
 )
-from sklearn_iclr26.conformal._scores import (
+from sklearn_iclr26.conformal._conformity_scores import (
     conformal_quantile,
     socop_scores,
     socop_sets,

@@ -8,7 +8,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import StrOptions
 
 from sklearn_iclr26.conformal._base_classifier import BaseConformalClassifier
-from sklearn_iclr26.conformal._scores import (
+from sklearn_iclr26.conformal._conformity_scores import (
     SCORE_NAMES,
     _cumulative_mass,
     _raps_with_uniforms,

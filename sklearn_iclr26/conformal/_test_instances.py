@@ -21,8 +21,7 @@ TEST_PARAMS = {
             "max_iter": 30,
             "learning_rate_init": 3e-2,
             "warmup_epochs": 3,
-            "hidden_dim": 8,
-            "n_layers": 1,
+            "hidden_layer_sizes": (8,),
             "batch_size": None,
             "inner_max_iter": 20,
         }

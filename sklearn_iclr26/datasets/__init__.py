@@ -5,10 +5,7 @@
 
 from sklearn_iclr26.datasets._experts import make_experts
 from sklearn_iclr26.datasets._ihdp import load_ihdp
-from sklearn_iclr26.datasets._interactions import (
-    InteractionSequenceEncoder,
-    load_movielens_interactions,
-)
+from sklearn_iclr26.datasets._interactions import load_movielens_interactions
 from sklearn_iclr26.datasets._keel import load_keel
 from sklearn_iclr26.datasets._label_noise import make_label_noise
 from sklearn_iclr26.datasets._latent_concepts import make_latent_concepts
@@ -19,7 +16,6 @@ from sklearn_iclr26.datasets._spurious import (
 )
 
 __all__ = [
-    "InteractionSequenceEncoder",
     "get_data_home",
     "load_ihdp",
     "load_keel",

@@ -54,7 +54,8 @@ class SAEModule(nn.Module):
             self.b_enc = nn.Parameter(torch.zeros(n_components, dtype=dtype))
         mean = torch.zeros(n_features, dtype=dtype)
         if data_mean is not None:
-            mean = torch.as_tensor(np.asarray(data_mean), dtype=dtype)
+            # a copy: as_tensor would share (and training update) the array
+            mean = torch.tensor(np.asarray(data_mean), dtype=dtype)
         self.b_dec = nn.Parameter(mean)
         self.sparsity = sparsity
         self.k = k
@@ -193,7 +194,9 @@ class SAEModule(nn.Module):
             s, residual = self.matching_pursuit(X, return_residual=True)
             x_hat, low = X - residual, None
         else:
-            s = self.sparse_code(X, batch_topk=self.training)
+            # the training objective (also on validation batches): BatchTopK
+            # over the batch, not the inference threshold
+            s = self.sparse_code(X, batch_topk=True)
             z = s
             low = None
             if self.structured_rank:
@@ -216,17 +219,17 @@ class SAEModule(nn.Module):
 
 
 class SAELoss(nn.Module):
-    """Per-sample ``||x - x_hat||^2 + l1_penalty * ||s||_1 + nuclear share``."""
+    """Per-sample ``||x - x_hat||^2 + l1_weight * ||s||_1 + nuclear share``."""
 
-    def __init__(self, l1_penalty=0.0, nuclear_penalty=0.0):
+    def __init__(self, l1_weight=0.0, nuclear_weight=0.0):
         super().__init__()
-        self.l1_penalty = l1_penalty
-        self.nuclear_penalty = nuclear_penalty
+        self.l1_weight = l1_weight
+        self.nuclear_weight = nuclear_weight
 
     def forward(self, y_pred, y_true, **aux):
         x_hat, l1, nuclear = y_pred
         loss = ((x_hat - y_true) ** 2).sum(dim=1)
-        return loss + self.l1_penalty * l1 + self.nuclear_penalty * nuclear
+        return loss + self.l1_weight * l1 + self.nuclear_weight * nuclear
 
 
 class UnitNormDecoder(Callback):

@@ -7,16 +7,16 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import (
-    BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
     TransformerMixin,
     _fit_context,
 )
+from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklearn_iclr26.utils._torch import fit_or_restore, forward_module, train_module
-from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT
+from sklearn_iclr26.neural_network._torch_estimator import DTYPES, BaseTorchEstimator
+from sklearn_iclr26.utils._torch import fit_or_restore, forward_module
 
 __all__ = ["SparseAutoencoder"]
 
@@ -34,7 +34,7 @@ def _relu_pre(module, X, **aux):
 
 
 class SparseAutoencoder(
-    ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+    ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseTorchEstimator
 ):
     """Sparse autoencoder with unit-norm decoder atoms (torch, through skorch).
 
@@ -43,16 +43,16 @@ class SparseAutoencoder(
     encoder giving sparse codes: ``z = sparsify(W_enc (x - b) + c)``,
     ``x_hat = z @ components_ + b``. The sparsity is
 
-    * ``"topk"``: the ``k`` largest pre-activations of each row (then a ReLU
-      when ``positive_codes``), so every code has at most ``k`` non-zeros
-      (exactly ``k`` with ``positive_codes=False``);
+    * ``"topk"``: the ``k = n_nonzero_coefs`` largest pre-activations of each
+      row (then a ReLU when ``positive_codes``), so every code has at most
+      ``k`` non-zeros (exactly ``k`` with ``positive_codes=False``);
     * ``"batchtopk"``: during training the ``k * batch`` largest activations of
-      a batch; at inference a single threshold ``threshold_`` (the mean over
-      training batches of the smallest kept activation), so rows may use more
-      or fewer than ``k`` features;
-    * ``"l1"``: ReLU codes with an L1 penalty ``l1_penalty``;
+      a batch; at inference a single threshold ``activation_threshold_`` (the
+      mean over training batches of the smallest kept activation), so rows may
+      use more or fewer than ``k`` features;
+    * ``"l1"``: ReLU codes with an L1 penalty of weight ``l1_weight``;
     * ``"lp"``: ReLU codes with an adaptive L_p penalty (``0 < p =
-      lp_exponent <= 1``, weight ``l1_penalty``): iteratively reweighted L1,
+      lp_exponent <= 1``, weight ``l1_weight``): iteratively reweighted L1,
       each code entry weighted by ``p (|s| + 1e-3)^(p - 1)`` from the current
       codes at every step (the majorisation-minimisation step of the L_p
       quasi-norm), so small activations are driven to zero harder and large
@@ -77,8 +77,8 @@ class SparseAutoencoder(
 
     ``structured_rank`` adds the "structured SAE"
     of Liu et al. (ICLR 2026): a low-rank code ``R = (x - b) A B`` added to the
-    sparse code, with a nuclear-norm penalty ``nuclear_penalty`` on its batch
-    matrix; with ``sparsity="lp"`` this is the paper's objective
+    sparse code, with a nuclear-norm penalty (weight ``nuclear_weight``) on
+    its batch matrix; with ``sparsity="lp"`` this is the paper's objective
     (reconstruction + adaptive L_p sparsity on the sparse code + nuclear norm
     on the low-rank code).
 
@@ -89,24 +89,24 @@ class SparseAutoencoder(
     sparsity : {"topk", "batchtopk", "l1", "lp"}, default="topk"
         Sparsity mechanism. The paper's structured SAE is
         ``sparsity="lp"`` with ``structured_rank``. Must be ``"topk"`` with
-        ``encoder="matching_pursuit"`` (the pursuit's ``k`` steps are its
-        sparsity).
+        ``encoder="matching_pursuit"`` (the pursuit's ``n_nonzero_coefs``
+        steps are its sparsity).
     encoder : {"linear", "matching_pursuit"}, default="linear"
         ``"linear"``: ``sparsify(W_enc (x - b) + c)``. ``"matching_pursuit"``:
-        ``k`` matching-pursuit steps over the unit-norm decoder atoms
+        ``n_nonzero_coefs`` matching-pursuit steps over the unit-norm decoder atoms
         (MP-SAE); selection by the largest correlation with the residual
         (``positive_codes=True``, negative steps add 0) or the largest
         absolute correlation (``positive_codes=False``). Not combinable
         with ``structured_rank``.
-    k : int, default=None
-        Active features per row (``"topk"``, ``"batchtopk"``; the number of
-        pursuit steps with ``encoder="matching_pursuit"``); ``None`` means
+    n_nonzero_coefs : int, default=None
+        Active features per row, the ``k`` of TopK and BatchTopK (the number
+        of pursuit steps with ``encoder="matching_pursuit"``); ``None`` means
         ``max(1, n_components // 4)``. Must not exceed ``n_components``.
     positive_codes : bool, default=True
         Apply a ReLU after the TopK selection (codes non-negative); with
         ``encoder="matching_pursuit"``, select by signed correlation and
         keep the codes non-negative.
-    l1_penalty : float, default=1e-3
+    l1_weight : float, default=1e-3
         Weight of the L1 (``sparsity="l1"``) or adaptive L_p (``"lp"``)
         penalty on the sparse codes; ignored by TopK and BatchTopK.
     lp_exponent : float, default=0.5
@@ -114,24 +114,16 @@ class SparseAutoencoder(
         (``sparsity="lp"``; ignored otherwise).
     structured_rank : int, default=None
         Rank of the low-rank code; ``None`` for a plain SAE.
-    nuclear_penalty : float, default=1e-3
-        Nuclear-norm penalty on the low-rank code (with ``structured_rank``).
-    max_iter : int, default=50
-        Training epochs.
-    learning_rate_init : float, default=1e-3
-        Adam learning rate.
-    batch_size : int, default=256
-        Mini-batch size (clipped to the number of samples).
-    dtype : {"float64", "float32"}, default="float64"
-        Precision of the torch module.
-    device : str, default="cpu"
-        torch device.
-    n_jobs : int or None, default=None
-        torch threads; ``None`` means 1.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the initialisation and the batch order.
-    verbose : int, default=0
-        If positive, print the training loss after each epoch.
+    nuclear_weight : float, default=1e-3
+        Weight of the nuclear-norm penalty on the low-rank code (with
+        ``structured_rank``).
+    batch_size : int or None, default=256
+        Mini-batch size, clipped to ``n_samples``; ``None`` means full batch
+        (also the batch of BatchTopK's selection and threshold).
+    alpha : float, default=0.0
+        L2 penalty (the optimizer's weight decay) on every parameter; the
+        sparsity penalties are ``l1_weight`` and ``nuclear_weight``.
+    %(training_parameters)s
 
     Attributes
     ----------
@@ -139,23 +131,20 @@ class SparseAutoencoder(
         Decoder atoms (unit-norm rows).
     n_components_ : int
         Dictionary size used.
-    k_ : int
-        Active features per row used (TopK / BatchTopK).
-    threshold_ : float
-        Inference threshold of BatchTopK (0 for the other modes).
+    n_nonzero_coefs_ : int
+        Active features per row used (TopK / BatchTopK / pursuit steps).
+    activation_threshold_ : float
+        Inference activation threshold of BatchTopK (0 for the other modes).
     dead_features_ : ndarray of bool of shape (n_components,)
         Features that are zero on every training row.
     reconstruction_error_ : float
-        Mean over training rows of ``||x - x_hat||^2``.
-    n_iter_ : int
-        Epochs run.
-    net_ : skorch.NeuralNet
-        The fitted net.
+        Mean over training rows of ``||x - x_hat||^2`` after training.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit. Defined only when `X` has feature
         names that are all strings.
+    %(training_attributes)s
 
     See Also
     --------
@@ -169,38 +158,36 @@ class SparseAutoencoder(
     >>> import numpy as np
     >>> from sklearn_iclr26.decomposition import SparseAutoencoder
     >>> X = np.random.RandomState(0).normal(size=(200, 8))
-    >>> sae = SparseAutoencoder(n_components=16, k=3, max_iter=5, random_state=0)
+    >>> sae = SparseAutoencoder(n_components=16, n_nonzero_coefs=3, max_iter=5,
+    ...                         random_state=0)
     >>> codes = sae.fit_transform(X)
     >>> codes.shape, int((codes != 0).sum(axis=1).max()) <= 3
     ((200, 16), True)
     >>> np.allclose(np.linalg.norm(sae.components_, axis=1), 1.0)
     True
     >>> mp = SparseAutoencoder(
-    ...     n_components=16, k=3, encoder="matching_pursuit", max_iter=5, random_state=0
+    ...     n_components=16, n_nonzero_coefs=3, encoder="matching_pursuit",
+    ...     max_iter=5, random_state=0,
     ... ).fit(X)
     >>> int((mp.transform(X) != 0).sum(axis=1).max()) <= 3
     True
     """
 
     _parameter_constraints: dict = {
+        **BaseTorchEstimator._parameter_constraints,
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "sparsity": [StrOptions({"topk", "batchtopk", "l1", "lp"})],
         "encoder": [StrOptions({"linear", "matching_pursuit"})],
-        "k": [Interval(Integral, 1, None, closed="left"), None],
+        "n_nonzero_coefs": [Interval(Integral, 1, None, closed="left"), None],
         "positive_codes": ["boolean"],
-        "l1_penalty": [Interval(Real, 0, None, closed="left")],
+        "l1_weight": [Interval(Real, 0, None, closed="left")],
         "lp_exponent": [Interval(Real, 0, 1, closed="right")],
         "structured_rank": [Interval(Integral, 1, None, closed="left"), None],
-        "nuclear_penalty": [Interval(Real, 0, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "dtype": [StrOptions({"float64", "float32"})],
-        "device": [str],
-        "n_jobs": N_JOBS_CONSTRAINT,
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
+        "nuclear_weight": [Interval(Real, 0, None, closed="left")],
     }
+
+    #: the reconstruction and sparsity loss is the method
+    _accepts_criterion = False
 
     def __init__(
         self,
@@ -208,15 +195,22 @@ class SparseAutoencoder(
         *,
         sparsity="topk",
         encoder="linear",
-        k=None,
+        n_nonzero_coefs=None,
         positive_codes=True,
-        l1_penalty=1e-3,
+        l1_weight=1e-3,
         lp_exponent=0.5,
         structured_rank=None,
-        nuclear_penalty=1e-3,
+        nuclear_weight=1e-3,
         max_iter=50,
         learning_rate_init=1e-3,
         batch_size=256,
+        alpha=0.0,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-4,
+        warm_start=False,
+        callbacks=None,
         dtype="float64",
         device="cpu",
         n_jobs=None,
@@ -226,15 +220,22 @@ class SparseAutoencoder(
         self.n_components = n_components
         self.sparsity = sparsity
         self.encoder = encoder
-        self.k = k
+        self.n_nonzero_coefs = n_nonzero_coefs
         self.positive_codes = positive_codes
-        self.l1_penalty = l1_penalty
+        self.l1_weight = l1_weight
         self.lp_exponent = lp_exponent
         self.structured_rank = structured_rank
-        self.nuclear_penalty = nuclear_penalty
+        self.nuclear_weight = nuclear_weight
         self.max_iter = max_iter
         self.learning_rate_init = learning_rate_init
         self.batch_size = batch_size
+        self.alpha = alpha
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.warm_start = warm_start
+        self.callbacks = callbacks
         self.dtype = dtype
         self.device = device
         self.n_jobs = n_jobs
@@ -258,28 +259,27 @@ class SparseAutoencoder(
         self : object
             Fitted estimator.
         """
-        from sklearn_iclr26.decomposition._sae_modules import (
-            SAELoss,
-            SAEModule,
-            UnitNormDecoder,
-        )
-
-        X = validate_data(self, X, dtype=[np.float64, np.float32])
+        X = validate_data(self, X, dtype=DTYPES)
         n_features = X.shape[1]
         n_components = (
             4 * n_features if self.n_components is None else self.n_components
         )
-        k = max(1, n_components // 4) if self.k is None else self.k
+        k = (
+            max(1, n_components // 4)
+            if self.n_nonzero_coefs is None
+            else self.n_nonzero_coefs
+        )
         if k > n_components:
             raise ValueError(
-                f"k={k} must not exceed n_components={n_components} (k > "
-                "n_components would keep more features than exist)."
+                f"n_nonzero_coefs={k} must not exceed n_components={n_components} "
+                "(it would keep more features than exist)."
             )
         if self.encoder == "matching_pursuit":
             if self.sparsity != "topk":
                 raise ValueError(
-                    'encoder="matching_pursuit" requires sparsity="topk" (its k '
-                    f"pursuit steps are the sparsity); got sparsity={self.sparsity!r}."
+                    'encoder="matching_pursuit" requires sparsity="topk" (its '
+                    "n_nonzero_coefs pursuit steps are the sparsity); got "
+                    f"sparsity={self.sparsity!r}."
                 )
             if self.structured_rank is not None:
                 raise ValueError(
@@ -295,69 +295,71 @@ class SparseAutoencoder(
                 f"min(n_features, n_components) = {min(n_features, n_components)}."
             )
         self.n_components_ = n_components
-        self.k_ = k
+        self.n_nonzero_coefs_ = k
         X64 = np.asarray(X, dtype=np.float64)
-        callback = UnitNormDecoder()
-        self.net_ = train_module(
-            SAEModule,
-            X64,
-            X64,
-            criterion=SAELoss,
-            criterion_params={
-                "l1_penalty": self.l1_penalty if self.sparsity in ("l1", "lp") else 0.0,
-                "nuclear_penalty": self.nuclear_penalty
-                if self.structured_rank
-                else 0.0,
-            },
-            module_params={
-                "n_features": n_features,
-                "n_components": n_components,
-                "sparsity": self.sparsity,
-                "k": k,
-                "positive_codes": self.positive_codes,
-                "structured_rank": self.structured_rank,
-                "data_mean": X64.mean(axis=0),
-                "lp_exponent": self.lp_exponent,
-                "encoder": self.encoder,
-            },
-            max_epochs=self.max_iter,
-            batch_size=self.batch_size,
-            learning_rate=self.learning_rate_init,
-            dtype=self.dtype,
-            device=self.device,
-            random_state=self.random_state,
-            n_jobs=self.n_jobs,
-            verbose=self.verbose,
-            callbacks=[("unit_norm_decoder", callback)],
-        )
-        self.n_iter_ = len(self.net_.history)
-        self.threshold_ = 0.0
+        # the target of the reconstruction loss is the input itself
+        return self._train(X64, X64, n_features)
+
+    def _module_spec(self, X, n_outputs, sample_weight=None):
+        from sklearn_iclr26.decomposition._sae_modules import SAEModule
+
+        return SAEModule, {
+            "n_features": X.shape[1],
+            "n_components": self.n_components_,
+            "sparsity": self.sparsity,
+            "k": self.n_nonzero_coefs_,
+            "positive_codes": self.positive_codes,
+            "structured_rank": self.structured_rank,
+            "data_mean": X.mean(axis=0),
+            "lp_exponent": self.lp_exponent,
+            "encoder": self.encoder,
+        }
+
+    def _criterion_spec(self, n_outputs):
+        from sklearn_iclr26.decomposition._sae_modules import SAELoss
+
+        return SAELoss, {
+            "l1_weight": self.l1_weight if self.sparsity in ("l1", "lp") else 0.0,
+            "nuclear_weight": self.nuclear_weight if self.structured_rank else 0.0,
+        }
+
+    def _training_options(self, X, y):
+        from sklearn_iclr26.decomposition._sae_modules import UnitNormDecoder
+
+        return {"callbacks": [("unit_norm_decoder", UnitNormDecoder())]}
+
+    def _after_training(self, X, y):
+        self.activation_threshold_ = 0.0
         if self.sparsity == "batchtopk":
-            self.threshold_ = self._batchtopk_threshold(X64)
-            self.net_.module_.threshold.fill_(self.threshold_)
+            self.activation_threshold_ = self._batchtopk_threshold(X)
+            self.net_.module_.threshold.fill_(self.activation_threshold_)
         W = self.net_.module_.W_dec.detach().cpu().numpy().astype(np.float64)
         self.components_ = W
-        codes = self._forward(X64, _encode)
+        codes = self._apply(X, _encode)
         self.dead_features_ = ~np.any(codes != 0, axis=0)
-        recon = self._forward(codes, _decode)
-        self.reconstruction_error_ = float(np.mean(np.sum((X64 - recon) ** 2, axis=1)))
-        return self
+        recon = self._apply(codes, _decode)
+        self.reconstruction_error_ = float(np.mean(np.sum((X - recon) ** 2, axis=1)))
 
     def _batchtopk_threshold(self, X):
         # mean over training-size batches of the smallest kept activation
-        acts = self._forward(X, _relu_pre)
-        batch = max(1, min(self.batch_size, len(X)))
+        acts = self._apply(X, _relu_pre)
+        batch = len(X) if self.batch_size is None else self.batch_size
+        batch = max(1, min(batch, len(X)))
         mins = []
         for start in range(0, len(X), batch):
             flat = acts[start : start + batch].ravel()
-            n_keep = min(self.k_ * (min(start + batch, len(X)) - start), flat.size)
+            n_keep = min(
+                self.n_nonzero_coefs_ * (min(start + batch, len(X)) - start),
+                flat.size,
+            )
             kept = np.partition(flat, flat.size - n_keep)[flat.size - n_keep :]
             kept = kept[kept > 0]
             if kept.size:
                 mins.append(kept.min())
         return float(np.mean(mins)) if mins else 0.0
 
-    def _forward(self, X, func):
+    def _apply(self, X, func):
+        """``func`` of the module over row batches (inputs or codes)."""
         return forward_module(
             self.net_,
             X,
@@ -380,8 +382,8 @@ class SparseAutoencoder(
         codes : ndarray of shape (n_samples, n_components)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        return self._forward(np.asarray(X, dtype=np.float64), _encode)
+        X = validate_data(self, X, reset=False, dtype=DTYPES)
+        return self._apply(np.asarray(X, dtype=np.float64), _encode)
 
     def inverse_transform(self, X):
         """Decode codes back to the data space.
@@ -396,14 +398,12 @@ class SparseAutoencoder(
         X_original : ndarray of shape (n_samples, n_features)
         """
         check_is_fitted(self)
-        from sklearn.utils import check_array
-
-        Z = check_array(X, dtype=[np.float64, np.float32])
+        Z = check_array(X, dtype=DTYPES)
         if Z.shape[1] != self.n_components_:
             raise ValueError(
                 f"X has {Z.shape[1]} columns; the codes have {self.n_components_}."
             )
-        return self._forward(np.asarray(Z, dtype=np.float64), _decode)
+        return self._apply(np.asarray(Z, dtype=np.float64), _decode)
 
     @property
     def _n_features_out(self):
@@ -411,6 +411,5 @@ class SparseAutoencoder(
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.non_deterministic = False
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags

@@ -85,7 +85,7 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
     """
 
     _parameter_constraints: dict = {
-        "estimator": [HasMethods(["fit", "predict_proba"]), None],
+        "rejector": [HasMethods(["fit", "predict_proba"]), None],
         "predictor": [HasMethods(["fit", "predict"]), None],
         "k": [Interval(Integral, 1, None, closed="left")],
         "adaptive": ["boolean"],
@@ -329,7 +329,7 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         except (TypeError, ValueError) as exc:
             # keep the exception type (TypeError for unconvertible objects)
             raise type(exc)(
-                f"{type(self).__name__}'s built-in allocator (estimator=None or "
+                f"{type(self).__name__}'s built-in allocator (rejector=None or "
                 "cardinality_estimator=None) computes on the feature columns of X, "
                 f"which are not numeric ({exc}). Pass transformer= (e.g. the "
                 "ColumnTransformer that encodes X), use a predictor Pipeline whose "
@@ -339,7 +339,7 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
             ) from None
         if not np.all(np.isfinite(Xt)):
             raise ValueError(
-                f"{type(self).__name__}'s built-in allocator (estimator=None or "
+                f"{type(self).__name__}'s built-in allocator (rejector=None or "
                 "cardinality_estimator=None) cannot use the feature columns of X: "
                 "they contain NaN or infinity after the transformer. Pass a "
                 "transformer= that imputes, or an allocator estimator that accepts "
@@ -380,7 +380,7 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         ``y`` is what the predictor is fitted on; ``y_cost`` what the entity
         answers are compared with (encoded labels for classification).
         """
-        check_scorer(self.estimator, "estimator")
+        check_scorer(self.rejector, "rejector")
         check_scorer(self.cardinality_estimator, "cardinality_estimator")
         if self.random_state is None:
             seeds = [None] * 5
@@ -423,7 +423,7 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         self._cardinality_training = None
         if n_entities == 1:
             return self
-        uses_builtin = self.estimator is None or (
+        uses_builtin = self.rejector is None or (
             self.adaptive and self.cardinality_estimator is None
         )
         if uses_builtin:
@@ -431,7 +431,7 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         inputs = self._inputs(X_feat)
         log_progress(self, f"fitting the allocator on {n_entities} entities")
         self.rejector_ = fit_scorer(
-            self.estimator, inputs(self.estimator), weights, seeds[3]
+            self.rejector, inputs(self.rejector), weights, seeds[3]
         )
         if self.adaptive:
             self._fit_cardinality_data(
@@ -447,12 +447,12 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
     ):
         """Out-of-fold allocator scores -> per-k aggregate errors and fees."""
         n, n_entities = answers.shape
-        X_alloc = inputs(self.estimator)
+        X_alloc = inputs(self.rejector)
         oof = np.empty((n, n_entities))
         for i, (train, test) in enumerate(cv.split(X_alloc, y)):
             log_progress(self, f"cross-fitting the allocator, fold {i + 1}")
             scorer = fit_scorer(
-                self.estimator, _safe_indexing(X_alloc, train), weights[train], seed
+                self.rejector, _safe_indexing(X_alloc, train), weights[train], seed
             )
             oof[test] = scorer_scores(scorer, _safe_indexing(X_alloc, test), n_entities)
         agg_errors = np.empty((n, n_entities))
@@ -491,7 +491,7 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
     def _scores(self, inputs, n):
         if self.rejector_ is None:
             return np.zeros((n, self.n_entities_))
-        return scorer_scores(self.rejector_, inputs(self.estimator), self.n_entities_)
+        return scorer_scores(self.rejector_, inputs(self.rejector), self.n_entities_)
 
     def _k_from_cardinality(self, cardinality, inputs, n):
         if cardinality is None:
@@ -762,10 +762,10 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         allow_nan = True
         if self._uses_predictor():
             allow_nan = get_tags(self._get_predictor()).input_tags.allow_nan
-        elif self.estimator is None:
+        elif self.rejector is None:
             allow_nan = False
-        if self.estimator is not None:
-            allow_nan = allow_nan and get_tags(self.estimator).input_tags.allow_nan
+        if self.rejector is not None:
+            allow_nan = allow_nan and get_tags(self.rejector).input_tags.allow_nan
         tags.input_tags.allow_nan = allow_nan
         tags.input_tags.sparse = False
         return tags

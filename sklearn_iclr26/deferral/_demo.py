@@ -14,8 +14,8 @@ def run_demo():
     Returns
     -------
     results : list of dict
-        Keys ``estimator``, ``dataset``, ``metric``, ``value``, ``baseline``,
-        ``baseline_value``.
+        Keys ``method``, ``estimator``, ``dataset``, ``metric``, ``value``,
+        ``baseline``, ``baseline_value``.
     """
     from sklearn.datasets import load_diabetes, load_digits
     from sklearn.model_selection import train_test_split
@@ -40,6 +40,7 @@ def run_demo():
     curve = clf.deferral_curve(X_te, y_te, ks=[1, 3])
     results.append(
         {
+            "method": "Top-k L2D",
             "estimator": "TopKDeferrer(k=3)",
             "dataset": "digits + 5 simulated experts",
             "metric": f"accuracy (mean budget {curve.budget[1]:.3f})",
@@ -50,6 +51,7 @@ def run_demo():
     )
     results.append(
         {
+            "method": "Top-k L2D",
             "estimator": "TopKDeferrer(adaptive=True, budget_weight=0.5)",
             "dataset": "digits + 5 simulated experts",
             "metric": f"accuracy (mean k(x) {clf.predict_k(X_te).mean():.2f})",
@@ -71,6 +73,7 @@ def run_demo():
     curve = reg.deferral_curve(X_te, y_te, ks=[1, 3])
     results.append(
         {
+            "method": "Top-k L2D",
             "estimator": "TopKDeferralRegressor(k=3)",
             "dataset": "diabetes + 5 simulated experts",
             "metric": "RMSE",

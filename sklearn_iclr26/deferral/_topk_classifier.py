@@ -47,7 +47,7 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
 
     Parameters
     ----------
-    estimator : classifier or None, default=None
+    rejector : classifier or None, default=None
         Allocator fitted on the surrogate. ``None`` uses a built-in soft-label
         multinomial logistic regression (standardised features, ``C=1``, L-BFGS
         on ``n`` rows), computed on ``transformer`` 's output. A classifier
@@ -73,7 +73,7 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         Learn a cardinality model ``k(x)`` (Top-k(x)) on cross-fitted allocator
         scores, with the cost "aggregate error + budget_weight * fees".
     cardinality_estimator : classifier or None, default=None
-        Cardinality model, fitted like ``estimator`` on the labels ``1..|A|``.
+        Cardinality model, fitted like ``rejector`` on the labels ``1..|A|``.
     budget_weight : float, default=1.0
         Weight of the fees in the Top-k(x) cost (``lambda`` in the paper).
     error_weight : float or array-like of shape (n_entities,), default=1.0
@@ -92,7 +92,7 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         the predictor alone (two-stage) or the classes alone (one-stage).
     transformer : transformer, "passthrough" or None, default=None
         Maps the feature columns of ``X`` to the numeric input of the built-in
-        allocator and cardinality model (``estimator=None``,
+        allocator and cardinality model (``rejector=None``,
         ``cardinality_estimator=None``); a user-given allocator receives the
         raw feature columns. ``None``: the fitted steps of the predictor
         before its final estimator when the predictor is a ``Pipeline`` (or a
@@ -206,7 +206,7 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
 
     def __init__(
         self,
-        estimator=None,
+        rejector=None,
         predictor=None,
         *,
         regime="two-stage",
@@ -223,7 +223,7 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         random_state=None,
         verbose=0,
     ):
-        self.estimator = estimator
+        self.rejector = rejector
         self.predictor = predictor
         self.regime = regime
         self.k = k

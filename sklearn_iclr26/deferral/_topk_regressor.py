@@ -39,7 +39,7 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
 
     Parameters
     ----------
-    estimator : classifier or None, default=None
+    rejector : classifier or None, default=None
         Allocator fitted on the surrogate. ``None`` uses a built-in soft-label
         multinomial logistic regression (standardised features, ``C=1``) on
         ``transformer`` 's output; a classifier with ``predict_proba`` whose
@@ -57,7 +57,7 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
         Learn ``k(x)`` (Top-k(x)) on cross-fitted allocator scores, with the
         cost "error of the aggregate + budget_weight * fees".
     cardinality_estimator : classifier or None, default=None
-        Cardinality model, fitted like ``estimator`` on the labels ``1..|A|``.
+        Cardinality model, fitted like ``rejector`` on the labels ``1..|A|``.
     budget_weight : float, default=1.0
         Weight of the fees in the Top-k(x) cost (``lambda``).
     error_weight : float or array-like of shape (n_entities,), default=1.0
@@ -159,7 +159,7 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
 
     def __init__(
         self,
-        estimator=None,
+        rejector=None,
         predictor=None,
         *,
         k=1,
@@ -176,7 +176,7 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
         random_state=None,
         verbose=0,
     ):
-        self.estimator = estimator
+        self.rejector = rejector
         self.predictor = predictor
         self.k = k
         self.adaptive = adaptive

@@ -1,4 +1,11 @@
-"""Adaptive module composition (MoMa): the shared base of the two estimators."""
+"""Adaptive module composition (MoMa): the shared base of the two estimators.
+
+The fine-tune of the merged network (``merge="weights"``) is the torch base's
+training (:class:`~sklearn_iclr26.neural_network._torch_estimator.
+BaseTorchEstimator`: the shared training parameters, early stopping,
+``warm_start``, ``callbacks``, ``loss_curve_``); the proxy, the weight solve,
+the merge and the prediction heads are MoMa's own.
+"""
 
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
@@ -7,28 +14,27 @@ from abc import abstractmethod
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
 from sklearn_iclr26.ensemble._hub import ModuleHub, _is_torch_mlp
 from sklearn_iclr26.ensemble._proxy import knn_proxy_predictions
 from sklearn_iclr26.ensemble._simplex import simplex_least_squares
+from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._batching import batched
-from sklearn_iclr26.utils._random import seed_from_random_state
-from sklearn_iclr26.utils._torch import _NonFiniteError, forward_module, train_module
-from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT
+from sklearn_iclr26.utils._torch import _NonFiniteError, forward_module
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
 _HUB_MISSING = "a `hub` of fitted modules (ModuleHub)"
 
 
-class BaseAdaptiveComposition(BaseEstimator):
+class BaseAdaptiveComposition(BaseTorchEstimator):
     """Proxy, weight solve, merge and fine-tune shared by both estimators."""
 
     _parameter_constraints: dict = {
+        **BaseTorchEstimator._parameter_constraints,
         "hub": [ModuleHub, None],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "temperature": [Interval(Real, 0, None, closed="neither")],
@@ -36,16 +42,11 @@ class BaseAdaptiveComposition(BaseEstimator):
         "max_modules": [Interval(Integral, 1, None, closed="left"), None],
         "weights": [StrOptions({"proxy", "uniform"}), "array-like"],
         "merge": [StrOptions({"weights", "predictions"}), None],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
-        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
-        "alpha": [Interval(Real, 0, None, closed="left")],
-        "dtype": [StrOptions({"float64", "float32"})],
-        "device": [str],
-        "n_jobs": N_JOBS_CONSTRAINT,
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
     }
+
+    # the fine-tune's loss is the task's (cross-entropy / squared error) on a
+    # network that only fit() can build (proxy, weights, merge)
+    _accepts_criterion = False
 
     def __init__(
         self,
@@ -57,10 +58,16 @@ class BaseAdaptiveComposition(BaseEstimator):
         max_modules=None,
         weights="proxy",
         merge=None,
-        max_iter=200,
-        learning_rate_init=1e-2,
         batch_size=None,
+        learning_rate_init=1e-2,
+        max_iter=200,
         alpha=0.0,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-4,
+        warm_start=False,
+        callbacks=None,
         dtype="float64",
         device="cpu",
         n_jobs=None,
@@ -74,10 +81,16 @@ class BaseAdaptiveComposition(BaseEstimator):
         self.max_modules = max_modules
         self.weights = weights
         self.merge = merge
-        self.max_iter = max_iter
-        self.learning_rate_init = learning_rate_init
         self.batch_size = batch_size
+        self.learning_rate_init = learning_rate_init
+        self.max_iter = max_iter
         self.alpha = alpha
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.warm_start = warm_start
+        self.callbacks = callbacks
         self.dtype = dtype
         self.device = device
         self.n_jobs = n_jobs
@@ -94,12 +107,40 @@ class BaseAdaptiveComposition(BaseEstimator):
         """Proxy error of one module (lower is better)."""
 
     @abstractmethod
-    def _finetune_spec(self, n_outputs):
-        """(criterion class, criterion params) of the fine-tune."""
-
-    @abstractmethod
     def _make_head(self):
         """Unfitted head trained on one module's embedding (predictions mode)."""
+
+    @abstractmethod
+    def _n_outputs(self):
+        """Number of outputs of the fine-tuned network."""
+
+    @abstractmethod
+    def _head_output(self, head, embedding):
+        """A fitted head's output on an embedding (predictions mode)."""
+
+    def _module_spec(self, X, n_outputs, sample_weight=None):
+        """The merged body of the selected modules and a new output layer."""
+        from sklearn_iclr26.ensemble._modules import ComposedMLPModule, flatten_body
+
+        names = list(self.selected_modules_)
+        weights = self.module_weights_[self.module_weights_ > 0]
+        body = self.hub.merge(weights, names)
+        hidden, activation, _, n_features, _ = self.hub.init_signature(names[0])
+        return ComposedMLPModule, {
+            "n_features": n_features,
+            "n_outputs": n_outputs,
+            "hidden_layer_sizes": tuple(hidden),
+            "activation": activation,
+            # one flat vector: a spec the warm_start comparison can compare
+            "body_state": flatten_body(body),
+        }
+
+    def _common_test_params(self):
+        # the torch contracts need a fine-tuned network: a hub of torch
+        # modules (the check instances' stateless hub composes predictions)
+        from sklearn_iclr26.ensemble._test_instances import torch_hub
+
+        return {"hub": torch_hub()}
 
     # ------------------------------------------------------------ fit
     def _check_hub(self):
@@ -147,8 +188,7 @@ class BaseAdaptiveComposition(BaseEstimator):
             )
         names = self.hub.names
         merge = self._resolve_merge(names)
-        seed = seed_from_random_state(self.random_state)
-        rng = np.random.RandomState(seed)
+        rng = check_random_state(self.random_state)
         if n_samples > self.proxy_samples:
             sub = np.sort(rng.choice(n_samples, self.proxy_samples, replace=False))
         else:
@@ -185,7 +225,9 @@ class BaseAdaptiveComposition(BaseEstimator):
             valid[j] = True
             proxies[:, :, j] = proxy
             errors[j] = self._proxy_error(proxy, Y_sub)
-            log_progress(self, f"proxy of module {name!r}: error {errors[j]:.4g}")
+            log_progress(
+                self, f"proxy of module {name!r}: error {errors[j]:.4g}", level=2
+            )
         if not valid.any():
             raise ValueError(
                 "No module of the hub gives finite proxy predictions on the "
@@ -198,56 +240,44 @@ class BaseAdaptiveComposition(BaseEstimator):
         self.proxy_errors_ = errors
         selected = np.flatnonzero(weights > 0)
         self.selected_modules_ = self.module_names_[selected]
+        names_sel = list(self.selected_modules_)
         self.merge_ = merge
         log_progress(
             self,
-            f"weights {dict(zip(self.selected_modules_, weights[selected].round(4)))}",
+            "weights "
+            + str(
+                {n: round(float(w), 4) for n, w in zip(names_sel, weights[selected])}
+            ),
+            level=2,
         )
 
         if merge == "weights":
-            sel_names = list(self.selected_modules_)
-            body = self.hub.merge(weights[selected], sel_names)
-            hidden, activation, _, n_features, _ = self.hub.init_signature(sel_names[0])
-            from sklearn_iclr26.ensemble._modules import ComposedMLPModule
-
+            # the hub's first module checks X as it was trained on it
             X_float = validate_data(
-                self.hub[sel_names[0]], X_mod, reset=False, dtype=np.float64
+                self.hub[self.selected_modules_[0]],
+                X_mod,
+                reset=False,
+                dtype=np.float64,
             )
-            n_outputs = self._n_outputs()
-            criterion, criterion_params = self._finetune_spec(n_outputs)
-            self.net_ = train_module(
-                ComposedMLPModule,
-                X_float,
-                y_fit,
-                criterion=criterion,
-                criterion_params=criterion_params,
-                module_params={
-                    "n_features": n_features,
-                    "n_outputs": n_outputs,
-                    "hidden_layer_sizes": hidden,
-                    "activation": activation,
-                    "body_state": body,
-                },
-                max_epochs=self.max_iter,
-                batch_size=self.batch_size,
-                learning_rate=self.learning_rate_init,
-                weight_decay=self.alpha,
-                dtype=self.dtype,
-                device=self.device,
-                random_state=seed,
-                n_jobs=self.n_jobs,
-                verbose=self.verbose,
-            )
-            self.n_iter_ = len(self.net_.history)
+            self._train(X_float, y_fit, self._n_outputs())
+            for name in ("heads_", "head_n_iter_"):
+                self.__dict__.pop(name, None)  # of an earlier predictions fit
         else:
             self.heads_ = []
             for name in self.selected_modules_:
                 head = self._make_head().fit(self.hub.embed(name, X_mod), y_fit)
                 self.heads_.append(head)
             # iterations of the head solvers (1 for a closed-form ridge)
-            self.n_iter_ = max(
+            self.head_n_iter_ = max(
                 int(np.max(getattr(head, "n_iter_", 1))) for head in self.heads_
             )
+            # no network is fine-tuned: no epochs
+            self.n_iter_ = 0
+            self.loss_curve_ = []
+            self.validation_loss_curve_ = None
+            self.best_iter_ = 0
+            for name in ("net_", "_fitted_module_spec"):
+                self.__dict__.pop(name, None)  # of an earlier weights fit
         return self
 
     def _solve_weights(self, proxies, Y_sub, valid):
@@ -276,7 +306,7 @@ class BaseAdaptiveComposition(BaseEstimator):
         return given / given.sum()
 
     # ------------------------------------------------------------ predict
-    def _raw_output(self, X):
+    def _raw_decision(self, X):
         """Weights mode: network output; predictions mode: blended heads."""
         check_is_fitted(self)
         X_checked = validate_data(self, X, reset=False)
@@ -301,8 +331,3 @@ class BaseAdaptiveComposition(BaseEstimator):
             return out
 
         return batched(blend, X_mod, row_bytes=8 * 64 * max(self.n_features_in_, 1))
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.non_deterministic = False
-        return tags

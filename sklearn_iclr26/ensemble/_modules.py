@@ -7,18 +7,25 @@ estimators pickle.
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import numpy as np
 import torch
 from torch import nn
 
 _ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}
 
 
+def flatten_body(body):
+    """``[(weight, bias), ...]`` as the one flat vector of ``body_state``."""
+    return np.concatenate([np.ravel(a) for layer in body for a in layer])
+
+
 class ComposedMLPModule(nn.Module):
     """A merged hidden body ``Linear -> activation -> ...`` and a new head.
 
-    ``body_state`` holds the merged body parameters as ``[(weight, bias), ...]``
-    numpy arrays, copied into the body layers; the head is freshly initialised
-    (drawn after the body, from the training seed).
+    ``body_state`` holds the merged body parameters as one flat numpy vector
+    (:func:`flatten_body`: each hidden layer's weight, row-major, then its
+    bias, input layer first), copied into the body layers; the head is
+    freshly initialised (drawn after the body, from the training seed).
     """
 
     def __init__(
@@ -39,11 +46,20 @@ class ComposedMLPModule(nn.Module):
         self.body = nn.Sequential(*layers)
         self.head = nn.Linear(n_in, n_outputs, dtype=dtype)
         if body_state is not None:
-            linears = [m for m in self.body if isinstance(m, nn.Linear)]
+            flat = torch.as_tensor(body_state)
+            start = 0
             with torch.no_grad():
-                for layer, (weight, bias) in zip(linears, body_state, strict=True):
-                    layer.weight.copy_(torch.as_tensor(weight))
-                    layer.bias.copy_(torch.as_tensor(bias))
+                for layer in self.body:
+                    if not isinstance(layer, nn.Linear):
+                        continue
+                    for param in (layer.weight, layer.bias):
+                        stop = start + param.numel()
+                        param.copy_(flat[start:stop].reshape(param.shape))
+                        start = stop
+            if start != flat.numel():
+                raise ValueError(
+                    f"body_state has {flat.numel()} values; the body needs {start}."
+                )
 
     def forward(self, X, **aux):
         return self.head(self.body(X))

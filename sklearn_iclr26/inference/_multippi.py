@@ -7,10 +7,10 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.stats import norm
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.covariance import EmpiricalCovariance, LedoitWolf
 from sklearn.utils import check_array, check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import (
     check_consistent_length,
     check_is_fitted,
@@ -57,13 +57,17 @@ class MultiPPIMeanEstimator(BaseEstimator):
         Coefficients ``a`` over ``[y, X columns]``; ``None`` estimates the mean
         of ``y``. E.g. ``[1, -1, 0]`` is the mean of ``y`` minus that of the
         first column of ``X``.
-    covariance : {"ledoit_wolf", "empirical"} or array-like of shape (k, k), \
-            default="ledoit_wolf"
-        Covariance of ``[y, X columns]`` used for the weights. The strings
-        estimate it on the rows observing every source (the burn-in rows),
-        with :class:`sklearn.covariance.LedoitWolf` (the paper's choice) or
-        :class:`sklearn.covariance.EmpiricalCovariance`; an array is a known
-        covariance (then no fully observed row is needed).
+    covariance_estimator : {"ledoit_wolf", "empirical"}, covariance estimator \
+            or array-like of shape (k, k), default="ledoit_wolf"
+        How the covariance of ``[y, X columns]`` used for the weights is
+        obtained. The strings estimate it on the rows observing every source
+        (the burn-in rows), with :class:`sklearn.covariance.LedoitWolf` (the
+        paper's choice) or :class:`sklearn.covariance.EmpiricalCovariance`; an
+        estimator with a ``covariance_`` attribute after ``fit`` (e.g.
+        :class:`sklearn.covariance.OAS`, as in
+        :class:`~sklearn.discriminant_analysis.LinearDiscriminantAnalysis`'s
+        ``covariance_estimator``) is cloned and fitted on the same rows; an
+        array is a known covariance (then no fully observed row is needed).
     confidence_level : float, default=0.95
         Level of the normal confidence interval (ppi-python's default is
         0.90, the paper's 0.95).
@@ -73,7 +77,9 @@ class MultiPPIMeanEstimator(BaseEstimator):
     solver : {"multiplicative", "slsqp", "cvxpy"}, default="multiplicative"
         Solver of :meth:`allocate` (see :func:`multippi_allocate`).
     max_iter : int, default=5000
-        Iteration cap of the allocation solver.
+        Iteration cap of the allocation solver used by :meth:`allocate`
+        (``fit`` runs no iterative solver, so there is no ``n_iter_``; the
+        iterations of an allocation are its result's ``n_iter``).
     tol : float, default=1e-6
         Optimality gap of the multiplicative allocation solver.
     cross_fit : bool, default=False
@@ -91,7 +97,7 @@ class MultiPPIMeanEstimator(BaseEstimator):
     ----------
     estimate_ : float
         Point estimate of ``a' E[Z]``.
-    std_ : float
+    stderr_ : float
         Its standard error ``sqrt(a' S a)``, ``S = pinv(sum_I n_I Q_I)``.
     confidence_interval_ : ndarray of shape (2,)
         Normal interval at ``confidence_level``.
@@ -108,7 +114,7 @@ class MultiPPIMeanEstimator(BaseEstimator):
         The contrast ``a``.
     effective_sample_size_ : float
         Number of fully gold-labelled rows a classical estimate would need for
-        the same variance: ``a' Sigma a / std_**2``.
+        the same variance: ``a' Sigma a / stderr_**2``.
     source_names_ : list of str
         ``["y", *feature names]``: the sources the subset indices refer to.
     n_features_in_ : int
@@ -144,7 +150,11 @@ class MultiPPIMeanEstimator(BaseEstimator):
 
     _parameter_constraints = {
         "contrast": ["array-like", None],
-        "covariance": [StrOptions({"ledoit_wolf", "empirical"}), "array-like"],
+        "covariance_estimator": [
+            StrOptions({"ledoit_wolf", "empirical"}),
+            HasMethods(["fit"]),
+            "array-like",
+        ],
         "confidence_level": [Interval(Real, 0, 1, closed="neither")],
         "subsets": [StrOptions({"all"}), list, tuple],
         "solver": [StrOptions({"multiplicative", "slsqp", "cvxpy"})],
@@ -159,7 +169,7 @@ class MultiPPIMeanEstimator(BaseEstimator):
         self,
         contrast=None,
         *,
-        covariance="ledoit_wolf",
+        covariance_estimator="ledoit_wolf",
         confidence_level=0.95,
         subsets="all",
         solver="multiplicative",
@@ -170,7 +180,7 @@ class MultiPPIMeanEstimator(BaseEstimator):
         verbose=0,
     ):
         self.contrast = contrast
-        self.covariance = covariance
+        self.covariance_estimator = covariance_estimator
         self.confidence_level = confidence_level
         self.subsets = subsets
         self.solver = solver
@@ -242,7 +252,9 @@ class MultiPPIMeanEstimator(BaseEstimator):
         a = _check_contrast(self.contrast, k)
         full = np.flatnonzero(observed.all(axis=1))
         used = np.ones(Z.shape[0], dtype=bool)
-        if isinstance(self.covariance, str):
+        if isinstance(self.covariance_estimator, str) or hasattr(
+            self.covariance_estimator, "fit"
+        ):
             cov_rows = full
             if self.cross_fit:
                 rng = check_random_state(self.random_state)
@@ -250,20 +262,29 @@ class MultiPPIMeanEstimator(BaseEstimator):
                 used[cov_rows] = False
             if cov_rows.size < 2:
                 raise ValueError(
-                    f"covariance={self.covariance!r} needs at least 2 rows "
-                    "observing y and every column of X (burn-in rows) to "
+                    f"covariance_estimator={self.covariance_estimator!r} needs at "
+                    "least 2 rows observing y and every column of X (burn-in rows) to "
                     f"estimate the covariance, got {cov_rows.size}"
                     + (" after the cross_fit split" if self.cross_fit else "")
                     + ". Pass a known covariance matrix instead."
                 )
-            model = (
-                LedoitWolf()
-                if self.covariance == "ledoit_wolf"
-                else (EmpiricalCovariance())
-            )
-            cov = model.fit(Z[cov_rows]).covariance_
+            if isinstance(self.covariance_estimator, str):
+                model = (
+                    LedoitWolf()
+                    if self.covariance_estimator == "ledoit_wolf"
+                    else EmpiricalCovariance()
+                )
+                cov = model.fit(Z[cov_rows]).covariance_
+            else:
+                model = clone(self.covariance_estimator).fit(Z[cov_rows])
+                if not hasattr(model, "covariance_"):
+                    raise TypeError(
+                        f"covariance_estimator {type(model).__name__} has no "
+                        "covariance_ attribute after fit."
+                    )
+                cov = _check_covariance(model.covariance_, k)
         else:
-            cov = _check_covariance(self.covariance, k)
+            cov = _check_covariance(self.covariance_estimator, k)
 
         patterns = observed[used]
         rows = Z[used]
@@ -301,7 +322,7 @@ class MultiPPIMeanEstimator(BaseEstimator):
         self.means_ = means
         self.weights_ = weights
         self.estimate_ = float(estimate)
-        self.std_ = float(std)
+        self.stderr_ = float(std)
         self.confidence_interval_ = np.array([estimate - z * std, estimate + z * std])
         classical = float(a @ cov @ a)
         self.effective_sample_size_ = (
@@ -309,7 +330,7 @@ class MultiPPIMeanEstimator(BaseEstimator):
         )
         log_progress(
             self,
-            f"design {design}; estimate {self.estimate_:.6g} +/- {self.std_:.3g}",
+            f"design {design}; estimate {self.estimate_:.6g} +/- {self.stderr_:.3g}",
         )
         return self
 

@@ -14,6 +14,8 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from sklearn_iclr26.utils._verbose import log_progress
+
 __all__ = ["ResamplingUtilityEstimator"]
 
 _RECORDS = "per-sample binary records `accepted` and `correct`"
@@ -179,6 +181,8 @@ class ResamplingUtilityEstimator(BaseEstimator):
         ``"without_replacement"``: random permutations of each problem's
         finite pool, as in the authors' simulation,
         ``h_t(k) = 1 - C(n_t - m_t, k) / C(n_t, k)``.
+    verbose : int, default=0
+        Print the per-problem summary and the optimal ``k`` when positive.
 
     Attributes
     ----------
@@ -231,6 +235,7 @@ class ResamplingUtilityEstimator(BaseEstimator):
         "cost_per_sample": [Interval(Real, 0, None, closed="left")],
         "k_max": [Interval(Integral, 1, None, closed="left")],
         "sampling": [StrOptions({"with_replacement", "without_replacement"})],
+        "verbose": ["verbose"],
     }
 
     def __sklearn_tags__(self):
@@ -251,12 +256,14 @@ class ResamplingUtilityEstimator(BaseEstimator):
         cost_per_sample=0.0,
         k_max=200,
         sampling="with_replacement",
+        verbose=0,
     ):
         self.tp_reward = tp_reward
         self.fp_penalty = fp_penalty
         self.cost_per_sample = cost_per_sample
         self.k_max = k_max
         self.sampling = sampling
+        self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, accepted, correct=None, groups=None):
@@ -288,6 +295,12 @@ class ResamplingUtilityEstimator(BaseEstimator):
         self.pass_rate_ = m / n
         with np.errstate(invalid="ignore", divide="ignore"):
             self.precision_ = np.where(m > 0, tp / np.maximum(m, 1), 0.0)
+        log_progress(
+            self,
+            f"{ids.size} problems, {int(n.sum())} samples; mean pass rate "
+            f"{self.pass_rate_.mean():.4g}, mean precision "
+            f"{self.precision_.mean():.4g}",
+        )
         ks = np.arange(self.k_max + 1)
         h, _, _ = self._acceptance(ks)  # (n_problems, k_max + 1), computed once
         q = self.precision_
@@ -305,6 +318,12 @@ class ResamplingUtilityEstimator(BaseEstimator):
         self.k_opt_ = int(np.argmax(self.utility_curve_))
         self.max_utility_ = float(self.utility_curve_[self.k_opt_])
         self.accuracy_ceiling_ = float(np.mean(self.precision_ * (self.pass_rate_ > 0)))
+        log_progress(
+            self,
+            f"curves for k = 0..{self.k_max} ({self.sampling}): k_opt {self.k_opt_}, "
+            f"utility {self.max_utility_:.4g}, accuracy ceiling "
+            f"{self.accuracy_ceiling_:.4g}",
+        )
         return self
 
     def _acceptance(self, k):

@@ -6,7 +6,7 @@ rows at once, with a confidence interval; it has no ``predict`` and nothing
 held out to score. Cross-validating it would estimate the same quantity on
 subsets. Its settings are chosen by validity and variance: the allocation is
 optimal in closed form (:func:`~sklearn_iclr26.inference.multippi_allocate`),
-and the interval's width ``std_`` is reported by every fit, but choosing the
+and the interval's width ``stderr_`` is reported by every fit, but choosing the
 setting with the narrowest interval *on the data being analysed* would bias
 the interval's coverage (a selection the interval does not account for);
 choose on a pilot sample or fix the setting in advance.

@@ -13,7 +13,7 @@ takes binary per-sample records, not a feature matrix: its tags declare
 TEST_PARAMS = {
     "MultiPPIMeanEstimator": [
         {},
-        {"covariance": "empirical", "cross_fit": True, "random_state": 0},
+        {"covariance_estimator": "empirical", "cross_fit": True, "random_state": 0},
     ],
 }
 

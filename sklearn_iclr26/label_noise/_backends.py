@@ -213,7 +213,7 @@ class Backend(ABC):
                     f"{self.what} rejects negative sample weights, which the "
                     "loss-correction stacking needs (rows with the other label get "
                     "negative weights). Use an estimator that accepts them, such as "
-                    "LogisticRegression, or mode='objective' / method='forward' with "
+                    "LogisticRegression, or strategy='objective'/method='forward' with "
                     "LightGBM or TorchMLPClassifier."
                 ) from exc
             raise

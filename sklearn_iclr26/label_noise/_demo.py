@@ -14,8 +14,8 @@ def run_demo():
     Returns
     -------
     results : list of dict
-        Keys ``estimator``, ``dataset``, ``metric``, ``value``, ``baseline``,
-        ``baseline_value``.
+        Keys ``method``, ``estimator``, ``dataset``, ``metric``, ``value``,
+        ``baseline``, ``baseline_value``.
     """
     from lightgbm import LGBMClassifier
     from sklearn.datasets import load_breast_cancer
@@ -57,6 +57,7 @@ def run_demo():
             ndx = InstanceNoiseCorrector(learner, random_state=0).fit(X_tr, y_noisy)
             results.append(
                 {
+                    "method": "NDX",
                     "estimator": f"InstanceNoiseCorrector({name})",
                     "dataset": f"{dataset}, 28% instance noise",
                     "metric": "clean test accuracy",
@@ -67,6 +68,7 @@ def run_demo():
             )
             results.append(
                 {
+                    "method": "NDX",
                     "estimator": f"InstanceNoiseCorrector({name})",
                     "dataset": f"{dataset}, 28% instance noise",
                     "metric": "mislabel AUROC",
@@ -114,6 +116,7 @@ def _multiclass_rows():
     dataset = "digits (10 classes), 20% symmetric noise"
     return [
         {
+            "method": "NDX",
             "estimator": "InstanceNoiseCorrector(LGBMClassifier)",
             "dataset": dataset,
             "metric": "clean test accuracy",
@@ -122,6 +125,7 @@ def _multiclass_rows():
             "baseline_value": float(plain_acc),
         },
         {
+            "method": "NDX",
             "estimator": "InstanceNoiseCorrector(LGBMClassifier)",
             "dataset": dataset,
             "metric": "mislabel AUROC",

@@ -41,7 +41,7 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
     corrected loss (Eq. 5 of the paper), with ``p`` the model's probability of
     the observed label ``y~``::
 
-        p (1 - p - rho) l(h, y~) - rho (1 - p) l(h, 1 - y~) - lam (p (1 - p) - rho)
+        p (1 - p - rho) l(h, y~) - rho (1 - p) l(h, 1 - y~) - lambda (p (1 - p) - rho)
 
     and, by default, ``rho(x) = 1 / (1 + exp(beta |h(x)|))`` (the distance to
     the decision boundary). Three ways to apply it, chosen from the estimator
@@ -65,7 +65,7 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
       stacked with the rows ``(x, 1 - y~)`` with weight ``-rho (1 - p) / D``
       (negative), ``D = p (1 - p) - rho``; repeated ``n_reweight_iter`` times.
       This is the unregularized practical loss (Eq. 4) with frozen ``p``: the
-      ``lam`` term would be a constant, so instead ``rho`` is clipped to at
+      ``lambda`` term would be a constant, so instead ``rho`` is clipped to at
       most ``p (1 - p) / 2``, which keeps ``D`` positive and the weights
       bounded. The estimator must accept negative sample weights.
 
@@ -90,12 +90,13 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
     rho : {"margin", "cluster", "reconstruction", "ensemble"} or callable, \
             default="margin"
         Estimator of the flip rate. ``"margin"``: ``phi(beta |h(x)|)`` from the
-        current model (recomputed at every boosting round or batch in objective
-        mode). The other options are computed once, before training, from a
-        difficulty ``z`` (larger = harder) mapped to ``phi(beta d)`` with ``d =
-        max(0, q99(z) - z) / std(z)``: ``"cluster"`` the ratio of the distances
-        to the nearest and second-nearest k-means centroid; ``"reconstruction"``
-        the squared PCA reconstruction error; ``"ensemble"`` the disagreement
+        current model (recomputed at every boosting round or batch with the
+        objective strategy). The other options are computed once, before
+        training, from a difficulty ``z`` (larger = harder) mapped to
+        ``phi(beta d)`` with ``d = max(0, q99(z) - z) / std(z)``:
+        ``"cluster"`` the ratio of the distances to the nearest and
+        second-nearest k-means centroid; ``"reconstruction"`` the squared PCA
+        reconstruction error; ``"ensemble"`` the disagreement
         ``1 - |2 p_bar - 1|`` of 5 clones fit on random halves. ``"cluster"``
         and ``"reconstruction"`` compute on numeric features: ``transformer``
         maps ``X`` to them. A callable ``rho(X, y)`` (``X`` untouched, ``y``
@@ -107,18 +108,18 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
         every flip rate, and the mean flip rate, stays at most 1/2.
     beta : float, default=2.0
         Scale of ``phi`` (``beta`` in the paper).
-    lam : float, default=0.0
-        Regularization scale (``lambda`` in the paper), ``>= 0``. With
-        ``detach_rho=True`` the ``-lam p (1 - p)`` term acts as a confidence
-        penalty.
+    regularization_weight : float, default=0.0
+        Weight of the regularization term (``lambda`` in the paper), ``>= 0``.
+        With ``detach_rho=True`` the ``-lambda p (1 - p)`` term acts as a
+        confidence penalty.
     warmup : int or float, default=0.1
         Plain-loss boosting rounds (LightGBM) or epochs (torch) before the
         correction starts; a float in [0, 1) is a fraction of ``n_estimators``
-        or ``max_iter``. Unused in reweight mode, whose first plain fit is the
-        warm-up.
+        or ``max_iter``. Unused by the reweight strategy, whose first plain
+        fit is the warm-up.
     detach_rho : bool, default=True
-        With ``rho="margin"`` in objective mode, treat ``rho`` as a constant
-        when differentiating (the authors' current code) or differentiate
+        With ``rho="margin"`` and the objective strategy, treat ``rho`` as a
+        constant when differentiating (the authors' current code) or differentiate
         through it (their first version).
     hessian : {"gauss_newton", "exact_clipped", "abs"}, default="gauss_newton"
         LightGBM only. The exact second derivative of the corrected loss is
@@ -126,11 +127,13 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
         the logistic curvature ``p (1 - p)``, ``"exact_clipped"`` the exact
         value (at constant ``rho``) floored at 1e-6, ``"abs"`` its absolute
         value floored at 1e-6.
-    mode : {"auto", "objective", "reweight"}, default="auto"
-        ``"auto"`` uses the objective mode for ``LGBMClassifier`` and
-        ``TorchMLPClassifier``, reweighting otherwise.
+    strategy : {"auto", "objective", "reweight"}, default="auto"
+        How the corrected loss is applied: as the training objective, or by
+        reweighting (see above). ``"auto"`` uses ``"objective"`` for
+        ``LGBMClassifier`` and ``TorchMLPClassifier``, ``"reweight"``
+        otherwise.
     n_reweight_iter : int, default=2
-        Number of refits in reweight mode.
+        Number of refits with the reweight strategy.
     transformer : transformer object or None, default=None
         Maps ``X`` to the numeric features on which ``rho="cluster"`` and
         ``rho="reconstruction"`` compute (cloned and fitted on the training
@@ -155,8 +158,8 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
         binary targets).
     classes_ : ndarray of shape (n_classes,)
         Class labels.
-    mode_ : {"objective", "reweight"}
-        The mode used.
+    strategy_ : {"objective", "reweight"}
+        The strategy used.
     rho_ : ndarray of shape (n_samples,)
         Estimated flip rate of each training sample (for multi-class targets,
         that of its observed class's sub-problem), from the final model.
@@ -198,7 +201,7 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
     E_y[l(h, y)]`` for any ``rho`` with a non-zero denominator. The practical
     form approximates both the clean and the noisy posterior by ``sigmoid(h)``;
     the regularized form (Eq. 5) removes the division. At ``rho = 0`` it is
-    ``p (1 - p) (l - lam)``, not ``l``: expect some cost on clean data.
+    ``p (1 - p) (l - lambda)``, not ``l``: expect some cost on clean data.
 
     ``mislabel_scores_``: let ``F`` be the flip event and ``p = pi_{y~}(x)``
     the fitted model's probability of the observed label (for multi-class
@@ -246,14 +249,14 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
         "rho": [StrOptions(set(_RHO_OPTIONS)), callable],
         "phi": [StrOptions(set(PHIS))],
         "beta": [Interval(Real, 0, None, closed="neither")],
-        "lam": [Interval(Real, 0, None, closed="left")],
+        "regularization_weight": [Interval(Real, 0, None, closed="left")],
         "warmup": [
             Interval(Integral, 0, None, closed="left"),
             Interval(RealNotInt, 0, 1, closed="left"),
         ],
         "detach_rho": ["boolean"],
         "hessian": [StrOptions({"gauss_newton", "exact_clipped", "abs"})],
-        "mode": [StrOptions({"auto", "objective", "reweight"})],
+        "strategy": [StrOptions({"auto", "objective", "reweight"})],
         "n_reweight_iter": [Interval(Integral, 1, None, closed="left")],
         "transformer": [HasMethods(["transform"]), None],
         "random_state": ["random_state"],
@@ -267,11 +270,11 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
         rho="margin",
         phi="logistic",
         beta=2.0,
-        lam=0.0,
+        regularization_weight=0.0,
         warmup=0.1,
         detach_rho=True,
         hessian="gauss_newton",
-        mode="auto",
+        strategy="auto",
         n_reweight_iter=2,
         transformer=None,
         random_state=None,
@@ -281,11 +284,11 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
         self.rho = rho
         self.phi = phi
         self.beta = beta
-        self.lam = lam
+        self.regularization_weight = regularization_weight
         self.warmup = warmup
         self.detach_rho = detach_rho
         self.hessian = hessian
-        self.mode = mode
+        self.strategy = strategy
         self.n_reweight_iter = n_reweight_iter
         self.transformer = transformer
         self.random_state = random_state
@@ -299,14 +302,14 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
         # instead of 4.7 s for one fit on 300 rows on 2 busy cores)
         return LGBMClassifier(n_jobs=1, verbose=-1)
 
-    def _resolve_mode(self, backend):
-        if self.mode == "objective" and not backend.supports_loss:
+    def _resolve_strategy(self, backend):
+        if self.strategy == "objective" and not backend.supports_loss:
             raise ValueError(
-                "mode='objective' needs a LGBMClassifier or a TorchMLPClassifier "
+                "strategy='objective' needs a LGBMClassifier or a TorchMLPClassifier "
                 f"(which take the corrected loss as objective), got {backend.what}. "
-                "Use mode='reweight' for an estimator that accepts sample_weight."
+                "Use strategy='reweight' for an estimator that accepts sample_weight."
             )
-        if self.mode == "reweight" or not backend.supports_loss:
+        if self.strategy == "reweight" or not backend.supports_loss:
             if not backend.supports_weights:
                 raise ValueError(
                     f"{backend.what} accepts neither a custom objective nor "
@@ -340,7 +343,7 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
         z = offline_difficulty(self.rho, y, rng, Z=Z, member_proba=member_proba)
         return difficulty_to_rho(z, self.beta, self.phi)
 
-    def _fit_binary(self, backend, mode, X, Z, y, sample_weight, rng, prefix):
+    def _fit_binary(self, backend, strategy, X, Z, y, sample_weight, rng, prefix):
         """Fit one binary sub-problem; return (estimator, offset, raw on X, rho)."""
         rho_fixed = None
         if self.rho != "margin":
@@ -349,10 +352,10 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
             log_progress(
                 self, f"{prefix}rho={name} estimated (mean {rho_fixed.mean():.3f})"
             )
-        if mode == "objective":
+        if strategy == "objective":
             loss = CorrectedLossSpec(
                 beta=self.beta,
-                lam=self.lam,
+                lam=self.regularization_weight,
                 phi=self.phi,
                 warmup=self.warmup,
                 detach_rho=self.detach_rho,
@@ -385,7 +388,7 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
         return est, 0.0, backend.raw_score(est, X), rho_fixed
 
     def _fit_corrected(self, backend, X, y_enc, sample_weight, rng):
-        self.mode_ = self._resolve_mode(backend)
+        self.strategy_ = self._resolve_strategy(backend)
         Z = None
         if self.rho in ("cluster", "reconstruction"):
             Z, _ = numeric_features(
@@ -396,7 +399,8 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
                 what=f"rho={self.rho!r}",
             )
         n_classes = len(self.classes_)
-        if n_classes > 2 and self.mode_ == "objective" and backend.name == "lightgbm":
+        objective = self.strategy_ == "objective"
+        if n_classes > 2 and objective and backend.name == "lightgbm":
             n_rounds = backend.final.get_params()["n_estimators"]
             corrected = n_rounds - warmup_count(self.warmup, n_rounds)
             if corrected < _MIN_MULTICLASS_ROUNDS:
@@ -420,11 +424,11 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
             prefix = f"sub-problem {k + 1}/{len(problems)}: "
             log_progress(
                 self,
-                f"{prefix}fitting {backend.what} in {self.mode_} mode "
+                f"{prefix}fitting {backend.what} with the {self.strategy_} strategy "
                 f"({backend.name} backend)",
             )
             est, offset, raw, rho_fixed = self._fit_binary(
-                backend, self.mode_, X, Z, y_bin, sample_weight, rng, prefix
+                backend, self.strategy_, X, Z, y_bin, sample_weight, rng, prefix
             )
             self.estimators_.append(est)
             offsets.append(offset)
@@ -520,7 +524,7 @@ def mislabel_posterior(log_odds_wrong, rate):
 
 
 def reweight_weights(p_obs, rho):
-    """Signed weights of the rows ``(x, y~)`` and ``(x, 1 - y~)`` in reweight mode.
+    """Signed weights of the rows ``(x, y~)`` and ``(x, 1 - y~)`` (reweight strategy).
 
     The unregularized practical loss (Eq. 4) with ``p`` and ``rho`` frozen:
     ``[p (1 - p - rho) l(h, y~) - rho (1 - p) l(h, 1 - y~)] / (p (1 - p) -

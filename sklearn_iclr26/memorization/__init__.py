@@ -3,9 +3,6 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn_iclr26.memorization._cumulative_sample_gradient import (
-    CumulativeSampleGradient,
-)
 from sklearn_iclr26.memorization._feldman_zhang import feldman_zhang_memorization
 from sklearn_iclr26.memorization._random_label_probe import RandomLabelProbe
 from sklearn_iclr26.memorization._rlp_head import RLPHeadClassifier
@@ -18,3 +15,14 @@ __all__ = [
     "SampleGradientMemorization",
     "feldman_zhang_memorization",
 ]
+
+
+def __getattr__(name):
+    # a skorch Callback subclass: imported on first use (it imports torch)
+    if name == "CumulativeSampleGradient":
+        from sklearn_iclr26.memorization._cumulative_sample_gradient import (
+            CumulativeSampleGradient,
+        )
+
+        return CumulativeSampleGradient
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,22 +6,6 @@
 import numpy as np
 
 
-def softmax(logits):
-    logits = logits - logits.max(axis=1, keepdims=True)
-    proba = np.exp(logits)
-    return proba / proba.sum(axis=1, keepdims=True)
-
-
-def hidden_sizes(hidden_layer_sizes):
-    hidden = tuple(int(h) for h in np.atleast_1d(hidden_layer_sizes))
-    if len(hidden) == 0 or any(h < 1 for h in hidden):
-        raise ValueError(
-            "hidden_layer_sizes must be a non-empty sequence of positive ints, got "
-            f"{hidden_layer_sizes!r}."
-        )
-    return hidden
-
-
 def rademacher_from_accuracy(accuracy, n_labels):
     """Chance-corrected random-label accuracy ``(acc - 1/n) / (1 - 1/n)``.
 

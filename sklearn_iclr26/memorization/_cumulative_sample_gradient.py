@@ -1,4 +1,8 @@
-"""A skorch callback accumulating per-sample input gradients (CSG) and losses."""
+"""A skorch callback accumulating per-sample input gradients (CSG) and losses.
+
+Imports skorch and torch: the package exports it lazily
+(``sklearn_iclr26.memorization.__getattr__``).
+"""
 
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
@@ -6,7 +10,7 @@
 import copy
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from skorch.callbacks import Callback
 
 from sklearn_iclr26.utils._torch import _StopTraining
 
@@ -25,7 +29,7 @@ def _weight_norm(module):
     return float(np.sqrt(total))
 
 
-class CumulativeSampleGradient:
+class CumulativeSampleGradient(Callback):
     """skorch callback: cumulative sample gradients, losses and the weight-norm peak.
 
     During training it accumulates, for every training row ``i``, the squared
@@ -43,13 +47,12 @@ class CumulativeSampleGradient:
     (``csg_at_peak_``; ``csl_at_peak_`` is SGAL); with ``stop_at_peak`` training
     stops there and the weights of the peak epoch are restored.
 
-    It is a plain skorch callback (the methods of
-    ``skorch.callbacks.Callback``; skorch is not imported here) usable on any
-    skorch net whose input ``X`` is a dict holding the features under
-    ``input_key`` and the row ids under ``id_key`` (so that ids travel with
-    shuffled batches); the module's ``forward`` must accept (and may ignore)
-    the id keyword. Models that couple samples within a batch (BatchNorm in
-    train mode) are refused: their input gradients are not per-sample.
+    A ``skorch.callbacks.Callback``, usable on any skorch net whose input
+    ``X`` is a dict holding the features under ``input_key`` and the row ids
+    under ``id_key`` (so that ids travel with shuffled batches); the module's
+    ``forward`` must accept (and may ignore) the id keyword. Models that
+    couple samples within a batch (BatchNorm in train mode) are refused:
+    their input gradients are not per-sample.
 
     Parameters
     ----------
@@ -119,18 +122,9 @@ class CumulativeSampleGradient:
         self.patience = patience
         self.stop_at_peak = stop_at_peak
 
-    # skorch's Callback API ----------------------------------------------
-    def get_params(self, deep=True):
-        """Parameters of the callback (as ``skorch.callbacks.Callback``)."""
-        return BaseEstimator.get_params(self, deep=deep)
-
-    def set_params(self, **params):
-        """Set parameters of the callback (as ``skorch.callbacks.Callback``)."""
-        BaseEstimator.set_params(self, **params)
-        return self
-
-    @classmethod
-    def _get_param_names(cls):
+    def _get_param_names(self):
+        # the constructor's parameters only (skorch's default lists every
+        # attribute not ending in "_", the private accumulators included)
         return sorted(["input_key", "id_key", "weight_key", "patience", "stop_at_peak"])
 
     def initialize(self):
@@ -271,9 +265,6 @@ class CumulativeSampleGradient:
         if self.peak_epoch_ is None:
             self.csg_at_peak_ = self.csg_.copy()
             self.csl_at_peak_ = self.csl_.copy()
-
-    def on_grad_computed(self, net, named_parameters, X=None, y=None, **kwargs):
-        pass
 
     def peak_state_dict(self):
         """State dict of the module at the peak epoch (``None`` if no peak)."""

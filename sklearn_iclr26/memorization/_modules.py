@@ -7,9 +7,14 @@ import torch; defined at module level so that fitted estimators pickle.
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import numpy as np
 import torch
+from skorch.callbacks import Callback
 from torch import nn
 from torch.nn import functional as F
+
+from sklearn_iclr26.utils._torch import forward_module
+from sklearn_iclr26.utils._verbose import log_progress
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}
 
@@ -191,7 +196,7 @@ class RLPNet(nn.Module):
         if random_labels is None:
             return logits
         rnd = self._heads(hidden, detach_features=True, detach_params=False)
-        if not self.compute_reg:  # reg_lambda = 0: L_reg is not needed
+        if not self.compute_reg:  # memorization_weight = 0: no L_reg
             return logits, rnd, None
         reg = self._heads(hidden, detach_features=False, detach_params=True)
         return logits, rnd, reg
@@ -230,16 +235,16 @@ def _head_cce(logits, labels):
 
 
 class RLPLoss(nn.Module):
-    """Per-sample ``L_class + L_rnd + reg_lambda * L_reg`` of the RLP paper.
+    """Per-sample ``L_class + L_rnd + memorization_weight * L_reg`` (RLP paper).
 
     ``L_rnd`` (cross-entropy of the heads on the random labels) and ``L_reg``
     (complementary cross-entropy ``-log(1 - p_r)``) are averaged over heads;
     the routing of their gradients is done by :class:`RLPNet`.
     """
 
-    def __init__(self, reg_lambda=0.0):
+    def __init__(self, memorization_weight=0.0):
         super().__init__()
-        self.reg_lambda = float(reg_lambda)
+        self.memorization_weight = float(memorization_weight)
 
     def components(self, y_pred, y_true, random_labels):
         logits, rnd, reg = y_pred
@@ -257,8 +262,8 @@ class RLPLoss(nn.Module):
             return F.cross_entropy(y_pred, y_true, reduction="none")
         loss_cls, loss_rnd, loss_reg = self.components(y_pred, y_true, random_labels)
         loss = loss_cls + loss_rnd
-        if self.reg_lambda > 0:
-            loss = loss + self.reg_lambda * loss_reg
+        if self.memorization_weight > 0:
+            loss = loss + self.memorization_weight * loss_reg
         return loss
 
 
@@ -267,3 +272,80 @@ class PerSampleCrossEntropy(nn.Module):
 
     def forward(self, y_pred, y_true, **aux):
         return F.cross_entropy(y_pred, y_true, reduction="none")
+
+
+def _assigned_label_stats(module, xb, random_labels, **aux):
+    """Per row, layer and label set: ``p_r`` and whether the head predicts ``r``."""
+    logits = module.head_logits(xb)  # (B, L, S, n)
+    labels = random_labels.long().unsqueeze(1).expand(-1, logits.shape[1], -1)
+    proba = torch.softmax(logits, dim=-1)
+    p_r = proba.gather(-1, labels.unsqueeze(-1)).squeeze(-1)
+    correct = (logits.argmax(dim=-1) == labels).to(p_r.dtype)
+    return torch.stack([p_r, correct], dim=-1)
+
+
+class RLPMonitor(Callback):
+    """Random-label accuracy and ``p_r`` of the RLP heads, per epoch.
+
+    Evaluated on the net's training rows (the input dict's ``X``,
+    ``random_labels`` and ``sample_id``) in eval mode (no dropout) at
+    initialisation and after every epoch, through ``forward_module`` (which
+    forks torch's RNG, so monitoring does not change training). A continued
+    (``warm_start``) run extends the record.
+
+    Attributes
+    ----------
+    accuracy_ : list of ndarray of shape (n_rlp_layers,)
+        Per epoch (the first entry at initialisation): accuracy of the heads
+        on the random labels, mean over label sets.
+    p_r_ : list of ndarray of shape (n_train,)
+        Per epoch: the probability the heads of the last listed layer give to
+        each row's random label, mean over label sets.
+    sample_id_ : ndarray of int
+        The rows (indices into the fit data) the record covers.
+    """
+
+    def __init__(self, owner=None, dtype="float64", n_jobs=None):
+        self.owner = owner
+        self.dtype = dtype
+        self.n_jobs = n_jobs
+
+    def initialize(self):
+        self.accuracy_, self.p_r_, self.sample_id_ = [], [], None
+        return self
+
+    def _record(self, net):
+        X, random_labels = self.inputs_
+        stats = forward_module(
+            net,
+            X,
+            aux={"random_labels": random_labels},
+            dtype=self.dtype,
+            n_jobs=self.n_jobs,
+            func=_assigned_label_stats,
+        )  # (n, L, S, 2)
+        self.accuracy_.append(stats[..., 1].mean(axis=(0, 2)))
+        self.p_r_.append(stats[:, -1, :, 0].mean(axis=1))
+        return self.accuracy_[-1]
+
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        self.inputs_ = (X["X"], X["random_labels"])
+        ids = np.asarray(X["sample_id"])
+        if self.sample_id_ is None or not np.array_equal(ids, self.sample_id_):
+            # a fresh record (not a continuation on the same rows)
+            self.accuracy_, self.p_r_, self.sample_id_ = [], [], ids
+            self._record(net)
+
+    def on_epoch_end(self, net, **kwargs):
+        acc = self._record(net)
+        log_progress(
+            self.owner,
+            f"epoch {len(net.history)}: random-label accuracy per layer "
+            + ", ".join(f"{a:.3f}" for a in acc),
+            level=2,
+        )
+
+    def on_train_end(self, net, **kwargs):
+        # the fitted net keeps neither the data nor the estimator alive
+        self.inputs_ = None
+        self.owner = None

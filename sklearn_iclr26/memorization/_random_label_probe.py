@@ -10,11 +10,16 @@ from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import OneHotEncoder
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_feature_names_in,
+    check_is_fitted,
+    validate_data,
+)
 
 from sklearn_iclr26.memorization._common import rademacher_from_accuracy
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import seed_from_random_state, set_child_random_state
+from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["RandomLabelProbe"]
 
@@ -70,6 +75,9 @@ class RandomLabelProbe(TransformerMixin, BaseEstimator):
         Independent random-label draws; the accuracy is their mean.
     random_state : int, RandomState instance or None, default=None
         Seeds the random labels (and unseeded children).
+    verbose : int, default=0
+        Print one line per fitted probe (its random-label accuracy) and a
+        summary when positive.
 
     Attributes
     ----------
@@ -79,13 +87,17 @@ class RandomLabelProbe(TransformerMixin, BaseEstimator):
         The random labels.
     probes_ : list of estimators
         One fitted probe per label set.
-    random_label_accuracies_ : ndarray of shape (n_label_sets,)
+    accuracies_ : ndarray of shape (n_label_sets,)
         Training accuracy of each probe on its random labels.
-    random_label_accuracy_ : float
-        Their mean.
-    rademacher_estimate_ : float
-        ``(acc - 1/n) / (1 - 1/n)``; for two labels ``2 acc - 1``, the
-        empirical Rademacher correlation of the fitted probe.
+    accuracy_ : float
+        Their mean, the random-label accuracy of the representation (a float,
+        unlike :class:`RLPHeadClassifier`'s per-layer, per-epoch
+        ``random_label_accuracy_`` array).
+    rademacher_correlation_ : float
+        ``(accuracy_ - 1/n) / (1 - 1/n)``; for two labels ``2 accuracy_ - 1``,
+        the empirical Rademacher correlation of the fitted probe (a float,
+        unlike :class:`RLPHeadClassifier`'s per-layer
+        ``rademacher_estimate_``).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -102,7 +114,7 @@ class RandomLabelProbe(TransformerMixin, BaseEstimator):
     >>> from sklearn_iclr26.memorization import RandomLabelProbe
     >>> X, y = load_iris(return_X_y=True)
     >>> probe = RandomLabelProbe(PCA(n_components=2), random_state=0).fit(X)
-    >>> 0.0 <= probe.random_label_accuracy_ <= 1.0
+    >>> 0.0 <= probe.accuracy_ <= 1.0
     True
     >>> probe.transform(X).shape
     (150, 2)
@@ -119,6 +131,7 @@ class RandomLabelProbe(TransformerMixin, BaseEstimator):
         "n_random_labels": [Interval(Integral, 2, None, closed="left")],
         "n_label_sets": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -129,12 +142,14 @@ class RandomLabelProbe(TransformerMixin, BaseEstimator):
         n_random_labels=2,
         n_label_sets=5,
         random_state=None,
+        verbose=0,
     ):
         self.representation = representation
         self.probe = probe
         self.n_random_labels = n_random_labels
         self.n_label_sets = n_label_sets
         self.random_state = random_state
+        self.verbose = verbose
 
     def _is_leaf_model(self, rep):
         return isinstance(rep, str) or hasattr(rep, "booster_")
@@ -189,6 +204,10 @@ class RandomLabelProbe(TransformerMixin, BaseEstimator):
         seed = seed_from_random_state(self.random_state)
         rng = np.random.RandomState(seed)
         self.representation_ = self._fit_representation(X, y, seed)
+        if self.representation_ is not None:
+            log_progress(
+                self, f"representation {type(self.representation_).__name__} fitted"
+            )
         self._leaf_encoder = None
         if self.representation_ is not None and self._is_leaf_model(
             self.representation_
@@ -197,6 +216,7 @@ class RandomLabelProbe(TransformerMixin, BaseEstimator):
                 handle_unknown="ignore", sparse_output=False
             ).fit(_leaves(self.representation_, X))
         Z = self._transform(X)
+        self._n_features_out = Z.shape[1]
         n = X.shape[0]
         self.random_labels_ = rng.randint(
             self.n_random_labels, size=(n, self.n_label_sets)
@@ -209,15 +229,24 @@ class RandomLabelProbe(TransformerMixin, BaseEstimator):
             if np.unique(labels).size < 2:  # a degenerate draw on tiny data
                 accuracies.append(1.0)
                 self.probes_.append(None)
-                continue
-            probe = set_child_random_state(clone(base), seed + s)
-            probe.fit(Z, labels)
-            self.probes_.append(probe)
-            accuracies.append(float(np.mean(probe.predict(Z) == labels)))
-        self.random_label_accuracies_ = np.asarray(accuracies)
-        self.random_label_accuracy_ = float(self.random_label_accuracies_.mean())
-        self.rademacher_estimate_ = float(
-            rademacher_from_accuracy(self.random_label_accuracy_, self.n_random_labels)
+            else:
+                probe = set_child_random_state(clone(base), seed + s)
+                probe.fit(Z, labels)
+                self.probes_.append(probe)
+                accuracies.append(float(np.mean(probe.predict(Z) == labels)))
+            log_progress(
+                self,
+                f"label set {s + 1}/{self.n_label_sets}: accuracy {accuracies[-1]:.4f}",
+            )
+        self.accuracies_ = np.asarray(accuracies)
+        self.accuracy_ = float(self.accuracies_.mean())
+        self.rademacher_correlation_ = float(
+            rademacher_from_accuracy(self.accuracy_, self.n_random_labels)
+        )
+        log_progress(
+            self,
+            f"random-label accuracy {self.accuracy_:.4f}, "
+            f"Rademacher correlation {self.rademacher_correlation_:.4f}",
         )
         return self
 
@@ -244,6 +273,42 @@ class RandomLabelProbe(TransformerMixin, BaseEstimator):
             else X.shape[1]
         )
         return batched(self._transform, X, row_bytes=8 * 16 * max(width, X.shape[1]))
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the representation's output features.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Input feature names; ``None`` uses ``feature_names_in_`` or
+            ``x0, x1, ...``.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+            The input names (``representation=None``); ``tree{t}_leaf{j}``
+            for the leaf one-hots; the representation's own
+            ``get_feature_names_out`` when it has one; otherwise
+            ``randomlabelprobe0, randomlabelprobe1, ...``.
+        """
+        check_is_fitted(self)
+        input_features = _check_feature_names_in(self, input_features)
+        rep = self.representation_
+        if rep is None:
+            return np.asarray(input_features, dtype=object)
+        if self._leaf_encoder is not None:
+            names = [
+                f"tree{t}_leaf{leaf}"
+                for t, leaves in enumerate(self._leaf_encoder.categories_)
+                for leaf in leaves
+            ]
+            return np.asarray(names, dtype=object)
+        if hasattr(rep, "get_feature_names_out"):
+            return np.asarray(rep.get_feature_names_out(input_features), dtype=object)
+        prefix = type(self).__name__.lower()
+        return np.asarray(
+            [f"{prefix}{j}" for j in range(self._n_features_out)], dtype=object
+        )
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

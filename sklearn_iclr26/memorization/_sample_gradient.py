@@ -4,22 +4,18 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import copy
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklearn_iclr26.memorization._common import NetView, hidden_sizes, softmax
-from sklearn_iclr26.memorization._cumulative_sample_gradient import (
-    CumulativeSampleGradient,
+from sklearn_iclr26.memorization._common import NetView
+from sklearn_iclr26.neural_network._torch_estimator import (
+    BaseTorchEstimator,
+    TorchClassifierMixin,
 )
-from sklearn_iclr26.utils._torch import fit_or_restore, forward_module, train_module
-from sklearn_iclr26.utils._validation import (
-    N_JOBS_CONSTRAINT,
-    validate_classifier_fit_data,
-)
+from sklearn_iclr26.utils._torch import forward_module
+from sklearn_iclr26.utils._validation import check_hidden_layer_sizes
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -28,7 +24,7 @@ __all__ = ["SampleGradientMemorization"]
 _RANKINGS = ("mislabel_score", "csg", "sgal", "csl")
 
 
-class SampleGradientMemorization(ClassifierMixin, BaseEstimator):
+class SampleGradientMemorization(TorchClassifierMixin, BaseTorchEstimator):
     """Memorization and mislabel scores from cumulative sample gradients.
 
     Trains an MLP while accumulating, for every training row, the squared norm
@@ -56,41 +52,38 @@ class SampleGradientMemorization(ClassifierMixin, BaseEstimator):
         main experiments).
     learning_rate_init : float, default=0.05
         Learning rate.
-    weight_decay : float, default=5e-4
-        L2 weight decay of the optimizer. The weight-norm peak needs it:
-        without it the norm of a separable cross-entropy fit keeps growing and
-        no peak is found (a warning says so and all epochs are used).
+    alpha : float, default=5e-4
+        L2 penalty (the optimizer's weight decay). The weight-norm peak needs
+        it: without it the norm of a separable cross-entropy fit keeps growing
+        and no peak is found (a warning says so and all epochs are used).
     max_iter : int, default=100
         Maximum number of epochs.
-    batch_size : int or None, default=None
-        Mini-batch size, clipped to ``n_samples``; ``None`` means full batch.
-    patience : int, default=3
+    n_iter_no_change : int, default=3
         Epochs the weight norm must stay below its running maximum to confirm
-        the peak.
+        the peak (the method's own stopping rule, no validation set); also the
+        patience of ``early_stopping``.
     final_model : {"stopped", "full"}, default="stopped"
         Network used by :meth:`predict`: the one restored at the weight-norm
         peak (the paper's early stop, cheap, but it costs accuracy: 0.749 ->
         0.631 in the paper's ResNet-18/CIFAR-100 example) or the one trained
         for all ``max_iter`` epochs. The scores come from the run up to the
-        peak in both cases; CSL covers all epochs run.
-    proxy : {"csg", "sgal", "csl"}, default="csg"
+        peak in both cases; CSL covers all epochs run. Ignored with
+        ``early_stopping=True``: the validation stop then ends training and
+        keeps the best validation epoch (``best_iter_``); the peak, if
+        reached before, still bounds the scores.
+    score_type : {"csg", "sgal", "csl"}, default="csg"
         Score exposed as ``memorization_scores_``.
     label_issue_fraction : float in (0, 1) or None, default=None
         Fraction of training rows flagged in ``label_issues_`` (the largest
         ``mislabel_scores_``). ``None`` flags as many rows as the network
         restored at the peak misclassifies (an estimate of the number of wrong
         labels from a model that has not yet memorized them).
-    dtype : {"float64", "float32"}, default="float64"
-        Precision of the torch module.
-    device : str, default="cpu"
-        torch device.
-    n_jobs : int or None, default=None
-        torch threads; ``None`` means 1.
     random_state : int, RandomState instance or None, default=None
         Seeds weight initialisation and shuffling; a fixed value gives
         bit-identical scores.
     verbose : int, default=0
         If positive, print the loss per epoch and a summary.
+    %(training_parameters)s
 
     Attributes
     ----------
@@ -101,13 +94,14 @@ class SampleGradientMemorization(ClassifierMixin, BaseEstimator):
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, if all strings.
     csg_scores_ : ndarray of shape (n_samples,)
-        Cumulative squared input-gradient norm up to the stopping epoch.
+        Cumulative squared input-gradient norm up to the peak epoch (0 for
+        rows held out by ``early_stopping``).
     sgal_scores_ : ndarray of shape (n_samples,)
-        Cumulative sample loss up to the stopping epoch (SGAL).
+        Cumulative sample loss up to the peak epoch (SGAL).
     csl_scores_ : ndarray of shape (n_samples,)
         Cumulative sample loss over all epochs run (CSL).
     memorization_scores_ : ndarray of shape (n_samples,)
-        The ``proxy`` score.
+        The ``score_type`` score.
     mislabel_scores_ : ndarray of shape (n_samples,)
         CSG (larger = more likely mislabeled), the paper's mislabel detector.
     label_issues_ : ndarray of bool, shape (n_samples,)
@@ -116,15 +110,13 @@ class SampleGradientMemorization(ClassifierMixin, BaseEstimator):
         Weight norm at initialisation and after every epoch.
     mean_input_grad_history_ : ndarray of shape (n_iter_,)
         Mean squared input-gradient norm per epoch.
-    stop_epoch_ : int
-        Epoch (1-based) of the weight-norm peak, or the last epoch when no
-        peak was found.
+    peak_iter_ : int
+        Epoch (1-based) of the weight-norm peak, the last epoch the scores
+        sum over; the last epoch when no peak was found. With
+        ``final_model="stopped"`` it is also ``best_iter_``.
     peak_found_ : bool
         Whether a weight-norm peak was found.
-    n_iter_ : int
-        Number of epochs run.
-    net_ : skorch.NeuralNet
-        The fitted net used by :meth:`predict`.
+    %(training_attributes)s
 
     See Also
     --------
@@ -149,23 +141,17 @@ class SampleGradientMemorization(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
+        **BaseTorchEstimator._parameter_constraints,
         "hidden_layer_sizes": ["array-like"],
         "activation": [StrOptions({"relu", "tanh", "gelu"})],
         "optimizer": [StrOptions({"sgd", "adam"})],
-        "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
-        "weight_decay": [Interval(Real, 0, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
-        "patience": [Interval(Integral, 1, None, closed="left")],
         "final_model": [StrOptions({"stopped", "full"})],
-        "proxy": [StrOptions({"csg", "sgal", "csl"})],
+        "score_type": [StrOptions({"csg", "sgal", "csl"})],
         "label_issue_fraction": [Interval(Real, 0, 1, closed="neither"), None],
-        "dtype": [StrOptions({"float64", "float32"})],
-        "device": [str],
-        "n_jobs": N_JOBS_CONSTRAINT,
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
     }
+
+    #: the scores are those of the cross-entropy fit
+    _accepts_criterion = False
 
     def __init__(
         self,
@@ -173,14 +159,19 @@ class SampleGradientMemorization(ClassifierMixin, BaseEstimator):
         *,
         activation="relu",
         optimizer="sgd",
+        final_model="stopped",
+        score_type="csg",
+        label_issue_fraction=None,
         learning_rate_init=0.05,
-        weight_decay=5e-4,
+        alpha=5e-4,
         max_iter=100,
         batch_size=None,
-        patience=3,
-        final_model="stopped",
-        proxy="csg",
-        label_issue_fraction=None,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=3,
+        tol=1e-4,
+        warm_start=False,
+        callbacks=None,
         dtype="float64",
         device="cpu",
         n_jobs=None,
@@ -190,113 +181,101 @@ class SampleGradientMemorization(ClassifierMixin, BaseEstimator):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
         self.optimizer = optimizer
+        self.final_model = final_model
+        self.score_type = score_type
+        self.label_issue_fraction = label_issue_fraction
         self.learning_rate_init = learning_rate_init
-        self.weight_decay = weight_decay
+        self.alpha = alpha
         self.max_iter = max_iter
         self.batch_size = batch_size
-        self.patience = patience
-        self.final_model = final_model
-        self.proxy = proxy
-        self.label_issue_fraction = label_issue_fraction
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.warm_start = warm_start
+        self.callbacks = callbacks
         self.dtype = dtype
         self.device = device
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
 
-    @fit_or_restore
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Train the network and compute the scores of the training rows.
+    def _module_spec(self, X, n_outputs, sample_weight=None):
+        from sklearn_iclr26.memorization._modules import MLPNet
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data (scale it: input gradients depend on the scale).
-        y : array-like of shape (n_samples,)
-            Observed (possibly noisy) labels.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Per-row loss weights; rows of zero weight get zero CSG.
+        return MLPNet, {
+            "n_features": X.shape[1],
+            "n_outputs": n_outputs,
+            "hidden_layer_sizes": check_hidden_layer_sizes(
+                self.hidden_layer_sizes, allow_empty=False
+            ),
+            "activation": self.activation,
+        }
 
-        Returns
-        -------
-        self : object
-            Fitted estimator.
-        """
-        from sklearn_iclr26.memorization._modules import (
-            MLPNet,
-            PerSampleCrossEntropy,
-            SGDMomentum,
+    def _criterion_spec(self, n_outputs):
+        from sklearn_iclr26.memorization._modules import PerSampleCrossEntropy
+
+        return PerSampleCrossEntropy, None
+
+    def _training_options(self, X, y):
+        from sklearn_iclr26.memorization._cumulative_sample_gradient import (
+            CumulativeSampleGradient,
         )
+        from sklearn_iclr26.memorization._modules import SGDMomentum
 
-        X, _, y_enc, sample_weight = validate_classifier_fit_data(
-            self, X, y, sample_weight, dtype=[np.float64, np.float32]
-        )
-        hidden = hidden_sizes(self.hidden_layer_sizes)
-        n = X.shape[0]
+        # with early_stopping the validation stop ends training and picks the
+        # weights; the weight-norm peak then only bounds the scores
         callback = CumulativeSampleGradient(
-            patience=self.patience, stop_at_peak=self.final_model == "stopped"
+            patience=self.n_iter_no_change,
+            stop_at_peak=self.final_model == "stopped" and not self.early_stopping,
         )
-        net = train_module(
-            MLPNet,
-            X,
-            y_enc,
-            criterion=PerSampleCrossEntropy,
-            module_params={
-                "n_features": X.shape[1],
-                "n_outputs": len(self.classes_),
-                "hidden_layer_sizes": hidden,
-                "activation": self.activation,
-            },
-            sample_weight=sample_weight,
-            aux={"sample_id": np.arange(n, dtype=np.int64)},
-            max_epochs=self.max_iter,
-            batch_size=self.batch_size,
-            learning_rate=self.learning_rate_init,
-            optimizer=SGDMomentum if self.optimizer == "sgd" else "adam",
-            weight_decay=self.weight_decay,
-            dtype=self.dtype,
-            device=self.device,
-            random_state=self.random_state,
-            n_jobs=self.n_jobs,
-            verbose=self.verbose,
-            callbacks=[callback],
-        )
-        self.net_ = net
-        self.n_iter_ = len(callback.mean_input_grad_history_)
+        return {
+            "aux": {"sample_id": np.arange(X.shape[0], dtype=np.int64)},
+            "optimizer": SGDMomentum if self.optimizer == "sgd" else "adam",
+            "callbacks": [("cumulative_sample_gradient", callback)],
+        }
+
+    def _after_training(self, X, y):
+        callback = dict(self.net_.callbacks_)["cumulative_sample_gradient"]
+        n = X.shape[0]
         self.peak_found_ = callback.peak_epoch_ is not None
         if self.peak_found_:
-            self.stop_epoch_ = int(callback.peak_epoch_)
+            self.peak_iter_ = int(callback.peak_epoch_)
+            if callback._stopped:  # this run stopped there and restored them
+                self.best_iter_ = self.peak_iter_
         else:
-            self.stop_epoch_ = self.n_iter_
+            self.peak_iter_ = self.n_iter_
             warn_user(
-                f"No weight-norm peak was found within max_iter={self.max_iter} "
-                f"epochs (weight_decay={self.weight_decay}): the scores sum over "
-                "all epochs and the model of the last epoch is used. Increase "
-                "max_iter or weight_decay."
+                f"No weight-norm peak was found in the {self.n_iter_} epochs run "
+                f"(max_iter={self.max_iter}, alpha={self.alpha}): the scores sum "
+                "over all epochs and the model of the last epoch is used. Increase "
+                "max_iter or alpha."
             )
-        self.csg_scores_ = callback.csg_at_peak_
-        self.sgal_scores_ = callback.csl_at_peak_
-        self.csl_scores_ = callback.csl_
+
+        def full(scores):  # rows held out by early_stopping score 0
+            return np.pad(scores, (0, n - len(scores)))
+
+        self.csg_scores_ = full(callback.csg_at_peak_)
+        self.sgal_scores_ = full(callback.csl_at_peak_)
+        self.csl_scores_ = full(callback.csl_)
         self.weight_norm_history_ = np.asarray(callback.weight_norm_history_)
         self.mean_input_grad_history_ = np.asarray(callback.mean_input_grad_history_)
         self.memorization_scores_ = {
             "csg": self.csg_scores_,
             "sgal": self.sgal_scores_,
             "csl": self.csl_scores_,
-        }[self.proxy]
+        }[self.score_type]
         self.mislabel_scores_ = self.csg_scores_
 
         if self.label_issue_fraction is None:
             state = callback.peak_state_dict()
-            if state is None or self.final_model == "stopped":
-                score_net = net
-            else:
-                module = copy.deepcopy(net.module_)
+            score_net = self.net_
+            if state is not None and self.final_model != "stopped":
+                module = copy.deepcopy(self.net_.module_)
                 module.load_state_dict(state)
-                score_net = NetView(module, net.device)
+                score_net = NetView(module, self.net_.device)
             logits = forward_module(score_net, X, dtype=self.dtype, n_jobs=self.n_jobs)
-            n_issues = int(np.sum(np.argmax(logits, axis=1) != y_enc))
+            n_issues = int(np.sum(np.argmax(logits, axis=1) != y))
         else:
             n_issues = round(self.label_issue_fraction * n)
         mask = np.zeros(n, dtype=bool)
@@ -306,10 +285,9 @@ class SampleGradientMemorization(ClassifierMixin, BaseEstimator):
         self.label_issues_ = mask
         log_progress(
             self,
-            f"weight-norm peak at epoch {self.stop_epoch_} of {self.n_iter_} run; "
+            f"weight-norm peak at epoch {self.peak_iter_} of {self.n_iter_} run; "
             f"{n_issues} label issues flagged",
         )
-        return self
 
     def find_label_issues(
         self, X, y, sample_weight=None, *, return_indices_ranked_by=None
@@ -355,55 +333,8 @@ class SampleGradientMemorization(ClassifierMixin, BaseEstimator):
         idx = np.flatnonzero(self.label_issues_)
         return idx[np.argsort(-scores[idx], kind="stable")]
 
-    def _logits(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        return forward_module(self.net_, X, dtype=self.dtype, n_jobs=self.n_jobs)
-
     def _representation(self, X):
         """Last hidden layer of the fitted network (for the memorization probe)."""
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        return forward_module(
-            self.net_,
-            X,
-            dtype=self.dtype,
-            n_jobs=self.n_jobs,
-            func=lambda module, xb, **aux: module.representation(xb),
+        return self._forward(
+            X, func=lambda module, xb, **aux: module.representation(xb)
         )
-
-    def predict_proba(self, X):
-        """Class probabilities of the final model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input data.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Columns follow ``classes_``.
-        """
-        return softmax(self._logits(X))
-
-    def predict(self, X):
-        """Predicted class labels of the final model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input data.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            The most probable class.
-        """
-        logits = self._logits(X)
-        return self.classes_[np.argmax(logits, axis=1)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.non_deterministic = False
-        return tags

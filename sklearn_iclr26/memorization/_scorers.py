@@ -19,7 +19,7 @@ def random_label_accuracy(estimator, X, y=None, sample_weight=None):
 
     Z = estimator._representation(X)
     probe = RandomLabelProbe(n_label_sets=5, random_state=0).fit(np.asarray(Z))
-    return probe.random_label_accuracy_
+    return probe.accuracy_
 
 
 SCORERS = {

@@ -11,7 +11,7 @@ TEST_PARAMS = {
         {
             "hidden_layer_sizes": (16, 16),
             "max_iter": 30,
-            "reg_lambda": 0.5,
+            "memorization_weight": 0.5,
             "rlp_layers": (0, 1),
             "n_label_sets": 2,
             "n_random_labels": 3,
@@ -23,13 +23,13 @@ TEST_PARAMS = {
 
 _RANDOM_LABELS_PER_ROW = (
     "every row draws its own random labels, so a repeated row gets labels of "
-    "its own while a weighted row keeps one; with reg_lambda > 0 these labels "
+    "its own while a weighted row keeps one; with memorization_weight > 0 these labels "
     "shape the features, so weighting is not repeating"
 )
 
 
 def _rlp_failures(estimator):
-    if estimator.reg_lambda > 0:
+    if estimator.memorization_weight > 0:
         return {"check_sample_weight_equivalence_on_dense_data": _RANDOM_LABELS_PER_ROW}
     return {}
 

@@ -12,8 +12,8 @@ def run_demo():
     Returns
     -------
     results : list of dict
-        Keys ``estimator``, ``dataset``, ``metric``, ``value``, ``baseline``,
-        ``baseline_value``.
+        Keys ``method``, ``estimator``, ``dataset``, ``metric``, ``value``,
+        ``baseline``, ``baseline_value``.
     """
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
@@ -40,6 +40,7 @@ def run_demo():
     name, base = "ConNASSearch", "PenaltyNASSearch(penalty=0.001)"
     return [
         {
+            "method": "ConNAS",
             "estimator": name,
             "dataset": "digits",
             "metric": f"parameters of the chosen network (budget {budget:g})",
@@ -48,6 +49,7 @@ def run_demo():
             "baseline_value": penalty.best_cost_,
         },
         {
+            "method": "ConNAS",
             "estimator": name,
             "dataset": "digits",
             "metric": "test accuracy",

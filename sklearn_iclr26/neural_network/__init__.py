@@ -3,12 +3,19 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn_iclr26.neural_network._bayes_aug import BayesianAugmentationClassifier
-from sklearn_iclr26.neural_network._bayes_aug_regressor import (
+from sklearn_iclr26.neural_network._bayesian_augmentation_classifier import (
+    BayesianAugmentationClassifier,
+)
+from sklearn_iclr26.neural_network._bayesian_augmentation_regressor import (
     BayesianAugmentationRegressor,
 )
-from sklearn_iclr26.neural_network._ifusion import DiffusionInterestFusionClassifier
-from sklearn_iclr26.neural_network._meta_pcn import MetaPCNClassifier
+from sklearn_iclr26.neural_network._interaction_sequence_encoder import (
+    InteractionSequenceEncoder,
+)
+from sklearn_iclr26.neural_network._interest_fusion import (
+    DiffusionInterestFusionClassifier,
+)
+from sklearn_iclr26.neural_network._meta_pcn_classifier import MetaPCNClassifier
 from sklearn_iclr26.neural_network._meta_pcn_regressor import MetaPCNRegressor
 from sklearn_iclr26.neural_network._mlp_classifier import TorchMLPClassifier
 from sklearn_iclr26.neural_network._mlp_regressor import TorchMLPRegressor
@@ -17,6 +24,7 @@ __all__ = [
     "BayesianAugmentationClassifier",
     "BayesianAugmentationRegressor",
     "DiffusionInterestFusionClassifier",
+    "InteractionSequenceEncoder",
     "MetaPCNClassifier",
     "MetaPCNRegressor",
     "TorchMLPClassifier",

@@ -24,6 +24,10 @@ A subclass says only what is its own:
     ``NeuralNet`` subclass with its own ``train_step``).
 ``_after_training(X, y)``
     Fitted attributes read from ``net_.history`` and the callbacks.
+``_own_early_stopping`` (class attribute, default False)
+    True where the method's own callback (from ``_training_options`` or
+    ``_train(callbacks=...)``) does the early stopping on a metric of its
+    own: the base then holds no rows out and adds no ``EarlyStopping``.
 
 **Protected entry points** (a contract with the other families:
 ``label_noise``, ``nas``; change them only together with their callers):
@@ -265,6 +269,11 @@ class BaseTorchEstimator(BaseEstimator, metaclass=ABCMeta):
     #: whether ``_fit_with_criterion`` may replace the estimator's loss
     _accepts_criterion = True
 
+    #: ``early_stopping`` is done by the estimator's own callback (on a metric
+    #: other than the held-out training loss); the base then neither holds
+    #: rows out nor adds skorch's ``EarlyStopping``
+    _own_early_stopping = False
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         doc = cls.__dict__.get("__doc__")
@@ -380,7 +389,7 @@ class BaseTorchEstimator(BaseEstimator, metaclass=ABCMeta):
             all_callbacks.append(("progress", EpochProgress(self, self.max_iter)))
         X_fit, y_fit, weight_fit, aux_fit = X, y, sample_weight, aux
         validation = None
-        if self.early_stopping:
+        if self.early_stopping and not self._own_early_stopping:
             from skorch.callbacks import EarlyStopping
 
             rows, valid = self._validation_split(X, y)
@@ -447,7 +456,7 @@ class BaseTorchEstimator(BaseEstimator, metaclass=ABCMeta):
         self.loss_curve_ = [float(h.get("train_loss", np.nan)) for h in history]
         self.validation_loss_curve_ = None
         self.best_iter_ = self.n_iter_
-        if self.early_stopping:
+        if self.early_stopping and not self._own_early_stopping:
             self.validation_loss_curve_ = [
                 float(h.get("valid_loss", np.nan)) for h in history
             ]

@@ -29,6 +29,7 @@ from sklearn_iclr26.ot._trees import (
     sort_lines,
 )
 from sklearn_iclr26.utils._batching import batched
+from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["TreeSlicedEmbedding"]
 
@@ -96,6 +97,9 @@ class TreeSlicedEmbedding(
         Cells per line; ``None`` is exact.
     random_state : int, RandomState instance or None, default=None
         Seed of the tree system.
+    verbose : int, default=0
+        Print the tree system drawn and the embedding's size (and grid error
+        bound) when positive.
 
     Attributes
     ----------
@@ -142,6 +146,7 @@ class TreeSlicedEmbedding(
         "delta": [Interval(Real, 0, None, closed="left")],
         "n_bins": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -156,6 +161,7 @@ class TreeSlicedEmbedding(
         delta=2.0,
         n_bins=None,
         random_state=None,
+        verbose=0,
     ):
         self.support = support
         self.n_trees = n_trees
@@ -166,6 +172,7 @@ class TreeSlicedEmbedding(
         self.delta = delta
         self.n_bins = n_bins
         self.random_state = random_state
+        self.verbose = verbose
 
     @staticmethod
     def from_clouds(clouds, weights=None):
@@ -261,6 +268,11 @@ class TreeSlicedEmbedding(
                 random_state=self.random_state,
             )
         )
+        log_progress(
+            self,
+            f"drew {self.n_trees} trees of {self.n_lines} lines on "
+            f"{support.shape[0]} support points in {support.shape[1]} dimensions",
+        )
         roots, theta = self.trees_
         t, s = project(support, roots, theta, self.splitting, self.delta)
         order, ss, length, left = sort_lines(t, s)
@@ -273,6 +285,11 @@ class TreeSlicedEmbedding(
             self._weights = self._overlaps(order, length, t) / self.n_trees
         per_line = m if self.n_bins is None else self.n_bins + 1
         self._n_features_out = self._weights.shape[0] * per_line
+        log_progress(
+            self,
+            f"{self._n_features_out} features, grid error bound "
+            f"{self.grid_error_bound_:.3g}",
+        )
         return self
 
     def _overlaps(self, order, length, t):

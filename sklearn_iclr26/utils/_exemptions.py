@@ -45,10 +45,6 @@ DEFAULT_PARAMS_EXEMPTIONS = {
         ),
         "missing": "layout",
     },
-    "GLearner": {
-        "reason": "alias of GeodesicCATERegressor (same class, same reason).",
-        "missing": "`treatment`",
-    },
     "GeodesicCATERegressor": {
         "reason": (
             "fit needs a binary treatment vector (metadata `treatment`, or a user-named"

@@ -71,6 +71,9 @@ def all_estimators(type_filter=None):
             issubclass(cls, BaseEstimator)
             and not inspect.isabstract(cls)
             and not cls.__name__.startswith("Base")
+            # skorch NeuralNet subclasses (a family's training net, e.g.
+            # PredictiveCodingNet) are the engine's, not public estimators
+            and not any(c.__module__.startswith("skorch") for c in cls.__mro__)
         )
 
     estimators = _walk_public_classes(is_estimator)

@@ -4,17 +4,18 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
-from sklearn.base import RegressorMixin, _fit_context
+from sklearn.base import _fit_context
 from sklearn.linear_model import RidgeCV
 from sklearn.utils.validation import validate_data
 
 from sklearn_iclr26.ensemble._base import BaseAdaptiveComposition
+from sklearn_iclr26.neural_network._torch_estimator import TorchRegressorMixin
 from sklearn_iclr26.utils._torch import fit_or_restore
 
 __all__ = ["AdaptiveCompositionRegressor"]
 
 
-class AdaptiveCompositionRegressor(RegressorMixin, BaseAdaptiveComposition):
+class AdaptiveCompositionRegressor(TorchRegressorMixin, BaseAdaptiveComposition):
     """Compose a hub of task modules for a new regression task (MoMa's AMC).
 
     Adaptive module composition (Wang et al., "MoMa", ICLR 2026), as the
@@ -35,6 +36,12 @@ class AdaptiveCompositionRegressor(RegressorMixin, BaseAdaptiveComposition):
        network for ``max_iter`` epochs; ``merge="predictions"`` fits a new
        linear head (``RidgeCV``) on each selected module's
        embedding and averages the heads' predictions with the weights.
+
+    The target is standardised (both the fine-tuned network and the heads
+    predict the standardised target). The training parameters
+    (``max_iter``, ``learning_rate_init``, ``early_stopping``...) are those
+    of the fine-tune of the merged network (``merge="weights"``);
+    ``random_state`` also seeds the proxy subsample.
 
     Parameters
     ----------
@@ -59,24 +66,7 @@ class AdaptiveCompositionRegressor(RegressorMixin, BaseAdaptiveComposition):
     merge : {"weights", "predictions"}, default=None
         ``None`` means ``"weights"`` when every module is a torch MLP of the
         package, else ``"predictions"``.
-    max_iter : int, default=200
-        Fine-tune epochs (``merge="weights"``).
-    learning_rate_init : float, default=1e-2
-        Adam learning rate of the fine-tune.
-    batch_size : int or None, default=None
-        Fine-tune mini-batch size; ``None`` means full batch.
-    alpha : float, default=0.0
-        L2 penalty (weight decay) of the fine-tune.
-    dtype : {"float64", "float32"}, default="float64"
-        Precision of the fine-tuned network.
-    device : str, default="cpu"
-        torch device.
-    n_jobs : int or None, default=None
-        torch threads; ``None`` means 1.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the proxy subsample, the new head and the fine-tune.
-    verbose : int, default=0
-        If positive, print the proxy errors, weights and fine-tune losses.
+    %(training_parameters)s
 
     Attributes
     ----------
@@ -92,14 +82,24 @@ class AdaptiveCompositionRegressor(RegressorMixin, BaseAdaptiveComposition):
         Downstream rows used by the proxy.
     merge_ : str
         The merge mode used.
-    net_ : skorch.NeuralNet
-        Fine-tuned merged network (``merge_ == "weights"``).
     heads_ : list of estimators
         One head per selected module (``merge_ == "predictions"``).
+    head_n_iter_ : int
+        The largest number of solver iterations of the heads
+        (``merge_ == "predictions"``; 1 for the closed-form ridge).
     n_iter_ : int
-        Fine-tune epochs run (``merge_ == "weights"``), or the largest number of
-        solver iterations of the heads (``merge_ == "predictions"``; 1 for the
-        closed-form ridge).
+        Fine-tune epochs run (accumulated over ``warm_start`` refits); 0 when
+        ``merge_ == "predictions"`` (no network is fine-tuned).
+    loss_curve_ : list of float
+        Fine-tune training loss of each epoch; ``len(loss_curve_) == n_iter_``.
+    validation_loss_curve_ : list of float or None
+        Fine-tune validation loss of each epoch when ``early_stopping=True``
+        (``merge_ == "weights"``), else None.
+    best_iter_ : int
+        The fine-tune epoch whose weights are kept (1-based): the best
+        validation epoch with early stopping, else ``n_iter_``.
+    net_ : skorch.NeuralNet
+        Fine-tuned merged network (``merge_ == "weights"`` only).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -132,14 +132,9 @@ class AdaptiveCompositionRegressor(RegressorMixin, BaseAdaptiveComposition):
         X_checked, y = validate_data(
             self, X, y, y_numeric=True, multi_output=True, dtype="numeric"
         )
-        y = np.asarray(y, dtype=np.float64)
-        self._y_ndim = y.ndim
-        Y = y.reshape(len(y), -1)
-        self._y_mean = Y.mean(axis=0)
-        std = Y.std(axis=0)
-        self._y_scale = np.where(std > 0, std, 1.0)
         X_mod = X if hasattr(X, "columns") else X_checked
-        return X_mod, Y, (Y - self._y_mean) / self._y_scale
+        Y = np.asarray(y, dtype=np.float64).reshape(len(y), -1)
+        return X_mod, Y, self._standardize_targets(y, None)
 
     def _n_outputs(self):
         return self._y_mean.shape[0]
@@ -147,18 +142,12 @@ class AdaptiveCompositionRegressor(RegressorMixin, BaseAdaptiveComposition):
     def _proxy_error(self, proxy, target):
         return float(np.mean(np.abs(proxy - target)))
 
-    def _finetune_spec(self, n_outputs):
-        from torch import nn
-
-        return nn.MSELoss, {"reduction": "none"}
-
     def _make_head(self):
         # no per-feature scaling: a hidden unit active on a handful of training
         # rows would get a tiny scale and blow up on test rows
         return RidgeCV(alphas=np.logspace(-3, 4, 15))
 
-    @staticmethod
-    def _head_output(head, embedding):
+    def _head_output(self, head, embedding):
         return np.asarray(head.predict(embedding), dtype=np.float64).reshape(
             len(embedding), -1
         )
@@ -181,25 +170,3 @@ class AdaptiveCompositionRegressor(RegressorMixin, BaseAdaptiveComposition):
             Fitted estimator.
         """
         return self._fit(X, y)
-
-    def predict(self, X):
-        """Predict the downstream target.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Inputs.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
-        """
-        # both the fine-tuned network and the heads predict the standardised
-        # target
-        out = self._raw_output(X) * self._y_scale + self._y_mean
-        return out.ravel() if self._y_ndim == 1 else out
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        return tags

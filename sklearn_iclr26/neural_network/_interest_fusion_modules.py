@@ -21,11 +21,11 @@ are not (``doc/ifusion.rst`` lists which is which):
   point ``x_T = sqrt(abar_T) x_0`` (deterministic predictions) and takes one
   consistency step, or ``n_steps`` deterministic DDIM steps.
 * training loss per sample: binary cross-entropy of the click logit, plus
-  ``lambda_evol`` times the DDPM ``x_0``-prediction loss (the
+  ``evolution_weight`` times the DDPM ``x_0``-prediction loss (the
   interest-evolution loss; conditions dropped with probability
-  ``cond_dropout``) and ``lambda_orth`` times ``(g_cp . g_tf)^2 / d``, both
+  ``cond_dropout``) and ``orthogonality_weight`` times ``(g_cp . g_tf)^2 / d``, both
   of one stage drawn at random per batch (an unbiased estimate of their mean
-  over the stages), plus, at every stage, ``lambda_cons`` times the
+  over the stages), plus, at every stage, ``consistency_weight`` times the
   consistency loss ``||f(x_t, t) - sg c||^2 / (sg ||c - x_0||^2 + 1e-3 d)``,
   ``c = f(x_T, T)``, at a random
   ``t < T`` on the deterministic DDIM path from ``x_T`` (the line of the
@@ -104,9 +104,9 @@ class IFusionModule(nn.Module):
         hidden_layer_sizes,
         n_diffusion_steps,
         guidance_scales,
-        lambda_evol,
-        lambda_orth,
-        lambda_cons,
+        evolution_weight,
+        orthogonality_weight,
+        consistency_weight,
         cond_dropout,
         dtype=None,
     ):
@@ -119,9 +119,9 @@ class IFusionModule(nn.Module):
         self.has_candidate = bool(has_candidate)
         self.n_diffusion_steps = int(n_diffusion_steps)
         self.guidance_scales = tuple(float(g) for g in guidance_scales)
-        self.lambda_evol = float(lambda_evol)
-        self.lambda_orth = float(lambda_orth)
-        self.lambda_cons = float(lambda_cons)
+        self.evolution_weight = float(evolution_weight)
+        self.orthogonality_weight = float(orthogonality_weight)
+        self.consistency_weight = float(consistency_weight)
         self.cond_dropout = float(cond_dropout)
         kw = {"dtype": dtype}
         if self.ids:
@@ -274,7 +274,9 @@ class IFusionModule(nn.Module):
             int(torch.randint(self.n_sessions, (1,)).item()) if self.training else -1
         )
         consistency = (
-            self.training and self.lambda_cons > 0 and self.n_diffusion_steps >= 2
+            self.training
+            and self.consistency_weight > 0
+            and self.n_diffusion_steps >= 2
         )
         for k in range(self.n_sessions):
             g_cp, g_tf = self.guidance(k, x, ses_emb, ses_mask, s_vec)
@@ -282,7 +284,7 @@ class IFusionModule(nn.Module):
             if k == aux_stage:
                 penalty = penalty + self._stage_penalty(x.detach(), g_cp, g_tf)
             if consistency:
-                penalty = penalty + self.lambda_cons * self._consistency(
+                penalty = penalty + self.consistency_weight * self._consistency(
                     x.detach(), x_next, g_cp, g_tf
                 )
             x = x_next
@@ -293,7 +295,7 @@ class IFusionModule(nn.Module):
         n = x0.shape[0]
         device = x0.device
         total = x0.new_zeros(n)
-        if self.lambda_evol > 0:
+        if self.evolution_weight > 0:
             t = torch.randint(1, T + 1, (n,), device=device)
             a = self.abar[t].unsqueeze(-1)
             x_t = a.sqrt() * x0 + (1.0 - a).sqrt() * torch.randn_like(x0)
@@ -306,9 +308,11 @@ class IFusionModule(nn.Module):
             c_cp = keep_cp * g_cp + (1.0 - keep_cp) * self.null_cp
             c_tf = keep_tf * g_tf + (1.0 - keep_tf) * self.null_tf
             pred = self.denoise(x_t, t, c_cp, c_tf)
-            total = total + self.lambda_evol * ((pred - x0) ** 2).mean(dim=-1)
-        if self.lambda_orth > 0:
-            total = total + self.lambda_orth * orthogonality_penalty(g_cp, g_tf)
+            total = total + self.evolution_weight * ((pred - x0) ** 2).mean(dim=-1)
+        if self.orthogonality_weight > 0:
+            total = total + self.orthogonality_weight * orthogonality_penalty(
+                g_cp, g_tf
+            )
         return total
 
     def _consistency(self, x0, c, g_cp, g_tf):

@@ -1,4 +1,10 @@
-"""OPTIMA-style Bayesian data augmentation: augmentation learned by an ELBO."""
+"""OPTIMA-style Bayesian data augmentation: the shared part.
+
+:class:`BaseBayesianAugmentation` holds the augmentation parameters, the
+module (an MLP behind a learned augmenter) and the ELBO loss; the training
+parameters, the engine call and the training record are the torch base's
+(:mod:`sklearn_iclr26.neural_network._torch_estimator`).
+"""
 
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
@@ -6,35 +12,29 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import is_classifier
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_iclr26.neural_network._base import _ACTIVATIONS
+from sklearn_iclr26.neural_network._torch_estimator import (
+    DTYPES,
+    BaseTorchEstimator,
+)
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
 from sklearn_iclr26.utils._random import seed_from_random_state
-from sklearn_iclr26.utils._torch import fit_or_restore, forward_module, train_module
-from sklearn_iclr26.utils._validation import (
-    N_JOBS_CONSTRAINT,
-    validate_classifier_fit_data,
-)
-
-__all__ = ["BayesianAugmentationClassifier"]
+from sklearn_iclr26.utils._torch import forward_module
+from sklearn_iclr26.utils._validation import check_hidden_layer_sizes
 
 _AUGMENTERS = ("none", "gaussian", "mixup", "dropout")
 _DEFAULT_STRENGTH = {"none": 0.0, "gaussian": 0.1, "mixup": 0.2, "dropout": 0.1}
 
 
-def _softmax(logits):
-    logits = logits - logits.max(axis=1, keepdims=True)
-    proba = np.exp(logits)
-    return proba / proba.sum(axis=1, keepdims=True)
-
-
-class BaseBayesianAugmentation(BaseEstimator):
+class BaseBayesianAugmentation(BaseTorchEstimator):
     """Hyperparameters and training of the Bayesian-augmentation networks."""
 
     _parameter_constraints: dict = {
+        **BaseTorchEstimator._parameter_constraints,
         "hidden_layer_sizes": ["array-like"],
         "activation": [StrOptions(set(_ACTIVATIONS))],
         "augmenter": [StrOptions(set(_AUGMENTERS))],
@@ -52,16 +52,10 @@ class BaseBayesianAugmentation(BaseEstimator):
         "categorical_blocks": [list, tuple, None],
         "init_swap_proba": [Interval(Real, 0, 1, closed="left")],
         "swap_temperature": [Interval(Real, 0, None, closed="neither")],
-        "alpha": [Interval(Real, 0, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
-        "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "dtype": [StrOptions({"float64", "float32"})],
-        "device": [str],
-        "n_jobs": N_JOBS_CONSTRAINT,
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
     }
+
+    # the ELBO is the method: no other criterion replaces it
+    _accepts_criterion = False
 
     def __init__(
         self,
@@ -87,6 +81,12 @@ class BaseBayesianAugmentation(BaseEstimator):
         batch_size=None,
         learning_rate_init=1e-2,
         max_iter=200,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-4,
+        warm_start=False,
+        callbacks=None,
         dtype="float64",
         device="cpu",
         n_jobs=None,
@@ -114,13 +114,17 @@ class BaseBayesianAugmentation(BaseEstimator):
         self.batch_size = batch_size
         self.learning_rate_init = learning_rate_init
         self.max_iter = max_iter
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.warm_start = warm_start
+        self.callbacks = callbacks
         self.dtype = dtype
         self.device = device
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
-
-    _classification = True
 
     def _strength0(self):
         s = _DEFAULT_STRENGTH[self.augmenter]
@@ -200,16 +204,28 @@ class BaseBayesianAugmentation(BaseEstimator):
         ]
         return blocks, frequencies
 
-    def _train(self, X, y, n_outputs, sample_weight):
-        import torch
+    def _training_options(self, X, y):
+        self._check_settings()
+        # the KL term is divided by the number of rows given to fit
+        self._n_train = X.shape[0]
+        return {
+            # the augmenter's own optimizer group, without weight decay
+            "optimizer_param_groups": [
+                (
+                    "augmenter.*",
+                    {
+                        "lr": self.augmenter_lr_ratio * self.learning_rate_init,
+                        "weight_decay": 0.0,
+                    },
+                )
+            ]
+        }
 
-        from sklearn_iclr26.neural_network._bayes_aug_modules import (
-            AugmentedLoss,
+    def _module_spec(self, X, n_outputs, sample_weight=None):
+        from sklearn_iclr26.neural_network._bayesian_augmentation_modules import (
             AugmentedMLPModule,
         )
-        from sklearn_iclr26.utils._skorch_net import EpochProgress
 
-        self._check_settings()
         strength = self._strength0()
         # C order: a DataFrame's (F-ordered) values give the same statistics
         # to the last bit as the equivalent array
@@ -223,18 +239,11 @@ class BaseBayesianAugmentation(BaseEstimator):
                 "learn_augmentation=False, q_init_std=0 for no swaps, got "
                 f"{swap_p0}."
             )
-        self.categorical_blocks_ = [np.asarray(c, dtype=np.intp) for c in blocks]
-        hidden = tuple(int(h) for h in np.atleast_1d(self.hidden_layer_sizes))
-        if any(h < 1 for h in hidden):
-            raise ValueError(
-                f"hidden_layer_sizes must be positive, got {self.hidden_layer_sizes}."
-            )
         scale = X.std(axis=0)
-        scale = np.where(scale > 0, scale, 1.0)
-        module_params = {
+        return AugmentedMLPModule, {
             "n_features": X.shape[1],
             "n_outputs": n_outputs,
-            "hidden_layer_sizes": hidden,
+            "hidden_layer_sizes": check_hidden_layer_sizes(self.hidden_layer_sizes),
             "activation": self.activation,
             "augmenter": self.augmenter,
             "init_strength": strength,
@@ -242,63 +251,36 @@ class BaseBayesianAugmentation(BaseEstimator):
             "learn_augmentation": bool(self.learn_augmentation),
             "prior_scale": float(self.prior_scale),
             "n_aug_samples": int(self.n_aug_samples),
-            "feature_scale": torch.as_tensor(scale),
+            "feature_scale": np.where(scale > 0, scale, 1.0),
             "categorical_blocks": blocks,
             "category_frequencies": frequencies,
             "init_swap_proba": swap_p0,
             "swap_temperature": float(self.swap_temperature),
         }
-        criterion_params = {
-            "classification": self._classification,
+
+    def _criterion_spec(self, n_outputs):
+        from sklearn_iclr26.neural_network._bayesian_augmentation_modules import (
+            AugmentedLoss,
+        )
+
+        return AugmentedLoss, {
+            "classification": is_classifier(self),
             "likelihood": self.likelihood,
             "n_aug_samples": int(self.n_aug_samples),
             "kl_weight": float(self.kl_weight),
             "kl_scale": self.kl_scale,
-            "n_train": X.shape[0],
+            "n_train": self._n_train,
             "strength_reward": float(self.strength_reward),
         }
-        callbacks = []
-        if self.verbose:
-            callbacks.append(("progress", EpochProgress(self, self.max_iter)))
-        self.net_ = train_module(
-            AugmentedMLPModule,
-            X,
-            y,
-            criterion=AugmentedLoss,
-            criterion_params=criterion_params,
-            module_params=module_params,
-            sample_weight=sample_weight,
-            max_epochs=self.max_iter,
-            batch_size=self.batch_size,
-            learning_rate=self.learning_rate_init,
-            weight_decay=self.alpha,
-            optimizer_param_groups=[
-                (
-                    "augmenter.*",
-                    {
-                        "lr": self.augmenter_lr_ratio * self.learning_rate_init,
-                        "weight_decay": 0.0,
-                    },
-                )
-            ],
-            dtype=self.dtype,
-            device=self.device,
-            random_state=self.random_state,
-            n_jobs=self.n_jobs,
-            callbacks=callbacks,
-        )
-        self.n_iter_ = len(self.net_.history)
-        self.loss_curve_ = np.array(
-            [
-                np.average(
-                    [b["train_loss"] for b in epoch["batches"]],
-                    weights=[b["train_batch_size"] for b in epoch["batches"]],
-                )
-                for epoch in self.net_.history
-            ]
-        )
-        self.elbo_history_ = -self.loss_curve_
-        aug = self.net_.module_.augmenter
+
+    def _after_training(self, X, y):
+        import torch
+
+        module = self.net_.module_
+        blocks = self._fitted_module_spec[1]["categorical_blocks"]
+        self.categorical_blocks_ = [np.asarray(c, dtype=np.intp) for c in blocks]
+        self.elbo_history_ = -np.asarray(self.loss_curve_)
+        aug = module.augmenter
         with torch.no_grad():
             posterior = {"strength": aug.strength().cpu().numpy().astype(float)}
             if aug.q_mean is not None:
@@ -310,7 +292,7 @@ class BaseBayesianAugmentation(BaseEstimator):
                 )
                 posterior["prior_mean"] = aug.prior_mean.cpu().numpy().astype(float)
                 posterior["prior_scale"] = float(self.prior_scale)
-            swap = self.net_.module_.swap
+            swap = module.swap
             if swap is not None:
                 posterior["swap_proba"] = swap.proba().cpu().numpy().astype(float)
                 if swap.q_mean is not None:
@@ -324,16 +306,15 @@ class BaseBayesianAugmentation(BaseEstimator):
                         swap.prior_mean.cpu().numpy().astype(float)
                     )
         self.augmentation_posterior_ = posterior
-        return self
 
     def _raw_decision(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         module = self.net_.module_
         if not self.aug_at_predict or (
             self.augmenter == "none" and module.swap is None
         ):
-            return forward_module(self.net_, X, dtype=self.dtype, n_jobs=self.n_jobs)
+            return self._forward(X)
+        X = validate_data(self, X, reset=False, dtype=DTYPES)
         # augmentations drawn up front (seeded), batched with X: the result
         # does not depend on the row batching
         rng = np.random.RandomState(seed_from_random_state(self.random_state))
@@ -349,7 +330,7 @@ class BaseBayesianAugmentation(BaseEstimator):
         if module.swap is not None:
             aux["eps_swap"] = rng.standard_normal((X.shape[0], k, module.swap.n_blocks))
             aux["uniform"] = rng.uniform(size=(X.shape[0], k, len(module.swap.columns)))
-        classification = self._classification
+        classification = is_classifier(self)
 
         def func(module, xb, eps_rho, noise, eps_swap=None, uniform=None):
             return module.predict_augmented(
@@ -364,11 +345,6 @@ class BaseBayesianAugmentation(BaseEstimator):
             n_jobs=self.n_jobs,
             func=func,
         )
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.non_deterministic = False
-        return tags
 
 
 _PARAMETERS_DOC = """hidden_layer_sizes : array-like of int, default=(32,)
@@ -448,32 +424,13 @@ _PARAMETERS_DOC = """hidden_layer_sizes : array-like of int, default=(32,)
         smooth them toward the mixture's probabilities.
     alpha : float, default=0.0
         L2 penalty (Adam ``weight_decay``) of the network's weights (the
-        point-mass posterior of the weights); the augmenter has none.
-    batch_size : int or None, default=None
-        Mini-batch size, clipped to ``n_samples``; ``None`` means full batch.
-    learning_rate_init : float, default=1e-2
-        Adam learning rate of the network.
-    max_iter : int, default=200
-        Number of epochs.
-    dtype : {"float64", "float32"}, default="float64"
-        Precision of the torch module.
-    device : str, default="cpu"
-        torch device, e.g. ``"cuda"``.
-    n_jobs : int or None, default=None
-        torch threads; ``None`` means 1, ``-1`` all cores; 0 is rejected.
-    random_state : int, RandomState instance or None, default=None
-        Seeds initialisation, shuffling and augmentation draws; a fixed
-        value gives bit-identical results.
-    verbose : int, default=0
-        If positive, print the training objective after each epoch."""
+        point-mass posterior of the weights); the augmenter has none."""
 
 _ATTRIBUTES_DOC = """n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit. Defined only when `X` has feature
         names that are all strings.
-    n_iter_ : int
-        Number of epochs run.
     augmentation_posterior_ : dict
         ``"strength"``: the strength at the posterior mean (per feature for
         the Gaussian augmenter); for a learned augmenter also ``"mean"`` and
@@ -486,111 +443,10 @@ _ATTRIBUTES_DOC = """n_features_in_ : int
     categorical_blocks_ : list of ndarray of int
         Column positions of each one-hot block (empty without
         ``categorical_blocks``).
-    loss_curve_ : ndarray of shape (n_iter_,)
-        Mean training objective per epoch (negative ELBO per sample).
     elbo_history_ : ndarray of shape (n_iter_,)
         ``-loss_curve_``: the per-sample ELBO estimate per epoch (with
         ``kl_weight=1``, ``kl_scale="n_samples"``; up to the Gaussian
-        constant for the regressor).
-    net_ : skorch.NeuralNet
-        The fitted skorch net; ``net_.module_.augmenter`` and
-        ``net_.module_.mlp`` are its parts."""
-
-
-class BayesianAugmentationClassifier(ClassifierMixin, BaseBayesianAugmentation):
-    __doc__ = f"""MLP classifier whose data augmentation is learned by an ELBO.
-
-    A tabular version of OPTIMA (Matymov et al., ICLR 2026): the parameters of
-    the augmentation are given a Gaussian variational posterior and a
-    Gaussian prior, and learned jointly with the network's weights by
-    maximising ``E_q[log p(y | augmented x)] - KL(q || p) / n_samples``
-    (reparameterised samples, ``n_aug_samples`` copies per row). The network
-    predicts on clean inputs by default. Fixed-strength augmentation, no
-    augmentation and an Augerino-style baseline are settings of the same
-    class (see ``learn_augmentation``, ``augmenter="none"`` and
-    ``strength_reward``).
-
-    Parameters
-    ----------
-    {_PARAMETERS_DOC}
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-        Class labels seen during fit.
-    {_ATTRIBUTES_DOC}
-
-    See Also
-    --------
-    BayesianAugmentationRegressor : The regression counterpart.
-    TorchMLPClassifier : The same network without augmentation.
-
-    Examples
-    --------
-    >>> from sklearn.datasets import load_iris
-    >>> from sklearn_iclr26.neural_network import BayesianAugmentationClassifier
-    >>> X, y = load_iris(return_X_y=True)
-    >>> clf = BayesianAugmentationClassifier(max_iter=50, random_state=0).fit(X, y)
-    >>> clf.predict_proba(X[:2]).shape
-    (2, 3)
-    >>> sorted(clf.augmentation_posterior_)
-    ['mean', 'prior_mean', 'prior_scale', 'std', 'strength']
-    """
-
-    _classification = True
-
-    @fit_or_restore
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Fit the network and the augmentation posterior.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data (finite).
-        y : array-like of shape (n_samples,)
-            Target labels.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Per-sample weights of the data term.
-
-        Returns
-        -------
-        self : object
-            Fitted estimator.
-        """
-        X, _, y_encoded, sample_weight = validate_classifier_fit_data(
-            self, X, y, sample_weight, dtype=[np.float64, np.float32]
-        )
-        return self._train(X, y_encoded, len(self.classes_), sample_weight)
-
-    def predict_proba(self, X):
-        """Class probabilities.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input data.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Softmax of the network on clean inputs (or the mean over
-            augmentations with ``aug_at_predict=True``).
-        """
-        return _softmax(self._raw_decision(X))
-
-    def predict(self, X):
-        """Predicted class labels.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Input data.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            The most probable class.
-        """
-        logits = self._raw_decision(X)  # NotFittedError before classes_ is read
-        return self.classes_[np.argmax(logits, axis=1)]
+        constant for the regressor); ``loss_curve_`` is the mean training
+        objective (negative ELBO per sample). ``net_.module_.augmenter`` and
+        ``net_.module_.mlp`` are the parts of the fitted net.
+    %(training_attributes)s"""

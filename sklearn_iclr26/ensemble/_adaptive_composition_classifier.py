@@ -4,23 +4,19 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
-from sklearn.base import ClassifierMixin, _fit_context
+from scipy.special import softmax
+from sklearn.base import _fit_context
 from sklearn.linear_model import LogisticRegression
 
 from sklearn_iclr26.ensemble._base import BaseAdaptiveComposition
+from sklearn_iclr26.neural_network._torch_estimator import TorchClassifierMixin
 from sklearn_iclr26.utils._torch import fit_or_restore
 from sklearn_iclr26.utils._validation import validate_classifier_fit_data
 
 __all__ = ["AdaptiveCompositionClassifier"]
 
 
-def _softmax(logits):
-    logits = logits - logits.max(axis=1, keepdims=True)
-    proba = np.exp(logits)
-    return proba / proba.sum(axis=1, keepdims=True)
-
-
-class AdaptiveCompositionClassifier(ClassifierMixin, BaseAdaptiveComposition):
+class AdaptiveCompositionClassifier(TorchClassifierMixin, BaseAdaptiveComposition):
     """Compose a hub of task modules for a new classification task (MoMa's AMC).
 
     As :class:`AdaptiveCompositionRegressor`, with one-hot class indicators as
@@ -29,6 +25,10 @@ class AdaptiveCompositionClassifier(ClassifierMixin, BaseAdaptiveComposition):
     blended frequencies to the one-hot labels, and the merged network is
     fine-tuned with cross-entropy (``merge="weights"``) or a logistic head per
     selected module is averaged in probability (``merge="predictions"``).
+
+    The training parameters (``max_iter``, ``learning_rate_init``,
+    ``early_stopping``...) are those of the fine-tune of the merged network
+    (``merge="weights"``); ``random_state`` also seeds the proxy subsample.
 
     Parameters
     ----------
@@ -49,24 +49,7 @@ class AdaptiveCompositionClassifier(ClassifierMixin, BaseAdaptiveComposition):
     merge : {"weights", "predictions"}, default=None
         ``None`` means ``"weights"`` when every module is a torch MLP of the
         package, else ``"predictions"``.
-    max_iter : int, default=200
-        Fine-tune epochs (``merge="weights"``).
-    learning_rate_init : float, default=1e-2
-        Adam learning rate of the fine-tune.
-    batch_size : int or None, default=None
-        Fine-tune mini-batch size; ``None`` means full batch.
-    alpha : float, default=0.0
-        L2 penalty (weight decay) of the fine-tune.
-    dtype : {"float64", "float32"}, default="float64"
-        Precision of the fine-tuned network.
-    device : str, default="cpu"
-        torch device.
-    n_jobs : int or None, default=None
-        torch threads; ``None`` means 1.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the proxy subsample, the new head and the fine-tune.
-    verbose : int, default=0
-        If positive, print the proxy errors, weights and fine-tune losses.
+    %(training_parameters)s
 
     Attributes
     ----------
@@ -84,14 +67,24 @@ class AdaptiveCompositionClassifier(ClassifierMixin, BaseAdaptiveComposition):
         Downstream rows used by the proxy.
     merge_ : str
         The merge mode used.
-    net_ : skorch.NeuralNet
-        Fine-tuned merged network (``merge_ == "weights"``).
     heads_ : list of estimators
         One head per selected module (``merge_ == "predictions"``).
+    head_n_iter_ : int
+        The largest number of solver iterations of the heads
+        (``merge_ == "predictions"``).
     n_iter_ : int
-        Fine-tune epochs run (``merge_ == "weights"``), or the largest number of
-        solver iterations of the heads (``merge_ == "predictions"``; 1 for the
-        closed-form ridge).
+        Fine-tune epochs run (accumulated over ``warm_start`` refits); 0 when
+        ``merge_ == "predictions"`` (no network is fine-tuned).
+    loss_curve_ : list of float
+        Fine-tune training loss of each epoch; ``len(loss_curve_) == n_iter_``.
+    validation_loss_curve_ : list of float or None
+        Fine-tune validation loss of each epoch when ``early_stopping=True``
+        (``merge_ == "weights"``), else None.
+    best_iter_ : int
+        The fine-tune epoch whose weights are kept (1-based): the best
+        validation epoch with early stopping, else ``n_iter_``.
+    net_ : skorch.NeuralNet
+        Fine-tuned merged network (``merge_ == "weights"`` only).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -133,16 +126,10 @@ class AdaptiveCompositionClassifier(ClassifierMixin, BaseAdaptiveComposition):
     def _proxy_error(self, proxy, target):
         return float(np.mean(proxy.argmax(axis=1) != target.argmax(axis=1)))
 
-    def _finetune_spec(self, n_outputs):
-        from torch import nn
-
-        return nn.CrossEntropyLoss, {"reduction": "none"}
-
     def _make_head(self):
         return LogisticRegression(max_iter=1000)
 
-    @staticmethod
-    def _head_output(head, embedding):
+    def _head_output(self, head, embedding):
         return head.predict_proba(embedding)
 
     @fit_or_restore
@@ -175,23 +162,10 @@ class AdaptiveCompositionClassifier(ClassifierMixin, BaseAdaptiveComposition):
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
+            Softmax of the fine-tuned network's logits (``merge_ ==
+            "weights"``) or the weighted average of the heads' probabilities.
         """
-        out = self._raw_output(X)
+        out = self._raw_decision(X)
         if self.merge_ == "weights":
-            return _softmax(out)
+            return softmax(out, axis=1)
         return out / out.sum(axis=1, keepdims=True)
-
-    def predict(self, X):
-        """Predicted class labels.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Inputs.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]

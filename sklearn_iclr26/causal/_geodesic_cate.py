@@ -33,7 +33,7 @@ from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
-__all__ = ["GLearner", "GeodesicCATERegressor"]
+__all__ = ["GeodesicCATERegressor"]
 
 _COMBINE = ("propensity", "source", "adapted")
 
@@ -536,7 +536,3 @@ class GeodesicCATERegressor(BaseCATERegressor):
         """
         mu0, mu1 = self.predict_outcomes(X, combine=combine)
         return mu1 - mu0
-
-
-GLearner = GeodesicCATERegressor
-"""Alias of :class:`GeodesicCATERegressor` (the paper's name)."""

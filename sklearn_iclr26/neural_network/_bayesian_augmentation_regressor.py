@@ -1,0 +1,45 @@
+"""OPTIMA-style Bayesian data augmentation for regression."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from sklearn_iclr26.neural_network._bayesian_augmentation import (
+    _ATTRIBUTES_DOC,
+    _PARAMETERS_DOC,
+    BaseBayesianAugmentation,
+)
+from sklearn_iclr26.neural_network._torch_estimator import TorchRegressorMixin
+
+__all__ = ["BayesianAugmentationRegressor"]
+
+
+class BayesianAugmentationRegressor(TorchRegressorMixin, BaseBayesianAugmentation):
+    __doc__ = f"""MLP regressor whose data augmentation is learned by an ELBO.
+
+    Same method as :class:`BayesianAugmentationClassifier` with a
+    unit-variance Gaussian likelihood on the standardised targets (mixup
+    mixes the targets). Multi-output ``y`` is supported.
+
+    Parameters
+    ----------
+    {_PARAMETERS_DOC}
+    %(training_parameters)s
+
+    Attributes
+    ----------
+    {_ATTRIBUTES_DOC}
+
+    See Also
+    --------
+    BayesianAugmentationClassifier : The classification counterpart.
+    TorchMLPRegressor : The same network without augmentation.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn_iclr26.neural_network import BayesianAugmentationRegressor
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> reg = BayesianAugmentationRegressor(max_iter=50, random_state=0).fit(X, y)
+    >>> reg.predict(X[:3]).shape
+    (3,)
+    """
