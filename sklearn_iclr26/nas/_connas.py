@@ -94,46 +94,7 @@ class ConNASSearch(BaseGradientNASSearch):
         Kind of target.
     latency_repeats : int, default=20
         Timed runs per operation for ``constraint="latency"``.
-    alpha : float, default=0.0
-        L2 penalty of the supernet weights (their Adam ``weight_decay``).
-    batch_size : int or None, default=64
-        Mini-batch size of both problems of the search, clipped to each
-        part's size; ``None`` means full batches.
-    learning_rate_init : float, default=1e-2
-        Adam learning rate of the supernet weights.
-    max_iter : int, default=20
-        Epochs of the bilevel search (passes over the search-train part; one
-        weight step and one logit step per mini-batch); the maximum when
-        ``early_stopping=True``.
-    early_stopping : bool, default=False
-        Stop the search when the relaxed supernet's loss on the validation
-        rows of the search (no further split) has not improved by ``tol``
-        for ``n_iter_no_change`` epochs, and rewind it to its best epoch:
-        the supernet, the logits and ``search_history_`` end there
-        (skorch's ``EarlyStopping``). ``False`` runs ``max_iter`` epochs.
-    validation_fraction : float, default=0.5
-        Fraction of the data used as the validation set of the search (the
-        rows the logits descend, and early stopping's; stratified for
-        classification).
-    n_iter_no_change : int, default=10
-        Epochs without improvement before early stopping ends the search.
-    tol : float, default=1e-4
-        Minimum improvement of the validation loss (absolute).
-    warm_start : bool, default=False
-        When ``fit`` is called again on data that gives the same supernet,
-        continue the search (supernet weights, logits and their Adam states)
-        for ``max_iter`` more epochs instead of starting anew; ``n_iter_`` and
-        ``loss_curve_`` accumulate, ``search_history_`` holds the new steps.
-    callbacks : list of skorch callbacks or None, default=None
-        Extra skorch callbacks of the supernet's net (copied in ``fit``); the
-        refit network takes its own through ``final_estimator_params``.
-    %(training_parameters)s
-    random_state : int, RandomState instance or None, default=None
-        Seeds the split, the supernet, the logits and the refit.
-    verbose : int, default=0
-        If positive, print ``[ClassName] epoch i/n: train_loss ...`` after
-        each search epoch and the selected architecture; 2 adds, per epoch,
-        the derived architecture, its cost and feasibility.
+    %(search_training_parameters)s
 
     Attributes
     ----------
@@ -153,22 +114,7 @@ class ConNASSearch(BaseGradientNASSearch):
         (whether the constraint rule changed the gradient).
     arch_logits_ : list of ndarray
         Final architecture logits, one array per edge.
-    n_iter_ : int
-        Number of search epochs run (``max_iter``, fewer with early stopping;
-        accumulated over ``warm_start`` fits).
-    loss_curve_ : list of float
-        Per search epoch, the mean over its steps of the relaxed supernet's
-        loss on the step's validation batch (the loss the logits descend);
-        ``len(loss_curve_) == n_iter_``.
-    validation_loss_curve_ : list of float or None
-        With ``early_stopping=True``, per epoch, the relaxed supernet's loss
-        on all the validation rows of the search; else None.
-    best_iter_ : int
-        The epoch whose supernet and logits are kept (1-based): the best
-        validation epoch with early stopping, else ``n_iter_``.
-    net_ : skorch.NeuralNet
-        The supernet's trained bilevel net (``net_.module_``: the supernet
-        and its logits; ``net_.history``: skorch's per-epoch record).
+    %(search_training_attributes)s
     cost_table_ : dict
         Cost look-up table: per cost term (e.g. ``("linear", 64, 32,
         "relu")``) the analytic cost or the measured median latency in

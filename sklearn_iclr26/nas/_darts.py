@@ -18,6 +18,8 @@ penalty) and records the search history, and the selection.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import copy
+import inspect
+import re
 from abc import abstractmethod
 from numbers import Real
 
@@ -31,6 +33,79 @@ from sklearn_iclr26.neural_network._torch_estimator import (
 )
 from sklearn_iclr26.utils._torch import forward_module
 from sklearn_iclr26.utils._verbose import log_progress
+
+# numpydoc entries shared by the gradient searches' docstrings (the lines
+# ``%(search_training_parameters)s`` / ``%(search_training_attributes)s``);
+# ``{name}`` is the default read from the subclass's ``__init__``
+_SEARCH_PARAMETERS = """\
+alpha : float, default={alpha}
+    L2 penalty of the supernet weights (their Adam ``weight_decay``).
+batch_size : int or None, default={batch_size}
+    Mini-batch size of both problems of the search, clipped to each
+    part's size; ``None`` means full batches.
+learning_rate_init : float, default={learning_rate_init}
+    Adam learning rate of the supernet weights.
+max_iter : int, default={max_iter}
+    Epochs of the bilevel search (passes over the search-train part; one
+    weight step and one logit step per mini-batch); the maximum when
+    ``early_stopping=True``.
+early_stopping : bool, default={early_stopping}
+    Stop the search when the relaxed supernet's loss on the validation
+    rows of the search (no further split) has not improved by ``tol``
+    for ``n_iter_no_change`` epochs, and rewind it to its best epoch:
+    the supernet, the logits and ``search_history_`` end there
+    (skorch's ``EarlyStopping``). ``False`` runs ``max_iter`` epochs.
+validation_fraction : float, default={validation_fraction}
+    Fraction of the data used as the validation set of the search (the
+    rows the logits descend, and early stopping's; stratified for
+    classification).
+n_iter_no_change : int, default={n_iter_no_change}
+    Epochs without improvement before early stopping ends the search.
+tol : float, default={tol}
+    Minimum improvement of the validation loss (absolute).
+warm_start : bool, default={warm_start}
+    When ``fit`` is called again on data that gives the same supernet,
+    continue the search (supernet weights, logits and their Adam states)
+    for ``max_iter`` more epochs instead of starting anew; ``n_iter_`` and
+    ``loss_curve_`` accumulate, ``search_history_`` holds the new steps.
+callbacks : list of skorch callbacks or None, default={callbacks}
+    Extra skorch callbacks of the supernet's net (copied in ``fit``); the
+    refit network takes its own through ``final_estimator_params``.
+%(training_parameters)s
+random_state : int, RandomState instance or None, default={random_state}
+    Seeds the split, the supernet, the logits and the refit.
+verbose : int, default={verbose}
+    If positive, print ``[ClassName] epoch i/n: train_loss ...`` after
+    each search epoch and the selected architecture; 2 adds, per epoch,
+    the derived architecture, its cost and feasibility."""
+
+_SEARCH_ATTRIBUTES = """\
+n_iter_ : int
+    Number of search epochs run (``max_iter``, fewer with early stopping;
+    accumulated over ``warm_start`` fits).
+loss_curve_ : list of float
+    Per search epoch, the mean over its steps of the relaxed supernet's
+    loss on the step's validation batch (the loss the logits descend);
+    ``len(loss_curve_) == n_iter_``.
+validation_loss_curve_ : list of float or None
+    With ``early_stopping=True``, per epoch, the relaxed supernet's loss
+    on all the validation rows of the search; else None.
+best_iter_ : int
+    The epoch whose supernet and logits are kept (1-based): the best
+    validation epoch with early stopping, else ``n_iter_``.
+net_ : skorch.NeuralNet
+    The supernet's trained bilevel net (``net_.module_``: the supernet
+    and its logits; ``net_.history``: skorch's per-epoch record)."""
+
+
+def _insert(doc, placeholder, text):
+    """Replace the line ``placeholder`` of ``doc`` by ``text``, indented as it."""
+    match = re.search(r"^([ \t]*)" + re.escape(placeholder), doc, re.MULTILINE)
+    if match is None:
+        return doc
+    indent = match.group(1)
+    lines = [indent + line if line else line for line in text.splitlines()]
+    return doc.replace(placeholder, "\n".join(lines).lstrip())
 
 
 class _SearchRecorder:
@@ -128,6 +203,24 @@ class BaseGradientNASSearch(BaseNASSearch, BaseTorchEstimator):
 
     # the bilevel loss is the method: no other criterion replaces it
     _accepts_criterion = False
+
+    def __init_subclass__(cls, **kwargs):
+        doc = cls.__dict__.get("__doc__")
+        if doc:
+            defaults = {
+                name: repr(param.default)
+                for name, param in inspect.signature(cls.__init__).parameters.items()
+            }
+            doc = _insert(
+                doc,
+                "%(search_training_parameters)s",
+                _SEARCH_PARAMETERS.format_map(defaults),
+            )
+            cls.__doc__ = _insert(
+                doc, "%(search_training_attributes)s", _SEARCH_ATTRIBUTES
+            )
+        # the base expands %(training_parameters)s (dtype, device, n_jobs)
+        super().__init_subclass__(**kwargs)
 
     @abstractmethod
     def _modify_arch_gradient(self, grad, arch_idx, cost, probs):
