@@ -81,8 +81,8 @@ ax.set_xticks(np.arange(len(tests)) + width)
 ax.set_xticklabels(list(tests))
 ax.set_ylabel("test MSE")
 ax.legend()
-for key in ("factual_loss", "adjusted_loss", "uniformity_loss"):
-    ax2.plot([h[key] for h in adjusted.history_], label=key)
+for term, curve in adjusted.loss_term_curves_.items():
+    ax2.plot(curve, label=f"{term} loss")
 ax2.set_xlabel("epoch")
 ax2.set_yscale("log")
 ax2.legend()

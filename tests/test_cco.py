@@ -293,6 +293,10 @@ def test_tabular_attention_groups_by_name_and_errors():
         max_iter=10,
         random_state=0,
     ).fit(df, y)
+    with warnings.catch_warnings():
+        # fitting on a DataFrame warns of nothing (no feature-name mismatch)
+        warnings.simplefilter("error")
+        clf = clone(clf).fit(df, y)
     assert [list(g) for g in clf.groups_] == [[0, 1], [2, 3]]
     assert clf.predict(df).shape == (150,)
     with pytest.raises(ValueError, match="unknown columns"):
@@ -301,6 +305,39 @@ def test_tabular_attention_groups_by_name_and_errors():
         TabularAttentionClassifier(feature_groups=[[0, 1], [1, 2]]).fit(X, y)
     with pytest.raises(ValueError, match="is empty"):
         TabularAttentionClassifier(feature_groups=[[0], []]).fit(X, y)
+
+
+def test_tabular_attention_regressor_multi_output():
+    X, y = make_causal_chain(n_samples=200, n_features=3, random_state=0)
+    groups = {"cause": [0, 1, 2], "descendant": [3, 4, 5]}
+    Y = np.c_[y, -2 * y + 1, X[:, 0]]
+    reg = TabularAttentionRegressor(
+        feature_groups=groups, max_iter=30, random_state=0
+    ).fit(X, Y)
+    pred = reg.predict(X)
+    assert pred.shape == (200, 3)
+    # every output is learned in its own units (standardised per column)
+    for k in range(3):
+        assert np.corrcoef(pred[:, k], Y[:, k])[0, 1] > 0.8
+    assert reg.attention_weights(X).shape == (200, 2)
+    # a column vector stays 2-D, a 1-D target 1-D
+    column = TabularAttentionRegressor(feature_groups=groups, max_iter=2).fit(
+        X, y[:, None]
+    )
+    assert column.predict(X).shape == (200, 1)
+    assert reg.set_params(max_iter=2).fit(X, y).predict(X).shape == (200,)
+
+
+def test_tabular_attention_saturation_warning():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(200, 2))
+    X[:, 0] *= 1000  # one group's token dwarfs the other's: the gate saturates
+    with pytest.warns(UserWarning, match="saturates"):
+        reg = TabularAttentionRegressor(
+            max_iter=20, learning_rate_init=0.1, random_state=0
+        ).fit(X, X[:, 0] / 1000)
+    # on most rows one group's weight is 1 to machine precision
+    assert np.mean(reg.attention_weights(X).max(axis=1) == 1.0) > 0.9
 
 
 # -- generators -------------------------------------------------------------

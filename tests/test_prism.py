@@ -4,15 +4,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
-import pickle
 
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
-from sklearn.base import clone
-from sklearn.model_selection import GridSearchCV
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 
 from sklearn_iclr26.causal import (
     BackdoorAdjustedClassifier,
@@ -44,11 +39,9 @@ def test_zero_loss_weights_reduce_to_the_factual_model(Est, data, class_data):
     adjusted = Est(n_confounders=2, random_state=3, **common).fit(X, y)
     method = "predict" if Est is BackdoorAdjustedRegressor else "predict_proba"
     assert_array_equal(getattr(plain, method)(X), getattr(adjusted, method)(X))
-    assert [h["factual_loss"] for h in plain.history_] == [
-        h["factual_loss"] for h in adjusted.history_
-    ]
-    assert np.isnan(plain.history_[0]["adjusted_loss"])
-    assert np.isfinite(adjusted.history_[0]["adjusted_loss"])
+    assert plain.loss_term_curves_["factual"] == adjusted.loss_term_curves_["factual"]
+    assert np.isnan(plain.loss_term_curves_["adjusted"][0])
+    assert np.isfinite(adjusted.loss_term_curves_["adjusted"][0])
 
 
 def test_positive_weights_change_the_model(data):
@@ -77,7 +70,7 @@ def test_confounder_weights_shape_and_range(data, activation):
 def test_uniformity_loss_values():
     import torch
 
-    from sklearn_iclr26.causal._prism_modules import uniformity_loss
+    from sklearn_iclr26.causal._backdoor_adjusted_modules import uniformity_loss
 
     n, d, t = 4, 6, 2.0
     same = torch.rand(1, 1, d, dtype=torch.float64).expand(3, n, d)
@@ -124,20 +117,42 @@ def test_hidden_mode_differs_from_output_mode(data):
     assert not np.allclose(reg.predict(X, mode="adjusted"), copies.mean(axis=1))
 
 
-def test_history_and_n_iter(data):
+def test_loss_term_curves(data):
     X, y = data
-    reg = BackdoorAdjustedRegressor(batch_size=64, random_state=0, **FAST).fit(X, y)
-    assert reg.n_iter_ == FAST["max_iter"] == len(reg.history_)
-    assert set(reg.history_[0]) == {
-        "epoch",
-        "factual_loss",
-        "adjusted_loss",
-        "uniformity_loss",
-    }
+    reg = BackdoorAdjustedRegressor(
+        batch_size=64,
+        adjusted_weight=0.5,
+        uniformity_weight=2.0,
+        random_state=0,
+        **FAST,
+    ).fit(X, y)
+    curves = reg.loss_term_curves_
+    assert set(curves) == {"factual", "adjusted", "uniformity"}
+    for curve in curves.values():
+        assert len(curve) == reg.n_iter_ == FAST["max_iter"]
     # the uniformity loss lies between its floor and log(n^2)
-    for h in reg.history_:
-        assert 0 < h["uniformity_loss"] <= math.log(4) + 1e-9
-    assert reg.history_[-1]["factual_loss"] < reg.history_[0]["factual_loss"]
+    assert all(0 < u <= math.log(4) + 1e-9 for u in curves["uniformity"])
+    assert curves["factual"][-1] < curves["factual"][0]
+    # the training loss is the weighted sum of the three terms, epoch by epoch
+    total = (
+        np.array(curves["factual"])
+        + 0.5 * np.array(curves["adjusted"])
+        + 2.0 * np.array(curves["uniformity"])
+    )
+    assert_allclose(reg.loss_curve_, total, rtol=1e-10)
+
+
+def test_loss_term_curves_accumulate_with_warm_start(data):
+    X, y = data
+    reg = BackdoorAdjustedRegressor(warm_start=True, random_state=0, **FAST)
+    reg.fit(X, y)
+    first = list(reg.loss_term_curves_["factual"])
+    reg.fit(X, y)
+    assert reg.n_iter_ == 2 * FAST["max_iter"]
+    assert len(reg.loss_term_curves_["adjusted"]) == reg.n_iter_
+    assert reg.loss_term_curves_["factual"][: len(first)] == first
+    # the records of each epoch are emptied: nothing accumulates in the loss
+    assert reg.net_.criterion_.terms_ == []
 
 
 def test_random_state_is_bit_identical(data):
@@ -227,26 +242,25 @@ def test_bad_parameters(data):
         BackdoorAdjustedRegressor(max_iter=1).fit(X_nan, y)
 
 
-def test_clone_pickle_pipeline_gridsearch(data):
-    X, y = data
-    reg = BackdoorAdjustedRegressor(feature_groups=CONTEXT, random_state=0, **FAST)
-    fitted = clone(reg).fit(X, y)
-    restored = pickle.loads(pickle.dumps(fitted))
-    assert_array_equal(fitted.predict(X), restored.predict(X))
-    pipe = make_pipeline(StandardScaler(), clone(reg)).fit(X, y)
-    assert pipe.predict(X).shape == (200,)
-    search = GridSearchCV(clone(reg), {"n_confounders": [1, 2]}, cv=2).fit(X, y)
-    assert search.best_params_["n_confounders"] in (1, 2)
-
-
-def test_float32_multioutput_and_verbose(data, capsys):
+def test_float32_and_multioutput(data):
     X, y = data
     Y = np.c_[y, -y]
-    reg = BackdoorAdjustedRegressor(
-        dtype="float32", random_state=0, verbose=2, **FAST
-    ).fit(X, Y)
+    reg = BackdoorAdjustedRegressor(dtype="float32", random_state=0, **FAST).fit(X, Y)
     assert reg.predict(X).shape == (200, 2)
     assert reg.predict(X).dtype == np.float64
+    assert reg.copy_outputs(X).shape == (200, 2, 2)
+
+
+def test_verbose_levels(data, capsys):
+    # 1: the base's epoch lines only; 2: the method's loss terms and summary
+    X, y = data
+    BackdoorAdjustedRegressor(random_state=0, verbose=1, **FAST).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == FAST["max_iter"]
+    assert lines[0].startswith("[BackdoorAdjustedRegressor] epoch 1/15: train_loss")
+    BackdoorAdjustedRegressor(random_state=0, verbose=2, **FAST).fit(X, y)
     out = capsys.readouterr().out
-    assert "[BackdoorAdjustedRegressor] epoch 1: factual" in out
-    assert "done" in out
+    assert out.startswith("[BackdoorAdjustedRegressor] training 3 copies per row")
+    assert "[BackdoorAdjustedRegressor] epoch 1 loss terms: factual" in out
+    assert "[BackdoorAdjustedRegressor] done: factual loss" in out
+    assert out.count("loss terms") == out.count("/15: train_loss") == FAST["max_iter"]

@@ -164,9 +164,12 @@ def test_warm_start_continues_training(name):
     X, y = _data(estimator)
     _fit(estimator, X, y)
     first = list(estimator.loss_curve_)
+    # the refit's callbacks (and progress) replace the first fit's
+    estimator.set_params(callbacks=[("count", CountEpochs())])
     _fit(estimator, X, y)
     assert estimator.n_iter_ == 4
     assert estimator.loss_curve_[:2] == first
+    assert dict(estimator.net_.callbacks_)["count"].epochs_seen_ == 2
     cold = _instance(name, max_iter=2, warm_start=False)
     _fit(cold, X, y)
     _fit(cold, X, y)
@@ -233,24 +236,8 @@ def _imports_torch_training(cls):
 
 
 # families being ported onto the base in this change (emptied when they land)
-_PORT_IN_PROGRESS = {
-    "BackdoorAdjustedClassifier",
-    "BackdoorAdjustedRegressor",
-    "RLPHeadClassifier",
-    "SampleGradientMemorization",
-    "SparseAutoencoder",
-    "TabularAttentionClassifier",
-    "TabularAttentionRegressor",
-}
-_PORT_IN_PROGRESS_FILES = {
-    "causal/_prism.py",
-    "causal/_tabular_attention.py",
-    "decomposition/_sparse_autoencoder.py",
-    "label_noise/_torch_loss.py",
-    "memorization/_rlp_head.py",
-    "memorization/_sample_gradient.py",
-    "utils/_skorch_net.py",
-}
+_PORT_IN_PROGRESS = set()
+_PORT_IN_PROGRESS_FILES = set()
 
 
 def test_every_torch_estimator_inherits_the_base():

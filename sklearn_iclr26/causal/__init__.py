@@ -18,17 +18,21 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn_iclr26.causal._geodesic_cate import GeodesicCATERegressor
-from sklearn_iclr26.causal._metrics import ate_error, pehe_score
-from sklearn_iclr26.causal._prism import (
+from sklearn_iclr26.causal._backdoor_adjusted_classifier import (
     BackdoorAdjustedClassifier,
+)
+from sklearn_iclr26.causal._backdoor_adjusted_regressor import (
     BackdoorAdjustedRegressor,
 )
+from sklearn_iclr26.causal._geodesic_cate import GeodesicCATERegressor
+from sklearn_iclr26.causal._metrics import ate_error, pehe_score
 from sklearn_iclr26.causal._scorers import make_cate_scorer
 from sklearn_iclr26.causal._split import TreatmentStratifiedKFold
 from sklearn_iclr26.causal._t_learner import TLearnerRegressor
-from sklearn_iclr26.causal._tabular_attention import (
+from sklearn_iclr26.causal._tabular_attention_classifier import (
     TabularAttentionClassifier,
+)
+from sklearn_iclr26.causal._tabular_attention_regressor import (
     TabularAttentionRegressor,
 )
 from sklearn_iclr26.causal._two_key_attention import TwoKeyAttentionRegressor

@@ -18,6 +18,7 @@ from sklearn.utils._param_validation import Interval, validate_params
 
 __all__ = ["load_movielens_interactions"]
 
+
 @validate_params(
     {
         "click_threshold": [Interval(Real, None, None, closed="neither")],

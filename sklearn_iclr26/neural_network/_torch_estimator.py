@@ -249,6 +249,13 @@ def _take_rows(value, rows):
     return np.asarray(value)[rows]
 
 
+def _named_callback(callback):
+    """``(name, callback)`` as skorch names it (a tuple, or the class name)."""
+    if isinstance(callback, tuple):
+        return callback
+    return type(callback).__name__, callback
+
+
 def _silent(*args, **kwargs):
     """The early-stopping message sink (the progress lines say enough)."""
 
@@ -380,11 +387,8 @@ class BaseTorchEstimator(BaseEstimator, metaclass=ABCMeta):
         module_spec = self._module_spec(X, n_outputs, sample_weight)
         criterion, criterion_params = criterion or self._criterion_spec(n_outputs)
         aux = {**(options.pop("aux", None) or {}), **(aux or {})} or None
-        all_callbacks = [
-            *(options.pop("callbacks", None) or []),
-            *(callbacks or []),
-            *copy.deepcopy(self.callbacks or []),
-        ]
+        method_callbacks = list(options.pop("callbacks", None) or [])
+        all_callbacks = [*(callbacks or []), *copy.deepcopy(self.callbacks or [])]
         if self.verbose:
             all_callbacks.append(("progress", EpochProgress(self, self.max_iter)))
         X_fit, y_fit, weight_fit, aux_fit = X, y, sample_weight, aux
@@ -423,6 +427,14 @@ class BaseTorchEstimator(BaseEstimator, metaclass=ABCMeta):
         ):
             # a copy: a failed or interrupted refit leaves the fitted net as it was
             warm_net = copy.deepcopy(self.net_)
+            # the method's own callbacks carry their state over (records that
+            # extend, a running maximum); the others are this call's
+            previous = dict(warm_net.callbacks_)
+            method_callbacks = [
+                (name, previous.get(name, callback))
+                for name, callback in map(_named_callback, method_callbacks)
+            ]
+        all_callbacks = [*method_callbacks, *all_callbacks]
         self.net_ = train_module(
             module_spec[0],
             X_fit,

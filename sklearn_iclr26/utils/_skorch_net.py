@@ -135,11 +135,13 @@ class EpochProgress(Callback):
 
     def on_train_begin(self, net, **kwargs):
         self.start_ = time.perf_counter()
+        # epochs of earlier fits (a warm start continues the history)
+        self.first_epoch_ = len(net.history)
 
     def on_epoch_end(self, net, **kwargs):
         if self.owner is None and self.name is None:
             return
-        epoch = len(net.history)
+        epoch = len(net.history) - getattr(self, "first_epoch_", 0)
         if epoch % max(int(self.every), 1) and epoch != self.total:
             return
         loss = net.history[-1].get("train_loss")

@@ -368,6 +368,38 @@ def _net_inputs(X, y, sample_weight, aux, dtype):
     return inputs, y
 
 
+_SKORCH_DEFAULTS = ("epoch_timer", "train_loss", "valid_loss", "print_log")
+
+
+def _rebind(net, callbacks, train_split):
+    """A warm start: this call's callbacks and validation rows on the old net.
+
+    The module, optimizer and history stay. Callbacks already on the net (the
+    same objects: a method's own, carried over with their state) are kept as
+    they are; new ones are initialised; skorch's loss records are kept, and
+    ``valid_loss`` is added when this call validates.
+    """
+    from skorch.callbacks import PassthroughScoring
+
+    previous = dict(net.callbacks_)
+    kept = [(n, c) for n, c in net.callbacks_ if n in _SKORCH_DEFAULTS]
+    if train_split is not None and "valid_loss" not in previous:
+        kept.append(("valid_loss", PassthroughScoring(name="valid_loss").initialize()))
+    rebound = []
+    for callback in callbacks:
+        name, callback = (
+            callback
+            if isinstance(callback, tuple)
+            else (type(callback).__name__, callback)
+        )
+        if previous.get(name) is not callback:
+            callback.initialize()
+        rebound.append((name, callback))
+    net.callbacks = list(callbacks)
+    net.callbacks_ = kept + rebound
+    net.train_split = train_split
+
+
 def train_module(
     module,
     X,
@@ -546,6 +578,7 @@ def train_module(
                 net.fit(inputs, y)
         else:
             net = warm_start_net
+            _rebind(net, all_callbacks, split["train_split"])
             with user_interrupts():
                 net.partial_fit(inputs, y, epochs=max_epochs)
     check_finite_module(net)

@@ -20,19 +20,19 @@ class GroupAttentionNet(nn.Module):
     """
 
     def __init__(
-        self, groups, n_outputs, token_dim=16, hidden_layer_sizes=(32,), dtype=None
+        self, groups, n_outputs, embed_dim=16, hidden_layer_sizes=(32,), dtype=None
     ):
         super().__init__()
         self.groups = tuple(tuple(int(i) for i in g) for g in groups)
         for k, g in enumerate(self.groups):
             self.register_buffer(f"index_{k}", torch.as_tensor(g, dtype=torch.long))
         self.embed = nn.ModuleList(
-            nn.Linear(len(g), token_dim, dtype=dtype) for g in self.groups
+            nn.Linear(len(g), embed_dim, dtype=dtype) for g in self.groups
         )
-        self.key = nn.Linear(token_dim, token_dim, bias=False, dtype=dtype)
-        self.query = nn.Parameter(torch.zeros(token_dim, dtype=dtype))
-        self.scale = 1.0 / math.sqrt(token_dim)
-        layers, n_in = [], token_dim
+        self.key = nn.Linear(embed_dim, embed_dim, bias=False, dtype=dtype)
+        self.query = nn.Parameter(torch.zeros(embed_dim, dtype=dtype))
+        self.scale = 1.0 / math.sqrt(embed_dim)
+        layers, n_in = [], embed_dim
         for n_hidden in hidden_layer_sizes:
             layers += [nn.Linear(n_in, n_hidden, dtype=dtype), nn.ReLU()]
             n_in = n_hidden

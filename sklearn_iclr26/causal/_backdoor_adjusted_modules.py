@@ -1,6 +1,7 @@
-"""torch module and losses of the backdoor-adjusted (Prism) estimators.
+"""torch module, loss and loss-term callback of the backdoor-adjusted estimators.
 
-Imported lazily (inside ``fit``); module level so that fitted estimators pickle.
+The method is Prism (ICLR 2026). Imported lazily (inside ``fit``); module
+level so that fitted estimators pickle.
 """
 
 # Authors: The sklearn-iclr26 developers
@@ -9,8 +10,14 @@ Imported lazily (inside ``fit``); module level so that fitted estimators pickle.
 import math
 
 import torch
+from skorch.callbacks import Callback
 from torch import nn
 from torch.nn import functional as F
+
+from sklearn_iclr26.utils._verbose import log_progress
+
+#: the three loss terms, as recorded per epoch in the net's history
+TERMS = ("factual", "adjusted", "uniformity")
 
 
 def uniformity_loss(weights, t=2.0):
@@ -154,13 +161,14 @@ class PrismNet(nn.Module):
 class PrismLoss(nn.Module):
     """Per-sample ``L1 + adjusted_weight * L2 + uniformity_weight * L3``.
 
-    ``L1``/``L2``: Huber (``SmoothL1``, ``beta=1``) or squared error of the
-    factual/adjusted outputs for regression, cross-entropy for classification
-    (for ``adjust_in="output"`` the adjusted output is already a
-    log-probability). ``L3``: :func:`uniformity_loss`. Terms whose weight is 0
-    are left out of the loss (so they add no gradient at all) but still
-    recorded. ``terms_`` collects, per training batch, the batch size and the
-    batch means of the three terms (read by the history callback).
+    ``L1``/``L2``: the ``loss`` of the factual/adjusted outputs: Huber
+    (``SmoothL1``, ``beta=1``) or squared error summed over the outputs
+    (regression), or cross-entropy (``"log_loss"``, classification; for
+    ``adjust_in="output"`` the adjusted output is already a log-probability).
+    ``L3``: :func:`uniformity_loss`. Terms whose weight is 0 are left out of
+    the loss (so they add no gradient at all) but still recorded. ``terms_``
+    collects, per training batch, the batch size and the batch means of the
+    three terms (read by :class:`LossTermHistory`).
     """
 
     def __init__(
@@ -169,7 +177,6 @@ class PrismLoss(nn.Module):
         uniformity_weight=1.0,
         uniformity_t=2.0,
         loss="huber",
-        task="regression",
         adjusted_is_log_proba=False,
     ):
         super().__init__()
@@ -177,12 +184,11 @@ class PrismLoss(nn.Module):
         self.uniformity_weight = uniformity_weight
         self.uniformity_t = uniformity_t
         self.loss = loss
-        self.task = task
         self.adjusted_is_log_proba = adjusted_is_log_proba
         self.terms_ = []
 
     def _base(self, y_pred, y_true, log_proba=False):
-        if self.task == "classification":
+        if self.loss == "log_loss":
             if log_proba:
                 return F.nll_loss(y_pred, y_true.long(), reduction="none")
             return F.cross_entropy(y_pred, y_true.long(), reduction="none")
@@ -217,62 +223,38 @@ class PrismLoss(nn.Module):
         return total
 
 
-def epoch_means(terms, n_batches):
-    """Per-epoch, batch-size-weighted means of recorded ``(size, l1, l2, l3)``."""
-    records = []
-    for start in range(0, len(terms), n_batches):
-        chunk = terms[start : start + n_batches]
-        total = max(sum(t[0] for t in chunk), 1)
-        records.append([sum(t[0] * t[k] for t in chunk) / total for k in (1, 2, 3)])
-    return records
+class LossTermHistory(Callback):
+    """skorch callback: the per-epoch means of the three loss terms.
 
-
-class LossHistory:
-    """skorch callback: per-epoch means of the three loss terms.
-
-    Reads the batch records of :class:`PrismLoss` (``criterion_.terms_``) and
-    stores, per epoch, the batch-size-weighted means of ``L1``, ``L2`` and
-    ``L3`` in ``records``; prints them through ``report(message)`` (the
-    estimator's verbose printer) when given.
+    At the end of each epoch, reads the training-batch records of
+    :class:`PrismLoss` (``criterion_.terms_``), writes their
+    batch-size-weighted means to the net's history as ``factual_loss``,
+    ``adjusted_loss`` and ``uniformity_loss`` (``nan`` without an adjusted
+    branch), and empties the records. When ``owner`` is given, prints the
+    three values through its ``verbose`` printer at level 2; the reference
+    to the owner is dropped when training ends.
     """
 
-    def __init__(self, report=None):
-        self.report = report
-        self.records = []
-
-    def get_params(self, deep=True):
-        return {}
-
-    def set_params(self, **params):
-        return self
-
-    def initialize(self):
-        return self
+    def __init__(self, owner=None):
+        self.owner = owner
 
     def on_epoch_begin(self, net, **kwargs):
-        self._start = len(net.criterion_.terms_)
+        net.criterion_.terms_ = []
 
     def on_epoch_end(self, net, **kwargs):
-        terms = net.criterion_.terms_[self._start :]
-        means = epoch_means(terms, max(len(terms), 1))[0]
-        self.records.append(means)
-        if self.report is not None:
-            self.report(
-                f"epoch {len(self.records)}: factual {means[0]:.4g}, "
-                f"adjusted {means[1]:.4g}, uniformity {means[2]:.4g}"
+        terms = net.criterion_.terms_
+        total = max(sum(t[0] for t in terms), 1)
+        means = [sum(t[0] * t[k] for t in terms) / total for k in (1, 2, 3)]
+        for term, value in zip(TERMS, means):
+            net.history.record(f"{term}_loss", value)
+        net.criterion_.terms_ = []
+        if self.owner is not None:
+            log_progress(
+                self.owner,
+                f"epoch {len(net.history)} loss terms: factual {means[0]:.4g}, "
+                f"adjusted {means[1]:.4g}, uniformity {means[2]:.4g}",
+                level=2,
             )
 
-    def on_train_begin(self, net, **kwargs):
-        pass
-
     def on_train_end(self, net, **kwargs):
-        pass
-
-    def on_batch_begin(self, net, **kwargs):
-        pass
-
-    def on_batch_end(self, net, **kwargs):
-        pass
-
-    def on_grad_computed(self, net, named_parameters, **kwargs):
-        pass
+        self.owner = None
