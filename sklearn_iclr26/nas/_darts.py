@@ -331,7 +331,7 @@ class BaseGradientNASSearch(BaseNASSearch, BaseTorchEstimator):
         return np.arange(n - n_val), np.arange(n - n_val, n)
 
     def _after_training(self, X, y):
-        # the fitted net keeps neither the search (through its hook) nor the data
+        # the fitted net does not keep this fit's recorder (and the search) alive
         self.net_.arch_gradient_hook = None
         self.arch_logits_ = [
             a.detach().cpu().numpy().astype(np.float64)
