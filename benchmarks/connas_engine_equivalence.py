@@ -8,12 +8,12 @@ checkout, and compares per step the logit gradients and softmax
 probabilities fed to the gradient rule, the final logits, the visited
 architectures, the returned architecture and the predictions.
 
-The current code differs from the old one at a given ``random_state`` in two
-deliberate ways: the engine derives its torch seed from ``random_state``
-(``seed_from_random_state``, as ``train_module`` does) instead of using the
-search's seed as is, and the split comes from ``utils._split.split_indices``
-(same rows, sorted). ``--mode exact`` removes both (the old split is sorted,
-the engine is seeded with the old seed) and must give identical results;
+The current code differs from the old one at a given ``random_state`` in one
+deliberate way: the split comes from ``utils._split.split_indices`` (same
+rows, sorted). The torch seed of the supernet is the old loop's: the torch
+base hands ``random_state`` to the engine, which draws one seed from it
+(``seed_from_random_state``), the seed the old search drew for its loop.
+``--mode exact`` sorts the old split and must give identical results;
 ``--mode as-is`` shows what a user sees::
 
     PYTHONPATH=. python benchmarks/connas_engine_equivalence.py --ref 58757a4
@@ -57,21 +57,6 @@ def worker(out_path, exact):
             return np.sort(train), np.sort(val)
 
         bs.BaseNASSearch._split = sorted_split
-    if exact and new:
-        import sklearn_iclr26.nas._darts as darts
-        import sklearn_iclr26.utils._torch as engine
-
-        train_bilevel, seed_of = engine.train_bilevel, engine.seed_from_random_state
-
-        def seeded_as_before(*args, **kwargs):
-            engine.seed_from_random_state = lambda random_state: random_state
-            try:
-                return train_bilevel(*args, **kwargs)
-            finally:
-                engine.seed_from_random_state = seed_of
-
-        darts.train_bilevel = seeded_as_before
-
     X, y = load_wine(return_X_y=True)
     X = StandardScaler().fit_transform(X)
     space = MLPSearchSpace(n_layers=2, widths=(0, 8, 32), activations=("relu", "tanh"))
@@ -95,7 +80,11 @@ def worker(out_path, exact):
         "penalty": (PenaltyNASSearch, {"budget": 300, "penalty": 5.0}),
         "random": (
             RandomNASSearch,
-            {"budget": 500, "n_candidates": 4, "candidate_epochs": 10},
+            {
+                "budget": 500,
+                "n_candidates": 4,
+                ("max_iter" if new else "candidate_epochs"): 10,
+            },
         ),
     }
     out = {}

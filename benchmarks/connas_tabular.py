@@ -171,7 +171,7 @@ def main():
                 est = RandomNASSearch(
                     SPACE,
                     n_candidates=n_cand,
-                    candidate_epochs=args.candidate_epochs,
+                    max_iter=args.candidate_epochs,
                     budget=budget,
                     refit=False,
                     random_state=seed,

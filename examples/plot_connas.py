@@ -94,7 +94,7 @@ for lam in (0.001, 0.1, 10.0):
 rand = RandomNASSearch(
     space,
     n_candidates=5,
-    candidate_epochs=train_epochs // 2,
+    max_iter=train_epochs // 2,
     budget=budget,
     final_estimator_params={"max_iter": train_epochs},
     random_state=0,

@@ -325,6 +325,94 @@ def test_fitted_attributes_and_history(wine):
     assert search.predict(X[:5]).shape == (5,)
 
 
+def test_supernet_is_trained_by_the_torch_base(wine, capsys):
+    # the gradient searches train their supernet through BaseTorchEstimator's
+    # template: the base's record, user callbacks and verbose levels
+    from skorch.callbacks import Callback
+
+    class CountEpochs(Callback):
+        def initialize(self):
+            self.epochs_ = 0
+            return self
+
+        def on_epoch_end(self, net, **kwargs):
+            self.epochs_ += 1
+
+    X, y = wine
+    counter = CountEpochs().initialize()
+    search = ConNASSearch(
+        SPACE, budget=500, callbacks=[counter], verbose=1, random_state=0, **FAST
+    ).fit(X, y)
+    out = capsys.readouterr().out.splitlines()
+    assert out and all(line.startswith("[ConNASSearch] ") for line in out)
+    assert "[ConNASSearch] epoch 6/6: train_loss" in "\n".join(out)
+    assert not any("arch=" in line for line in out)  # the detail is verbose=2
+    # the callbacks parameter is copied, the copy reached the supernet's net
+    assert counter.epochs_ == 0
+    copies = [c for _, c in search.net_.callbacks_ if isinstance(c, CountEpochs)]
+    assert [c.epochs_ for c in copies] == [FAST["max_iter"]]
+    # loss_curve_: per epoch, the mean of the steps' validation-batch losses,
+    # weighted by skorch with the training batch sizes (89 rows: 64 + 25)
+    assert len(search.loss_curve_) == search.n_iter_ == search.best_iter_ == 6
+    assert search.validation_loss_curve_ is None
+    steps = search.search_history_[:-1]
+    for epoch, loss in enumerate(search.loss_curve_):
+        val = [h["val_loss"] for h in steps if h["epoch"] == epoch]
+        np.testing.assert_allclose(loss, np.average(val, weights=[64, 25]))
+    # the fitted net keeps no reference to the search through its hook
+    assert search.net_.arch_gradient_hook is None
+    # the protected entry points: the raw output is the refit network's, and
+    # the bilevel loss cannot be replaced
+    np.testing.assert_array_equal(
+        search._raw_decision(X[:5]), search.best_estimator_._raw_decision(X[:5])
+    )
+    with pytest.raises(TypeError, match="own loss"):
+        search._fit_with_criterion(X, y, n_outputs=3, criterion=torch.nn.MSELoss)
+    ConNASSearch(SPACE, budget=500, verbose=2, random_state=0, **FAST).fit(X, y)
+    detail = [line for line in capsys.readouterr().out.splitlines() if "arch=" in line]
+    assert len(detail) == FAST["max_iter"]
+    assert detail[0].startswith("[ConNASSearch] epoch 1/6 arch=")
+
+
+def test_early_stopping_rewinds_and_warm_start_continues_the_search(wine):
+    X, y = wine
+    kw = {"budget": 500, "random_state": 0, "final_estimator_params": {"max_iter": 5}}
+    # a tolerance no epoch beats: the search stops 2 epochs after the first
+    # and is rewound to it (logits, history, chosen architecture)
+    stopped = ConNASSearch(
+        SPACE, max_iter=20, early_stopping=True, n_iter_no_change=2, tol=1e12, **kw
+    ).fit(X, y)
+    one = ConNASSearch(SPACE, max_iter=1, early_stopping=True, **kw).fit(X, y)
+    assert (stopped.n_iter_, stopped.best_iter_) == (3, 1)
+    assert len(stopped.validation_loss_curve_) == 3
+    for a, b in zip(stopped.arch_logits_, one.arch_logits_):
+        np.testing.assert_array_equal(a, b)
+    assert stopped.search_history_ == one.search_history_
+    assert {h["epoch"] for h in stopped.search_history_} == {0, 1}  # + the final
+    # the monitored rows are the search's validation rows: the epoch-1 loss
+    # of the relaxed supernet on them, as forward_module computes it
+    import torch.nn.functional as F
+
+    from sklearn_iclr26.utils._random import seed_from_random_state
+    from sklearn_iclr26.utils._split import split_indices
+
+    rng = np.random.RandomState(0)
+    seed_from_random_state(rng)  # the search's seed, then its split
+    _, val = split_indices(len(y), [len(y) - 89], y=y, random_state=rng)
+    logits = one.net_.module_(torch.as_tensor(X[val])).detach()
+    expected = float(F.cross_entropy(logits, torch.as_tensor(y[val])))
+    np.testing.assert_allclose(one.validation_loss_curve_[0], expected)
+    # warm start: the second fit continues the supernet and the logits
+    warm = ConNASSearch(SPACE, max_iter=2, warm_start=True, **kw).fit(X, y)
+    first = list(warm.loss_curve_)
+    warm.fit(X, y)
+    assert warm.n_iter_ == 4 and warm.loss_curve_[:2] == first
+    assert {h["epoch"] for h in warm.search_history_[:-1]} == {2, 3}
+    assert any(h["modified"] for h in warm.search_history_)  # the rule ran
+    longer = ConNASSearch(SPACE, max_iter=4, **kw).fit(X, y)
+    assert len(warm.search_history_) == len(longer.search_history_) // 2 + 1
+
+
 def test_select_never_infeasible_and_warns_when_nothing_feasible(wine):
     X, y = wine
     search = ConNASSearch(SPACE, budget=200, random_state=0, **FAST).fit(X, y)
@@ -505,9 +593,10 @@ def test_penalty_and_random_baselines(wine):
     free = PenaltyNASSearch(SPACE, penalty=0.0, budget=300, random_state=0, **FAST)
     assert pen.best_cost_ <= free.fit(X, y).best_cost_
     rnd = RandomNASSearch(
-        SPACE, n_candidates=3, candidate_epochs=5, budget=300, random_state=0
+        SPACE, n_candidates=3, max_iter=5, budget=300, random_state=0
     ).fit(X, y)
     assert len(rnd.search_history_) == 3
+    assert rnd.n_iter_ == 5  # the epochs of each candidate
     assert all(h["cost"] <= 300 for h in rnd.search_history_)
     assert rnd.budget_satisfied_
 

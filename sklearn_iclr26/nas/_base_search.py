@@ -30,13 +30,11 @@ from sklearn_iclr26.nas._base_space import SearchSpace
 from sklearn_iclr26.nas._cell_space import CellSearchSpace
 from sklearn_iclr26.nas._costs import ArchitectureCosts
 from sklearn_iclr26.nas._mlp_space import MLPSearchSpace
+from sklearn_iclr26.neural_network._torch_estimator import TRAINING_CONSTRAINTS
 from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._split import split_indices
 from sklearn_iclr26.utils._torch import torch_rng
-from sklearn_iclr26.utils._validation import (
-    N_JOBS_CONSTRAINT,
-    check_at_least_two_classes,
-)
+from sklearn_iclr26.utils._validation import check_at_least_two_classes
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -104,15 +102,20 @@ class BaseNASSearch(BaseEstimator, metaclass=ABCMeta):
         "constraint": [StrOptions({"params", "flops", "latency"}), callable],
         "budget": [Interval(Real, 0, None, closed="neither"), None],
         "task": [StrOptions({"classification", "regression"})],
-        "val_fraction": [Interval(Real, 0, 1, closed="neither")],
         "refit": ["boolean"],
         "final_estimator_params": [dict, None],
         "latency_repeats": [Interval(Integral, 1, None, closed="left")],
-        "dtype": [StrOptions({"float64", "float32"})],
-        "device": [str],
-        "n_jobs": N_JOBS_CONSTRAINT,
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
+        **{
+            name: TRAINING_CONSTRAINTS[name]
+            for name in (
+                "validation_fraction",
+                "dtype",
+                "device",
+                "n_jobs",
+                "random_state",
+                "verbose",
+            )
+        },
     }
 
     # ------------------------------------------------------------------ hooks
@@ -194,7 +197,7 @@ class BaseNASSearch(BaseEstimator, metaclass=ABCMeta):
     def _split(self, y_search, rng):
         """Search-train and validation rows, stratified when possible."""
         n = len(y_search)
-        n_val = int(np.ceil(self.val_fraction * n))
+        n_val = int(np.ceil(self.validation_fraction * n))
         train, val = split_indices(
             n,
             [n - n_val],

@@ -68,25 +68,13 @@ class ConNASSearch(BaseGradientNASSearch):
         Continuous relaxation of the choice on each edge.
     temperature : float, default=1.0
         Softmax / Gumbel-softmax temperature.
-    max_iter : int, default=20
-        Epochs of the bilevel search (passes over the search-train part; one
-        weight step and one logit step per mini-batch).
-    batch_size : int or None, default=64
-        Mini-batch size of the search; ``None`` means full batch.
-    val_fraction : float, default=0.5
-        Fraction of the data used as the validation set of the search
-        (stratified for classification).
-    learning_rate_init : float, default=1e-2
-        Adam learning rate of the supernet weights.
-    weight_decay : float, default=0.0
-        Weight decay of the supernet weights.
-    arch_lr : float, default=3e-2
-        Adam learning rate of the architecture logits (no scikit-learn
-        equivalent: the second learning rate of the bilevel search).
+    arch_learning_rate : float, default=3e-2
+        Adam learning rate of the architecture logits (the second learning
+        rate of the bilevel search).
     arch_betas : tuple of float, default=(0.5, 0.999)
         Adam betas of the logits (DARTS).
-    arch_weight_decay : float, default=1e-3
-        Weight decay of the logits (DARTS).
+    arch_alpha : float, default=1e-3
+        L2 penalty of the logits (their Adam ``weight_decay``, DARTS).
     select : {"last_feasible", "best_val_feasible"}, default="last_feasible"
         The returned architecture: the last feasible derived architecture, or
         the feasible one with the lowest validation loss (weight-sharing
@@ -97,22 +85,16 @@ class ConNASSearch(BaseGradientNASSearch):
         Train the chosen architecture on all the data as ``best_estimator_``.
     final_estimator_params : dict or None, default=None
         Parameters of the refit network (``max_iter``, ``learning_rate_init``,
-        ``alpha``, ``batch_size``...), trained through the package's skorch
-        helper as :class:`~sklearn_iclr26.neural_network.TorchMLPClassifier`.
+        ``alpha``, ``batch_size``, ``early_stopping``, ``callbacks``...),
+        trained as :class:`~sklearn_iclr26.neural_network.TorchMLPClassifier`
+        is. The search's own training parameters (``early_stopping``,
+        ``warm_start``, ``callbacks``...) apply to the supernet only; the
+        refit receives ``dtype``, ``device``, ``n_jobs`` and a seed.
     task : {"classification", "regression"}, default="classification"
         Kind of target.
     latency_repeats : int, default=20
         Timed runs per operation for ``constraint="latency"``.
-    dtype : {"float64", "float32"}, default="float64"
-        Precision of the networks.
-    device : str, default="cpu"
-        torch device.
-    n_jobs : int or None, default=None
-        torch threads; ``None`` means 1, ``-1`` all cores; 0 is rejected.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the split, the supernet, the logits and the refit.
-    verbose : int, default=0
-        If positive, print the search progress after each epoch.
+    %(search_training_parameters)s
 
     Attributes
     ----------
@@ -132,8 +114,7 @@ class ConNASSearch(BaseGradientNASSearch):
         (whether the constraint rule changed the gradient).
     arch_logits_ : list of ndarray
         Final architecture logits, one array per edge.
-    n_iter_ : int
-        Number of search epochs run (``max_iter``).
+    %(search_training_attributes)s
     cost_table_ : dict
         Cost look-up table: per cost term (e.g. ``("linear", 64, 32,
         "relu")``) the analytic cost or the measured median latency in
@@ -206,19 +187,24 @@ class ConNASSearch(BaseGradientNASSearch):
         direction="cost_rank",
         relaxation="softmax",
         temperature=1.0,
-        max_iter=20,
-        batch_size=64,
-        val_fraction=0.5,
-        learning_rate_init=1e-2,
-        weight_decay=0.0,
-        arch_lr=3e-2,
+        arch_learning_rate=3e-2,
         arch_betas=(0.5, 0.999),
-        arch_weight_decay=1e-3,
+        arch_alpha=1e-3,
         select="last_feasible",
         refit=True,
         final_estimator_params=None,
         task="classification",
         latency_repeats=20,
+        alpha=0.0,
+        batch_size=64,
+        learning_rate_init=1e-2,
+        max_iter=20,
+        early_stopping=False,
+        validation_fraction=0.5,
+        n_iter_no_change=10,
+        tol=1e-4,
+        warm_start=False,
+        callbacks=None,
         dtype="float64",
         device="cpu",
         n_jobs=None,
@@ -232,19 +218,24 @@ class ConNASSearch(BaseGradientNASSearch):
         self.direction = direction
         self.relaxation = relaxation
         self.temperature = temperature
-        self.max_iter = max_iter
-        self.batch_size = batch_size
-        self.val_fraction = val_fraction
-        self.learning_rate_init = learning_rate_init
-        self.weight_decay = weight_decay
-        self.arch_lr = arch_lr
+        self.arch_learning_rate = arch_learning_rate
         self.arch_betas = arch_betas
-        self.arch_weight_decay = arch_weight_decay
+        self.arch_alpha = arch_alpha
         self.select = select
         self.refit = refit
         self.final_estimator_params = final_estimator_params
         self.task = task
         self.latency_repeats = latency_repeats
+        self.alpha = alpha
+        self.batch_size = batch_size
+        self.learning_rate_init = learning_rate_init
+        self.max_iter = max_iter
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.warm_start = warm_start
+        self.callbacks = callbacks
         self.dtype = dtype
         self.device = device
         self.n_jobs = n_jobs

@@ -11,6 +11,7 @@ from sklearn.metrics import log_loss, mean_squared_error
 from sklearn.utils._param_validation import Interval
 
 from sklearn_iclr26.nas._base_search import BaseNASSearch, history_record
+from sklearn_iclr26.neural_network._torch_estimator import TRAINING_CONSTRAINTS
 from sklearn_iclr26.utils._torch import fit_or_restore
 from sklearn_iclr26.utils._verbose import log_progress
 
@@ -23,7 +24,7 @@ class RandomNASSearch(BaseNASSearch):
     Architectures are drawn uniformly from the search space; those over the
     budget are rejected (their cost is cheap to compute, so rejection costs no
     training). Each of ``n_candidates`` feasible architectures is trained for
-    ``candidate_epochs`` on the search-train split and scored on the
+    ``max_iter`` epochs on the search-train split and scored on the
     validation split (log-loss or mean squared error); the best one is refit
     on all the data. A baseline for :class:`ConNASSearch` at equal search
     cost.
@@ -36,18 +37,12 @@ class RandomNASSearch(BaseNASSearch):
         The search space (see :class:`ConNASSearch`).
     n_candidates : int, default=5
         Number of feasible architectures trained.
-    candidate_epochs : int, default=50
-        Full-batch Adam epochs per candidate (the ``max_iter`` of each
-        candidate network; named apart from the refit's ``max_iter`` in
-        ``final_estimator_params``).
     constraint : {"params", "flops", "latency"} or callable, default="params"
         Hardware cost (see :class:`ConNASSearch`).
     budget : float or None, default=None
         Maximum cost; ``None`` means unconstrained.
     max_draws : int, default=10000
         Maximum number of draws (accepted and rejected) before giving up.
-    val_fraction : float, default=0.5
-        Validation fraction.
     refit : bool, default=True
         Refit the chosen network on all the data.
     final_estimator_params : dict or None, default=None
@@ -56,6 +51,12 @@ class RandomNASSearch(BaseNASSearch):
         Kind of target.
     latency_repeats : int, default=20
         Timed runs per operation for ``constraint="latency"``.
+    max_iter : int, default=50
+        Full-batch Adam epochs of each candidate network (the refit's own
+        ``max_iter`` is set in ``final_estimator_params``).
+    validation_fraction : float, default=0.5
+        Fraction of the data the candidates are scored on (stratified for
+        classification).
     dtype : {"float64", "float32"}, default="float64"
         Precision.
     device : str, default="cpu"
@@ -65,7 +66,9 @@ class RandomNASSearch(BaseNASSearch):
     random_state : int, RandomState instance or None, default=None
         Seed of the draws, the split and the training.
     verbose : int, default=0
-        Print each candidate.
+        If positive, print ``[RandomNASSearch] candidate i/n ...`` per
+        trained candidate (its architecture, cost and validation loss) and
+        the selected architecture.
 
     Attributes
     ----------
@@ -82,6 +85,9 @@ class RandomNASSearch(BaseNASSearch):
         ``cost``, ``feasible``, ``val_loss``.
     n_rejected_ : int
         Number of rejected (infeasible) draws.
+    n_iter_ : int
+        Epochs each candidate was trained for (``max_iter``; 0 if no
+        candidate was drawn).
     cost_table_ : dict
         Cost look-up table.
     n_architectures_evaluated_ : int
@@ -117,8 +123,8 @@ class RandomNASSearch(BaseNASSearch):
     _parameter_constraints: dict = {
         **BaseNASSearch._parameter_constraints,
         "n_candidates": [Interval(Integral, 1, None, closed="left")],
-        "candidate_epochs": [Interval(Integral, 1, None, closed="left")],
         "max_draws": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": TRAINING_CONSTRAINTS["max_iter"],
     }
 
     def __init__(
@@ -126,15 +132,15 @@ class RandomNASSearch(BaseNASSearch):
         search_space=None,
         *,
         n_candidates=5,
-        candidate_epochs=50,
         constraint="params",
         budget=None,
         max_draws=10000,
-        val_fraction=0.5,
         refit=True,
         final_estimator_params=None,
         task="classification",
         latency_repeats=20,
+        max_iter=50,
+        validation_fraction=0.5,
         dtype="float64",
         device="cpu",
         n_jobs=None,
@@ -143,15 +149,15 @@ class RandomNASSearch(BaseNASSearch):
     ):
         self.search_space = search_space
         self.n_candidates = n_candidates
-        self.candidate_epochs = candidate_epochs
         self.constraint = constraint
         self.budget = budget
         self.max_draws = max_draws
-        self.val_fraction = val_fraction
         self.refit = refit
         self.final_estimator_params = final_estimator_params
         self.task = task
         self.latency_repeats = latency_repeats
+        self.max_iter = max_iter
+        self.validation_fraction = validation_fraction
         self.dtype = dtype
         self.device = device
         self.n_jobs = n_jobs
@@ -184,6 +190,7 @@ class RandomNASSearch(BaseNASSearch):
         X_val, y_val = data.X[data.val], data.y[data.val]
         history, draws = [], 0
         self.n_rejected_ = 0
+        self.n_iter_ = 0
         while len(history) < self.n_candidates and draws < self.max_draws:
             draws += 1
             arch = costs.to_ops([rng.randint(len(ops)) for ops in costs.ops])
@@ -194,12 +201,13 @@ class RandomNASSearch(BaseNASSearch):
             est = cls(
                 costs.space,
                 arch,
-                max_iter=self.candidate_epochs,
+                max_iter=self.max_iter,
                 dtype=self.dtype,
                 device=self.device,
                 n_jobs=self.n_jobs,
                 random_state=data.seed,
             ).fit(X_tr, y_tr)
+            self.n_iter_ = max(self.n_iter_, est.n_iter_)
             loss = self._val_loss(est, X_val, y_val)
             history.append(history_record(len(history), 0, arch, cost, True, loss))
             log_progress(

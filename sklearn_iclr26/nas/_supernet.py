@@ -86,7 +86,7 @@ class RelaxedSupernet(nn.Module):
     then one logit vector per edge (``1e-3 * randn``, in this order, so the
     RNG stream is fixed); ``forward`` relaxes the logits (``softmax`` of
     ``logits / temperature`` or a Gumbel-softmax sample) and runs the
-    supernet. The protocol of ``utils._torch.train_bilevel``:
+    supernet. The protocol of the bilevel net (``nas._bilevel_net._BilevelNet``):
     ``weight_parameters()`` are the supernet's, ``arch_parameters()`` the
     logits, and ``forward(X, detach_arch=True)`` treats the logits as
     constants (the weight step).

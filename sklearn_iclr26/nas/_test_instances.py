@@ -17,7 +17,7 @@ _GRADIENT = {**_FAST, "max_iter": 2, "budget": 1000.0}
 TEST_PARAMS = {
     "ConNASSearch": [_GRADIENT, {**_GRADIENT, "task": "regression"}],
     "PenaltyNASSearch": [_GRADIENT],
-    "RandomNASSearch": [{**_FAST, "n_candidates": 2, "candidate_epochs": 5}],
+    "RandomNASSearch": [{**_FAST, "n_candidates": 2, "max_iter": 5}],
 }
 
 

@@ -1,8 +1,8 @@
 """The one skorch-backed torch training helper of the package.
 
-Every estimator with a network trains it through :func:`train_module` (or,
-for first-order bilevel problems such as differentiable architecture search,
-:func:`train_bilevel`) and runs it through :func:`forward_module`; no estimator
+Every estimator with a network trains it through :func:`train_module` (its
+``net_class`` picks the skorch ``NeuralNet`` subclass, e.g. the architecture
+searches' bilevel net) and runs it through :func:`forward_module`; no estimator
 writes a training loop of its own. The pattern follows ``conventions.md`` §2:
 
 * hyperparameters live in the estimator's ``__init__``; the skorch net is built
@@ -72,7 +72,6 @@ __all__ = [
     "torch_dtype",
     "torch_num_threads",
     "torch_rng",
-    "train_bilevel",
     "train_module",
     "user_interrupts",
 ]
@@ -674,135 +673,3 @@ def forward_module(
     if check_finite:
         _check_finite_outputs(out)
     return out
-
-
-def train_bilevel(
-    module,
-    X,
-    y,
-    X_valid,
-    y_valid,
-    *,
-    criterion,
-    module_params=None,
-    arch_gradient_hook=None,
-    max_epochs=30,
-    batch_size=None,
-    learning_rate=1e-2,
-    weight_decay=0.0,
-    arch_learning_rate=3e-2,
-    arch_betas=(0.5, 0.999),
-    arch_weight_decay=0.0,
-    dtype="float64",
-    device="cpu",
-    random_state=None,
-    n_jobs=None,
-    callbacks=None,
-):
-    """First-order bilevel training through skorch; return the fitted net.
-
-    The engine of differentiable architecture search (first-order DARTS):
-    inner variables (the module's ``weight_parameters()``) descend the
-    training loss, outer variables (its ``arch_parameters()``, e.g.
-    architecture logits) descend the validation loss, in alternating steps
-    on paired mini-batches, each with its own Adam optimizer. It is the skorch
-    ``NeuralNet`` subclass :class:`~sklearn_iclr26.utils._skorch_net.BilevelNet`
-    (a second optimizer and a custom ``train_step``, skorch's recipe for
-    several optimizers); see its docstring for one step.
-
-    Parameters
-    ----------
-    module : type of torch.nn.Module
-        Module class, defined at module level; built by skorch with
-        ``module_params`` and ``dtype=<torch dtype>``. It defines
-        ``weight_parameters()``, ``arch_parameters()`` and ``forward(X,
-        detach_arch=False)``.
-    X, y : ndarray
-        Training rows (inner problem); ``y`` as the criterion expects it.
-    X_valid, y_valid : ndarray
-        Validation rows (outer problem).
-    criterion : type of torch.nn.Module
-        Loss class with a scalar (mean) output, e.g.
-        ``torch.nn.CrossEntropyLoss``.
-    module_params : dict, default=None
-        Keyword arguments of the module.
-    arch_gradient_hook : callable, default=None
-        ``hook(grads, *, net, loss) -> grads``: modifies the outer gradient
-        (a list with one tensor per outer parameter; may return numpy arrays)
-        before the outer optimizer steps on it. ``net`` is the skorch net
-        (``net.module_``, ``net.history``: ``len(net.history) - 1`` is the
-        current epoch), ``loss`` the validation loss of the batch.
-    max_epochs : int, default=30
-        Epochs (passes over the training rows).
-    batch_size : int or None, default=None
-        Mini-batch size of both problems, clipped to each set's size;
-        ``None`` means full batches. Batches are shuffled only when
-        mini-batching.
-    learning_rate : float, default=1e-2
-        Adam learning rate of the weights.
-    weight_decay : float, default=0.0
-        Adam weight decay of the weights.
-    arch_learning_rate : float, default=3e-2
-        Adam learning rate of the outer variables.
-    arch_betas : tuple of float, default=(0.5, 0.999)
-        Adam betas of the outer variables.
-    arch_weight_decay : float, default=0.0
-        Adam weight decay of the outer variables.
-    dtype : {"float64", "float32"}, default="float64"
-        Precision of the module and its inputs.
-    device : str, default="cpu"
-        torch device.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the module's initialisation and the shuffling (torch's RNG is
-        forked, :func:`torch_rng`).
-    n_jobs : int or None, default=None
-        torch threads; ``None`` means 1.
-    callbacks : list of skorch callbacks, default=None
-        Extra skorch callbacks (e.g. per-epoch progress).
-
-    Returns
-    -------
-    net : skorch.NeuralNet
-        The trained :class:`~sklearn_iclr26.utils._skorch_net.BilevelNet`;
-        ``net.module_`` holds both kinds of variables.
-    """
-    import torch
-
-    from sklearn_iclr26.utils._skorch_net import BilevelLoader, BilevelNet
-
-    X_valid = _as_array(X_valid, dtype)
-    y_valid = np.asarray(y_valid)
-    if y_valid.dtype.kind == "f":
-        y_valid = _as_array(y_valid, dtype)
-    n_valid = X_valid.shape[0]
-    batch_valid = n_valid if batch_size is None else max(1, min(batch_size, n_valid))
-    return train_module(
-        module,
-        X,
-        y,
-        criterion=criterion,
-        module_params=module_params,
-        max_epochs=max_epochs,
-        batch_size=batch_size,
-        learning_rate=learning_rate,
-        weight_decay=weight_decay,
-        dtype=dtype,
-        device=device,
-        random_state=random_state,
-        n_jobs=n_jobs,
-        callbacks=callbacks,
-        net_class=BilevelNet,
-        net_params={
-            "arch_optimizer": torch.optim.Adam,
-            "arch_optimizer_params": {
-                "lr": arch_learning_rate,
-                "betas": tuple(arch_betas),
-                "weight_decay": arch_weight_decay,
-            },
-            "arch_gradient_hook": arch_gradient_hook,
-            "iterator_train": BilevelLoader,
-            "iterator_train__valid_X": X_valid,
-            "iterator_train__valid_y": y_valid,
-            "iterator_train__valid_batch_size": batch_valid,
-        },
-    )
