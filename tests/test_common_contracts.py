@@ -70,7 +70,7 @@ GRID = {
     "AdaptiveCompositionRegressor": ("temperature", [0.2, 2.0]),
     "BackdoorAdjustedRegressor": ("n_confounders", [1, 2]),
     "BayesianAugmentationClassifier": ("kl_weight", [0.0, 1.0]),
-    "CVQRRegressor": ("hidden_dim", [4, 8]),
+    "CVQRRegressor": ("hidden_layer_sizes", [(4,), (8,)]),
     # the searched architecture is the same on this small data: the
     # parameter of the refitted network is what the grid can change
     "ConNASSearch": (
@@ -85,7 +85,7 @@ GRID = {
     "InstanceNoiseCorrector": ("beta", [1.0, 4.0]),
     "MetaPCNClassifier": ("meta_pe", [False, True]),
     "SOCOPClassifier": ("confidence_level", [0.95, 0.9]),
-    "SparseAutoencoder": ("k", [1, 2], _reconstruction_score),
+    "SparseAutoencoder": ("n_nonzero_coefs", [1, 2], _reconstruction_score),
     "TopKDeferrer": ("regime", ["two-stage", "one-stage"]),
     "TorchMLPClassifier": ("hidden_layer_sizes", [(8,), (16, 8)]),
     "TwoKeyAttentionRegressor": ("init_scale", [0.1, 0.2]),

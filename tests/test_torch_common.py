@@ -209,11 +209,9 @@ def test_only_the_base_calls_the_training_engine():
     offenders = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE).as_posix()
-        if rel in _TRAINERS or rel in _PORT_IN_PROGRESS_FILES:
+        if rel in _TRAINERS:
             continue
-        lines = _calls(
-            path, {"train_module", "train_bilevel", "train_predictive_coding"}
-        )
+        lines = _calls(path, {"train_module"})
         if lines:
             offenders[rel] = lines
     assert not offenders, (
@@ -235,18 +233,11 @@ def _imports_torch_training(cls):
     return False
 
 
-# families being ported onto the base in this change (emptied when they land)
-_PORT_IN_PROGRESS = set()
-_PORT_IN_PROGRESS_FILES = set()
-
-
 def test_every_torch_estimator_inherits_the_base():
     missing = [
         name
         for name, cls in all_estimators()
-        if _imports_torch_training(cls)
-        and not issubclass(cls, BaseTorchEstimator)
-        and name not in _PORT_IN_PROGRESS
+        if _imports_torch_training(cls) and not issubclass(cls, BaseTorchEstimator)
     ]
     assert not missing, (
         f"torch estimators not on BaseTorchEstimator: {missing}; see the torch "
