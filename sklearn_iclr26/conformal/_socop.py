@@ -123,6 +123,9 @@ class SOCOPClassifier(BaseConformalClassifier):
         the bin. A class or bin too small for the level warns and gets the
         trivial answer (that class always in the set; every label for that
         bin), never an error; a bin unseen at calibration raises at predict.
+        SOCOP keeps its score: ``lam`` is chosen on the tuning split with one
+        marginal threshold, and each label's score is then compared with its
+        class's (or the row's bin's) quantile.
     verbose : int, default=0
         Print the fitting, tuning and calibration steps when positive.
     random_state : int, RandomState instance or None, default=None
