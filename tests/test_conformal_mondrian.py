@@ -469,3 +469,18 @@ def test_conditional_coverage_score():
     assert np.isnan(empty_class.coverage[1:]).all()
     with pytest.raises(ValueError, match="entries"):
         conditional_coverage_score(y, sets, bins=[0, 1])
+
+
+@pytest.mark.parametrize("conditional", ["class", "bins"])
+def test_conditional_verbose_and_pickle(conditional, digits, capsys):
+    import pickle
+
+    X, y, bins = digits
+    kw = _bins_kw(conditional, bins)
+    clf = SOCOPClassifier(
+        GaussianNB(), conditional=conditional, verbose=1, random_state=0
+    )
+    clf.fit(X, y, **kw)
+    assert "threshold_=[" in capsys.readouterr().out
+    again = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(again.predict_set(X, **kw), clf.predict_set(X, **kw))
