@@ -484,3 +484,28 @@ def test_conditional_verbose_and_pickle(conditional, digits, capsys):
     assert "threshold_=[" in capsys.readouterr().out
     again = pickle.loads(pickle.dumps(clf))
     np.testing.assert_array_equal(again.predict_set(X, **kw), clf.predict_set(X, **kw))
+
+
+def test_crepes_takes_one_score_more_where_the_rank_is_an_integer(digits):
+    """The one difference from crepes: with ``(n + 1)(1 - level)`` an integer
+    (here n = 99 at 0.9), crepes' ``p >= 1 - level`` takes the calibration
+    score of rank ``(n + 1) level + 1``, the split-conformal rule (``p > 1 -
+    level``) the one of rank ``(n + 1) level``."""
+    crepes = pytest.importorskip("crepes")
+    X, y, _ = digits
+    model, X_cal, y_cal, X_test, _ = _crepes_split(X, y, 0, 0.9)
+    X_cal, y_cal = X_cal[:99], y_cal[:99]
+    clf = SplitConformalClassifier(
+        FrozenEstimator(model), conditional="bins", allow_empty=True
+    ).calibrate(X_cal, y_cal, bins=np.zeros(99))
+    alphas_cal = 1 - model.predict_proba(X_cal)[np.arange(99), y_cal]
+    alphas_test = 1 - model.predict_proba(X_test)
+    cc = crepes.ConformalClassifier().fit(alphas_cal, bins=np.zeros(99))
+    theirs = cc.predict_set(
+        alphas_test, bins=np.zeros(len(X_test)), confidence=0.9, smoothing=False
+    ).astype(bool)
+    ours = clf.predict_set(X_test, bins=np.zeros(len(X_test)))
+    ranked = np.sort(alphas_cal)
+    np.testing.assert_array_equal(ours, alphas_test <= ranked[89])
+    np.testing.assert_array_equal(theirs, alphas_test <= ranked[90])
+    assert (theirs & ~ours).any() and not (ours & ~theirs).any()
