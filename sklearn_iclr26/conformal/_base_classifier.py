@@ -18,7 +18,7 @@ from sklearn.base import (
 from sklearn.frozen import FrozenEstimator
 from sklearn.utils import column_or_1d, get_tags
 from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metadata_routing import (
     MetadataRouter,
     MethodMapping,
@@ -71,6 +71,49 @@ def _fill_empty(sets, proba):
     return sets
 
 
+def _levels(confidence_level):
+    """``(levels, multi)``: the checked level(s) and whether a sequence came.
+
+    ``None`` stays ``None`` (the fitted level) in ``levels``.
+    """
+    if confidence_level is None:
+        return [None], False
+    if isinstance(confidence_level, (str, bytes)):
+        check_confidence_level(confidence_level)
+    if np.ndim(confidence_level) == 0:
+        return [check_confidence_level(confidence_level)], False
+    values = list(np.asarray(confidence_level, dtype=object).ravel())
+    if len(values) == 0:
+        raise ValueError("confidence_level is an empty sequence.")
+    return [check_confidence_level(v) for v in values], True
+
+
+def _p_values(sorted_scores, scores, tau=None):
+    """Conformal p-values of ``scores`` against one sorted calibration set.
+
+    Unsmoothed: ``(1 + #{i : s_i >= s}) / (n + 1)``; smoothed with the
+    uniform draws ``tau``: ``(#{i : s_i > s} + tau (#{i : s_i = s} + 1)) /
+    (n + 1)``.
+    """
+    n = sorted_scores.shape[0]
+    at_least = n - np.searchsorted(sorted_scores, scores, side="left")
+    if tau is None:
+        return (at_least + 1.0) / (n + 1.0)
+    above = n - np.searchsorted(sorted_scores, scores, side="right")
+    return (above + tau * (at_least - above + 1.0)) / (n + 1.0)
+
+
+def _csr_from_batches(indices, counts, n_samples, n_classes):
+    indptr = np.zeros(n_samples + 1, dtype=np.int64)
+    if counts:
+        np.cumsum(np.concatenate(counts), out=indptr[1:])
+    col = np.concatenate(indices) if indices else np.zeros(0, dtype=np.int32)
+    if indptr[-1] < 2**31 - 1:
+        indptr = indptr.astype(np.int32)
+    data = np.ones(col.shape[0], dtype=bool)
+    return sp.csr_array((data, col, indptr), shape=(n_samples, n_classes))
+
+
 def _check_output(output):
     if output not in ("dense", "sparse"):
         raise ValueError(f'output must be "dense" or "sparse", got {output!r}.')
@@ -115,6 +158,11 @@ class BaseConformalClassifier(
     calibration part. ``X`` reaches the inner estimator untouched (rows are
     indexed with scikit-learn's safe indexing), so a ``Pipeline`` with a
     name-based ``ColumnTransformer`` on a raw DataFrame can sit inside.
+
+    Mondrian (``conditional="class"`` or ``"bins"``): the calibration rows
+    are grouped (by true label, or by the ``bins`` metadata given to ``fit``)
+    and each group gets its own threshold from its own scores, with the
+    small-calibration policy applied per group.
     """
 
     _parameter_constraints: dict = {
@@ -122,6 +170,7 @@ class BaseConformalClassifier(
         "confidence_level": [Interval(Real, 0, 1, closed="neither")],
         "calibration_size": [Interval(Real, 0, 1, closed="neither")],
         "allow_empty": ["boolean"],
+        "conditional": [StrOptions({"class", "bins"}), None],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
     }
@@ -173,9 +222,13 @@ class BaseConformalClassifier(
         routing : MetadataRouter
             The routing information.
         """
-        return MetadataRouter(owner=self).add(
-            estimator=self._get_estimator(),
-            method_mapping=MethodMapping().add(caller="fit", callee="fit"),
+        return (
+            MetadataRouter(owner=self)
+            .add_self_request(self)
+            .add(
+                estimator=self._get_estimator(),
+                method_mapping=MethodMapping().add(caller="fit", callee="fit"),
+            )
         )
 
     def _check_fit_y(self, X, y):
@@ -192,15 +245,17 @@ class BaseConformalClassifier(
         check_at_least_two_classes(self, y)
         return y
 
-    def _fit_conformal(self, X, y, **fit_params):
+    def _fit_conformal(self, X, y, bins=None, **fit_params):
         """Fit on a scratch copy and commit the fitted state only on success."""
-        return fit_transaction(self, lambda work: work._fit_work(X, y, fit_params))
+        return fit_transaction(
+            self, lambda work: work._fit_work(X, y, fit_params, bins)
+        )
 
     def _init_fit_state(self):
         """Fitted attributes a subclass sets before the split (default: none)."""
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def calibrate(self, X, y):
+    def calibrate(self, X, y, bins=None):
         """Calibrate a model fitted elsewhere on every row of ``(X, y)``.
 
         ``estimator`` (already fitted) is used as it is, as
@@ -217,6 +272,9 @@ class BaseConformalClassifier(
             Calibration data, in the form the estimator takes.
         y : array-like of shape (n_samples,)
             Labels.
+        bins : array-like of shape (n_samples,), default=None
+            Mondrian bin of every row; required with ``conditional="bins"``
+            and rejected otherwise.
 
         Returns
         -------
@@ -226,18 +284,43 @@ class BaseConformalClassifier(
         frozen = frozen_fitted(self.estimator, self)
         self._check_calibrate_params()
         return fit_transaction(
-            self, lambda work: work._fit_work(X, y, {}), estimator=frozen
+            self, lambda work: work._fit_work(X, y, {}, bins), estimator=frozen
         )
 
     def _check_calibrate_params(self):
         """Checks ``fit`` makes before ``_fit_conformal`` (default: none)."""
 
-    def _fit_work(self, X, y, fit_params):
+    def _check_bins_arg(self, bins, n_samples, where):
+        """``bins`` as a 1-D array of ``n_samples`` (``None`` where unused)."""
+        if self.conditional != "bins":
+            if bins is not None:
+                raise ValueError(
+                    f"{type(self).__name__}.{where} got bins, which only "
+                    f'conditional="bins" uses (conditional={self.conditional!r}).'
+                    ' Set conditional="bins" or drop bins.'
+                )
+            return None
+        if bins is None:
+            raise ValueError(
+                f'{type(self).__name__} with conditional="bins" needs the Mondrian '
+                f"bin of every row: call {where}(X, ..., bins=...)."
+            )
+        bins = column_or_1d(bins)
+        if bins.shape[0] != n_samples:
+            raise ValueError(
+                f"bins has {bins.shape[0]} entries for {n_samples} samples in {where}."
+            )
+        if bins.dtype.kind == "f" and np.isnan(bins).any():
+            raise ValueError("bins contains NaN.")
+        return bins
+
+    def _fit_work(self, X, y, fit_params, bins=None):
         self._init_fit_state()
         estimator = self._get_estimator()
         check_has_methods(estimator, ["predict_proba"])
         X = _indexable(X)
         y = self._check_fit_y(X, y)
+        bins = self._check_bins_arg(bins, _num_samples(X), "fit")
         # recorded without converting X: the inner estimator sees it untouched
         _check_feature_names(self, X, reset=True)
         _check_n_features(self, X, reset=True)
@@ -316,15 +399,52 @@ class BaseConformalClassifier(
         )
         self.calibration_scores_ = np.sort(cal_scores)
         self.n_calibration_samples_ = int(cal_scores.shape[0])
-        if calibration_size_ok(self.n_calibration_samples_, level):
-            self.threshold_ = conformal_quantile(cal_scores, level)
+        if self.conditional is None:
+            if calibration_size_ok(self.n_calibration_samples_, level):
+                self.threshold_ = conformal_quantile(cal_scores, level)
+            else:
+                self.threshold_ = np.inf
+            shown = f"{self.threshold_:.6g}"
         else:
-            self.threshold_ = np.inf
+            if self.conditional == "class":
+                groups = self._label_index(y[cal_index])
+                n_groups = self.classes_.shape[0]
+            else:
+                self.bins_, groups = np.unique(bins[cal_index], return_inverse=True)
+                n_groups = self.bins_.shape[0]
+            order = np.lexsort((cal_scores, groups))
+            counts = np.bincount(groups, minlength=n_groups)
+            ends = np.cumsum(counts)
+            sorted_scores = cal_scores[order]
+            self.calibration_bin_scores_ = [
+                sorted_scores[end - count : end] for count, end in zip(counts, ends)
+            ]
+            self.n_calibration_per_bin_ = counts.astype(np.int64)
+            self.threshold_ = self._group_thresholds(level)
+            shown = np.array2string(self.threshold_, precision=4, threshold=6)
         log_progress(
             self,
             f"calibrated on {self.n_calibration_samples_} samples: "
-            f"threshold_={self.threshold_:.6g} at confidence_level={level}",
+            f"threshold_={shown} at confidence_level={level}",
         )
+
+    def _group_names(self):
+        return self.classes_ if self.conditional == "class" else self.bins_
+
+    def _group_thresholds(self, level):
+        """One threshold per class or bin, the small-set policy per group."""
+        kind = "class" if self.conditional == "class" else "bin"
+        names = self._group_names()
+        out = np.empty(len(self.calibration_bin_scores_))
+        for g, scores in enumerate(self.calibration_bin_scores_):
+            name = names[g].item() if hasattr(names[g], "item") else names[g]
+            if calibration_size_ok(
+                scores.shape[0], level, what=f"calibration ({kind} {name!r})"
+            ):
+                out[g] = conformal_quantile(scores, level)
+            else:
+                out[g] = np.inf
+        return out
 
     def _label_index(self, y):
         return _label_indices(y, self.classes_.shape[0], self.classes_)
@@ -380,13 +500,87 @@ class BaseConformalClassifier(
         return X, _num_samples(X)
 
     def _threshold(self, confidence_level):
-        """Threshold at a per-call level (the fitted one for ``None``)."""
+        """Threshold(s) at a per-call level (the fitted ones for ``None``).
+
+        A float, or with ``conditional`` one per class or bin.
+        """
         if confidence_level is None:
             return self.threshold_
         level = check_confidence_level(confidence_level)
+        if self.conditional is not None:
+            return self._group_thresholds(level)
         if not calibration_size_ok(self.n_calibration_samples_, level):
             return np.inf
         return conformal_quantile(self.calibration_scores_, level)
+
+    def _row_groups(self, bins, n_samples, where):
+        """Index into ``bins_`` of every row's bin (``None`` unless "bins")."""
+        bins = self._check_bins_arg(bins, n_samples, where)
+        if bins is None:
+            return None
+        try:
+            pos = np.searchsorted(self.bins_, bins)
+        except TypeError as exc:
+            raise ValueError(
+                f"bins (dtype {bins.dtype}) cannot be compared with the bins seen "
+                f"at calibration (dtype {self.bins_.dtype})."
+            ) from exc
+        pos = np.clip(pos, 0, self.bins_.shape[0] - 1)
+        unseen = self.bins_[pos] != bins
+        if unseen.any():
+            raise ValueError(
+                f"bins contains {np.unique(bins[unseen]).tolist()[:10]}, never seen "
+                f"at calibration (the calibrated bins are "
+                f"{self.bins_.tolist()[:20]}): a bin has no threshold without "
+                "calibration rows. Calibrate with rows of every bin, or merge "
+                "the rare bins."
+            )
+        return pos
+
+    def _fill_empty(self, sets, proba, uniforms):
+        """Fill empty sets, in place, so that the sets stay nested in level.
+
+        The top label (the smallest score of the row) for one threshold per
+        row; with ``conditional="class"``, the label of largest p-value, the
+        one the class thresholds admit first as the level rises.
+        """
+        if self.conditional != "class":
+            return _fill_empty(sets, proba)
+        rows = np.flatnonzero(~sets.any(axis=1))
+        if rows.size:
+            u = None if uniforms is None else uniforms[rows]
+            scores = self._score_matrix(proba[rows], u)
+            p = np.column_stack(
+                [
+                    _p_values(cal, scores[:, j])
+                    for j, cal in enumerate(self.calibration_bin_scores_)
+                ]
+            )
+            sets[rows, np.argmax(p, axis=1)] = True
+        return sets
+
+    def _sets_at(self, proba, threshold, groups, uniforms, scores=None):
+        """Sets of one batch at one level's threshold(s).
+
+        ``groups``: the rows' bin indices (``conditional="bins"``);
+        ``scores``: the batch's score matrix when already computed.
+        """
+        if self.conditional is None:
+            if scores is None:
+                return self._sets(proba, threshold, uniforms)
+            return scores <= threshold
+        if self.conditional == "class":
+            if scores is None:
+                scores = self._score_matrix(proba, uniforms)
+            return scores <= threshold[None, :]
+        if scores is not None:
+            return scores <= threshold[groups][:, None]
+        sets = np.empty(proba.shape, dtype=bool)
+        for g in np.unique(groups):
+            rows = np.flatnonzero(groups == g)
+            u = None if uniforms is None else uniforms[rows]
+            sets[rows] = self._sets(proba[rows], threshold[g], u)
+        return sets
 
     def _map_batches(self, X, func, dtype=None):
         """``func(X_batch, rows)`` over row batches, into one dense output.
@@ -469,68 +663,164 @@ class BaseConformalClassifier(
 
         return self._map_batches(X, scores, np.float64)
 
-    def predict_set(self, X, confidence_level=None, output="dense"):
+    def predict_set(self, X, confidence_level=None, output="dense", bins=None):
         """Conformal prediction sets.
 
         With exchangeable data, ``P(y in set) >= confidence_level``
-        (marginally). Rows are processed in batches sized by scikit-learn's
-        ``working_memory``, so that only the output and one batch of
-        probabilities are in memory at once.
+        (marginally; with ``conditional="class"`` given each true class, with
+        ``conditional="bins"`` given each bin). Rows are processed in batches
+        sized by scikit-learn's ``working_memory``, so that only the output
+        and one batch of probabilities are in memory at once.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
             Input data.
-        confidence_level : float, default=None
+        confidence_level : float or sequence of float, default=None
             Target coverage; ``None`` uses the fitted ``confidence_level``
-            (and ``threshold_``). Another value recomputes the threshold from
-            ``calibration_scores_`` (score hyperparameters tuned at fit are
-            kept); a calibration set too small for it warns and gives full
-            sets.
+            (and ``threshold_``). Another value recomputes the threshold(s)
+            from the calibration scores (score hyperparameters tuned at fit
+            are kept); a calibration set (or class, or bin) too small for it
+            warns and gives sets holding every label (that class). A
+            sequence of ``L`` levels gives one set per level, along a
+            trailing axis: the scores are computed once per batch and
+            compared with each level's threshold, and since a higher level
+            never has a lower threshold the sets are nested (a set at a
+            higher level contains the set at a lower one).
         output : {"dense", "sparse"}, default="dense"
             ``"dense"``: a boolean ndarray; ``"sparse"``: a
             ``scipy.sparse.csr_array`` of bool (one row per sample), which
             takes memory in proportion to the total set size rather than to
-            ``n_samples * n_classes``.
+            ``n_samples * n_classes`` (a list of them, one per level, for a
+            sequence of levels).
+        bins : array-like of shape (n_samples,), default=None
+            Mondrian bin of every row; required with ``conditional="bins"``
+            (every bin must have been seen at calibration: ``ValueError``
+            otherwise) and rejected otherwise.
 
         Returns
         -------
         sets : ndarray or scipy.sparse.csr_array of bool, shape (n_samples, n_classes)
             ``sets[i, j]`` tells whether ``classes_[j]`` is in the set of
-            sample ``i``.
+            sample ``i``. For a sequence of levels: an ndarray of shape
+            ``(n_samples, n_classes, L)``, or a list of ``L`` CSR arrays.
         """
         _check_output(output)
         X, n_samples = self._check_X(X)
-        threshold = self._threshold(confidence_level)
+        levels, multi = _levels(confidence_level)
+        groups = self._row_groups(bins, n_samples, "predict_set")
+        thresholds = [self._threshold(level) for level in levels]
         uniforms = self._uniforms(n_samples, self._seed + 1)
 
         def sets_of(Xb, rows):
             proba = self._predict_proba_checked(Xb)
             u = None if uniforms is None else uniforms[rows]
-            sets = self._sets(proba, threshold, u)
-            if not self.allow_empty:
-                _fill_empty(sets, proba)
-            return sets
+            g = None if groups is None else groups[rows]
+            scores = self._score_matrix(proba, u) if multi else None
+            out = []
+            for threshold in thresholds:
+                sets = self._sets_at(proba, threshold, g, u, scores)
+                if not self.allow_empty:
+                    self._fill_empty(sets, proba, u)
+                out.append(sets)
+            return np.stack(out, axis=-1) if multi else out[0]
 
         if output == "dense":
             return self._map_batches(X, sets_of, bool)
         n_classes = self.classes_.shape[0]
-        indices, counts = [], []
+        n_levels = len(thresholds)
+        indices = [[] for _ in range(n_levels)]
+        counts = [[] for _ in range(n_levels)]
         for rows in batch_slices(n_samples, self._row_bytes()):
             X_batch = X if rows == slice(0, n_samples) else _batch(X, rows)
             sets = sets_of(X_batch, rows)
-            row_index, col_index = np.nonzero(sets)
+            if not multi:
+                sets = sets[..., None]
+            for level in range(n_levels):
+                row_index, col_index = np.nonzero(sets[..., level])
+                counts[level].append(
+                    np.bincount(row_index, minlength=rows.stop - rows.start)
+                )
+                indices[level].append(
+                    col_index.astype(np.int32 if n_classes < 2**31 else np.intp)
+                )
             del sets
-            counts.append(np.bincount(row_index, minlength=rows.stop - rows.start))
-            indices.append(col_index.astype(np.int32 if n_classes < 2**31 else np.intp))
-        indptr = np.zeros(n_samples + 1, dtype=np.int64)
-        if counts:
-            np.cumsum(np.concatenate(counts), out=indptr[1:])
-        col = np.concatenate(indices) if indices else np.zeros(0, dtype=np.int32)
-        if indptr[-1] < 2**31 - 1:
-            indptr = indptr.astype(np.int32)
-        data = np.ones(col.shape[0], dtype=bool)
-        return sp.csr_array((data, col, indptr), shape=(n_samples, n_classes))
+        csr = [
+            _csr_from_batches(indices[level], counts[level], n_samples, n_classes)
+            for level in range(n_levels)
+        ]
+        return csr if multi else csr[0]
+
+    def predict_p(self, X, bins=None, smoothed=False, random_state=None):
+        """Conformal p-value of every label for every sample.
+
+        The p-value of label ``y`` at ``x`` is ``(1 + #{i : s_i >= s(x, y)})
+        / (n + 1)`` over the ``n`` calibration scores ``s_i`` (of the label's
+        class with ``conditional="class"``, of the row's bin with
+        ``conditional="bins"``). These unsmoothed p-values reproduce the set
+        rule exactly: ``classes_[j]`` is in ``predict_set(X,
+        confidence_level=level)`` iff ``p[i, j] > 1 - level``, the product
+        ``(n + 1) (1 - level)`` taken to the integer it is within ``1e-12``
+        of (so that ``n = 99`` at level 0.9 compares with the exact 0.1, not
+        floating point's 0.0999...), plus the top label of a set that would
+        be empty when ``allow_empty=False``. They are valid: ``P(p(X, Y) <=
+        t) <= t``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input data.
+        bins : array-like of shape (n_samples,), default=None
+            Mondrian bin of every row, as in :meth:`predict_set`.
+        smoothed : bool, default=False
+            Smoothed p-values ``(#{s_i > s} + tau (#{s_i = s} + 1)) / (n +
+            1)``, one uniform ``tau`` per sample: exactly uniform under
+            exchangeability (``P(p <= t) = t``), but **randomised**: two calls
+            with different ``random_state`` give different p-values, and
+            they do not reproduce the sets.
+        random_state : int, RandomState instance or None, default=None
+            The draws of ``tau`` (``smoothed=True`` only); ``None`` uses
+            numpy's global generator.
+
+        Returns
+        -------
+        p_values : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``.
+        """
+        X, n_samples = self._check_X(X)
+        groups = self._row_groups(bins, n_samples, "predict_p")
+        uniforms = self._uniforms(n_samples, self._seed + 1)
+        tau = (
+            check_random_state(random_state).uniform(size=(n_samples, 1))
+            if smoothed
+            else None
+        )
+
+        def p_of(Xb, rows):
+            proba = self._predict_proba_checked(Xb)
+            u = None if uniforms is None else uniforms[rows]
+            scores = self._score_matrix(proba, u)
+            t = None if tau is None else tau[rows]
+            if self.conditional is None:
+                return _p_values(self.calibration_scores_, scores, t)
+            out = np.empty_like(scores)
+            if self.conditional == "class":
+                for j, cal in enumerate(self.calibration_bin_scores_):
+                    out[:, j] = _p_values(
+                        cal, scores[:, j], None if t is None else t[:, 0]
+                    )
+                return out
+            g = groups[rows]
+            for b in np.unique(g):
+                idx = np.flatnonzero(g == b)
+                out[idx] = _p_values(
+                    self.calibration_bin_scores_[b],
+                    scores[idx],
+                    None if t is None else t[idx],
+                )
+            return out
+
+        return self._map_batches(X, p_of, np.float64)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

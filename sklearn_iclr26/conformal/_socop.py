@@ -110,6 +110,22 @@ class SOCOPClassifier(BaseConformalClassifier):
         SOCOP sets are empty when ``lam / max p(y | x)`` exceeds the threshold
         (a confident model at a low ``confidence_level``). With ``False`` the
         top label is added to empty sets, which can only raise coverage.
+    conditional : {None, "class", "bins"}, default=None
+        Mondrian (group-conditional) calibration. ``None``: one threshold,
+        marginal coverage ``P(Y in C(X)) >= confidence_level``. ``"class"``:
+        one threshold per class, from the calibration rows of that class, and
+        label ``classes_[j]`` enters a set when its score is at most
+        ``threshold_[j]``: coverage given the true class, ``P(Y in C(X) | Y =
+        y) >= confidence_level`` for every ``y``. ``"bins"``: one threshold
+        per bin of the ``bins`` metadata (any labels, e.g. a group column,
+        passed as ``fit(X, y, bins=...)`` and ``predict_set(X, bins=...)``;
+        with metadata routing, ``set_fit_request(bins=True)``): coverage given
+        the bin. A class or bin too small for the level warns and gets the
+        trivial answer (that class always in the set; every label for that
+        bin), never an error; a bin unseen at calibration raises at predict.
+        SOCOP keeps its score: ``lam`` is chosen on the tuning split with one
+        marginal threshold, and each label's score is then compared with its
+        class's (or the row's bin's) quantile.
     verbose : int, default=0
         Print the fitting, tuning and calibration steps when positive.
     random_state : int, RandomState instance or None, default=None
@@ -128,12 +144,22 @@ class SOCOPClassifier(BaseConformalClassifier):
         With ``lam="auto"``: ``"lam"``, ``"mean_size"``, ``"multiple_rate"``
         (P(size > ``k0``)), ``"coverage"`` and ``"sscv"`` on the tuning split
         for every candidate. ``None`` with a numeric ``lam``.
-    threshold_ : float
+    threshold_ : float or ndarray of shape (n_classes,) or (n_bins,)
         The conformal threshold at ``confidence_level``; ``inf`` when the
         calibration set is too small for it (then every set is the full label
-        set, after a warning).
+        set, after a warning). With ``conditional="class"`` one per class,
+        indexed like ``classes_``; with ``conditional="bins"`` one per bin,
+        indexed like ``bins_`` (``inf`` for a class or bin too small).
+    bins_ : ndarray of shape (n_bins,)
+        The sorted bins seen at calibration (``conditional="bins"`` only).
     calibration_scores_ : ndarray of shape (`n_calibration_samples_`,)
-        Sorted scores of the true labels of the calibration points.
+        Sorted scores of the true labels of all the calibration points.
+    calibration_bin_scores_ : list of ndarray
+        With ``conditional``: the sorted calibration scores of each class
+        (indexed like ``classes_``) or bin (like ``bins_``).
+    n_calibration_per_bin_ : ndarray of shape (n_classes,) or (n_bins,)
+        With ``conditional``: the number of calibration points of each class
+        or bin.
     n_calibration_samples_ : int
         Number of calibration points.
     n_features_in_ : int
@@ -195,6 +221,7 @@ class SOCOPClassifier(BaseConformalClassifier):
         calibration_size=0.3,
         tuning_size=0.2,
         allow_empty=False,
+        conditional=None,
         verbose=0,
         random_state=None,
     ):
@@ -207,6 +234,7 @@ class SOCOPClassifier(BaseConformalClassifier):
         self.calibration_size = calibration_size
         self.tuning_size = tuning_size
         self.allow_empty = allow_empty
+        self.conditional = conditional
         self.verbose = verbose
         self.random_state = random_state
 
@@ -278,7 +306,7 @@ class SOCOPClassifier(BaseConformalClassifier):
         log_progress(self, f"lam_={self.lam_:.4g} ({self.lam_criterion})")
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, **fit_params):
+    def fit(self, X, y, bins=None, **fit_params):
         """Fit the classifier, choose ``lam`` and calibrate.
 
         Parameters
@@ -288,6 +316,9 @@ class SOCOPClassifier(BaseConformalClassifier):
             calibration parts.
         y : array-like of shape (n_samples,)
             Labels.
+        bins : array-like of shape (n_samples,), default=None
+            Mondrian bin of every row (only with ``conditional="bins"``,
+            where it is required); only the calibration rows' bins are used.
         **fit_params : dict
             Passed to ``estimator.fit`` on the training part (per-sample
             arrays such as ``sample_weight`` are split accordingly); with
@@ -298,7 +329,7 @@ class SOCOPClassifier(BaseConformalClassifier):
         self : object
             Fitted estimator.
         """
-        return self._fit_conformal(X, y, **fit_params)
+        return self._fit_conformal(X, y, bins=bins, **fit_params)
 
     def _init_fit_state(self):
         if not isinstance(self.lam, str):

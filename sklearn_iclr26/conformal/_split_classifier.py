@@ -61,6 +61,19 @@ class SplitConformalClassifier(BaseConformalClassifier):
         ``FrozenEstimator`` and in :meth:`calibrate`).
     allow_empty : bool, default=False
         If ``False`` the top label is added to empty sets.
+    conditional : {None, "class", "bins"}, default=None
+        Mondrian (group-conditional) calibration. ``None``: one threshold,
+        marginal coverage ``P(Y in C(X)) >= confidence_level``. ``"class"``:
+        one threshold per class, from the calibration rows of that class, and
+        label ``classes_[j]`` enters a set when its score is at most
+        ``threshold_[j]``: coverage given the true class, ``P(Y in C(X) | Y =
+        y) >= confidence_level`` for every ``y``. ``"bins"``: one threshold
+        per bin of the ``bins`` metadata (any labels, e.g. a group column,
+        passed as ``fit(X, y, bins=...)`` and ``predict_set(X, bins=...)``;
+        with metadata routing, ``set_fit_request(bins=True)``): coverage given
+        the bin. A class or bin too small for the level warns and gets the
+        trivial answer (that class always in the set; every label for that
+        bin), never an error; a bin unseen at calibration raises at predict.
     verbose : int, default=0
         Print the fitting and calibration steps when positive.
     random_state : int, RandomState instance or None, default=None
@@ -74,11 +87,22 @@ class SplitConformalClassifier(BaseConformalClassifier):
         The fitted classifier.
     classes_ : ndarray of shape (n_classes,)
         Class labels.
-    threshold_ : float
-        Conformal threshold at ``confidence_level`` (``inf``, after a
-        warning, if the calibration set is too small).
+    threshold_ : float or ndarray of shape (n_classes,) or (n_bins,)
+        The conformal threshold at ``confidence_level``; ``inf`` when the
+        calibration set is too small for it (then every set is the full label
+        set, after a warning). With ``conditional="class"`` one per class,
+        indexed like ``classes_``; with ``conditional="bins"`` one per bin,
+        indexed like ``bins_`` (``inf`` for a class or bin too small).
+    bins_ : ndarray of shape (n_bins,)
+        The sorted bins seen at calibration (``conditional="bins"`` only).
     calibration_scores_ : ndarray of shape (`n_calibration_samples_`,)
-        Sorted scores of the true calibration labels.
+        Sorted scores of the true labels of all the calibration points.
+    calibration_bin_scores_ : list of ndarray
+        With ``conditional``: the sorted calibration scores of each class
+        (indexed like ``classes_``) or bin (like ``bins_``).
+    n_calibration_per_bin_ : ndarray of shape (n_classes,) or (n_bins,)
+        With ``conditional``: the number of calibration points of each class
+        or bin.
     n_calibration_samples_ : int
         Number of calibration points.
     n_features_in_ : int
@@ -117,6 +141,7 @@ class SplitConformalClassifier(BaseConformalClassifier):
         confidence_level=0.9,
         calibration_size=0.3,
         allow_empty=False,
+        conditional=None,
         verbose=0,
         random_state=None,
     ):
@@ -126,6 +151,7 @@ class SplitConformalClassifier(BaseConformalClassifier):
         self.confidence_level = confidence_level
         self.calibration_size = calibration_size
         self.allow_empty = allow_empty
+        self.conditional = conditional
         self.verbose = verbose
         self.random_state = random_state
 
@@ -159,7 +185,7 @@ class SplitConformalClassifier(BaseConformalClassifier):
         return conformity_scores(proba, self.conformity_score, **params)
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, **fit_params):
+    def fit(self, X, y, bins=None, **fit_params):
         """Fit the classifier and calibrate.
 
         Parameters
@@ -168,6 +194,9 @@ class SplitConformalClassifier(BaseConformalClassifier):
             Training data, split into training and calibration parts.
         y : array-like of shape (n_samples,)
             Labels.
+        bins : array-like of shape (n_samples,), default=None
+            Mondrian bin of every row (only with ``conditional="bins"``,
+            where it is required); only the calibration rows' bins are used.
         **fit_params : dict
             Passed (split) to ``estimator.fit``.
 
@@ -177,7 +206,7 @@ class SplitConformalClassifier(BaseConformalClassifier):
             Fitted estimator.
         """
         self._check_calibrate_params()
-        return self._fit_conformal(X, y, **fit_params)
+        return self._fit_conformal(X, y, bins=bins, **fit_params)
 
     def _check_calibrate_params(self):
         # score_params checked once, by the score function itself; a fixed

@@ -39,10 +39,12 @@ TEST_PARAMS = {
         {},
         {"lam": 0.1, "k0": 2, "estimator": LogisticRegression(C=10.0)},
         {"estimator": _lightgbm()},
+        {"conditional": "class"},
     ],
     "SplitConformalClassifier": [
         {},
         {"conformity_score": "aps", "score_params": {"randomized": True}},
+        {"conditional": "class"},
     ],
 }
 

@@ -16,6 +16,7 @@ from sklearn_iclr26.metrics._region_metrics import (
 )
 from sklearn_iclr26.metrics._scorers import MethodScorer, get_scorer, get_scorer_names
 from sklearn_iclr26.metrics._set_metrics import (
+    conditional_coverage_score,
     coverage_score,
     mean_set_size,
     multiple_prediction_rate,
@@ -26,6 +27,7 @@ from sklearn_iclr26.metrics._set_metrics import (
 __all__ = [
     "MethodScorer",
     "concept_identifiability_score",
+    "conditional_coverage_score",
     "counterfactual_identifiability_check",
     "coverage_score",
     "get_scorer",
