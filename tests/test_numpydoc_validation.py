@@ -19,42 +19,6 @@ from sklearn_iclr26.utils.discovery import all_displays, all_estimators, all_fun
 
 numpydoc_validation = pytest.importorskip("numpydoc.validate")
 
-# Estimators whose modules are being rewritten for the shared torch base
-# (issue 28): their docstrings change with the port, so their numpydoc errors
-# are expected until it lands, and the lead clears this set afterwards. Each
-# xfail is non-strict: a class already clean passes and nothing breaks. At the
-# time of writing 20 of these 21 had errors (49 in all: PR08 "device" /
-# "n_jobs" lowercase descriptions 40, RT03 5, PR03 2, SS05 1, SA03 1); the
-# class docstring and its public methods are covered by the mark.
-_PENDING_DOCSTRING_FIXES = {
-    "AdaptiveCompositionClassifier",  # ensemble/_classifier.py
-    "AdaptiveCompositionRegressor",  # ensemble/_regressor.py
-    "BackdoorAdjustedClassifier",  # causal/_prism.py
-    "BackdoorAdjustedRegressor",  # causal/_prism.py
-    "BayesianAugmentationClassifier",  # neural_network/_bayes_aug.py
-    "BayesianAugmentationRegressor",  # neural_network/_bayes_aug_regressor.py
-    "CVQRRegressor",  # conformal/_cvqr.py
-    "ConNASSearch",  # nas/_connas.py
-    "DiffusionInterestFusionClassifier",  # neural_network/_ifusion.py
-    "MetaPCNClassifier",  # neural_network/_meta_pcn.py
-    "MetaPCNRegressor",  # neural_network/_meta_pcn_regressor.py
-    "PenaltyNASSearch",  # nas/_penalty.py
-    "RLPHeadClassifier",  # memorization/_rlp_head.py
-    "RandomLabelProbe",  # memorization/_random_label_probe.py (clean now)
-    "RandomNASSearch",  # nas/_random_search.py
-    "SampleGradientMemorization",  # memorization/_sample_gradient.py
-    "SparseAutoencoder",  # decomposition/_sparse_autoencoder.py
-    "TabularAttentionClassifier",  # causal/_tabular_attention.py
-    "TabularAttentionRegressor",  # causal/_tabular_attention.py
-    "TorchMLPClassifier",  # neural_network/_mlp_classifier.py
-    "TorchMLPRegressor",  # neural_network/_mlp_regressor.py
-}
-
-
-def test_pending_names_are_public_estimators():
-    # a renamed or removed class must leave the set, or the xfail hides nothing
-    assert _PENDING_DOCSTRING_FIXES <= {name for name, _ in all_estimators()}
-
 
 def _all_methods():
     for name, Klass in [*all_estimators(), *all_displays()]:
@@ -123,14 +87,6 @@ def _repr_errors(res, obj_name, obj=None):
     )
 
 
-def _pending(name):
-    return pytest.mark.xfail(
-        name in _PENDING_DOCSTRING_FIXES,
-        reason="docstring rewritten with the torch-base port (issue 28)",
-        strict=False,
-    )
-
-
 @pytest.mark.parametrize(
     "function_name",
     [f"{func.__module__}.{func.__name__}" for _, func in all_functions()],
@@ -144,10 +100,7 @@ def test_function_docstring(function_name):
 
 @pytest.mark.parametrize(
     "Klass, method",
-    [
-        pytest.param(Klass, method, marks=_pending(Klass.__name__))
-        for Klass, method in _all_methods()
-    ],
+    list(_all_methods()),
     ids=lambda v: v.__name__ if isinstance(v, type) else str(v),
 )
 def test_docstring(Klass, method):

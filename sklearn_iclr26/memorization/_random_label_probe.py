@@ -275,7 +275,7 @@ class RandomLabelProbe(TransformerMixin, BaseEstimator):
         return batched(self._transform, X, row_bytes=8 * 16 * max(width, X.shape[1]))
 
     def get_feature_names_out(self, input_features=None):
-        """Names of the representation's output features.
+        """Get the names of the representation's output features.
 
         Parameters
         ----------

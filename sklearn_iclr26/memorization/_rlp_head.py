@@ -156,6 +156,8 @@ class RLPHeadClassifier(TorchClassifierMixin, BaseTorchEstimator):
         dropout=0.0,
         alpha=0.0,
         max_iter=50,
+        random_state=None,
+        verbose=0,
         batch_size=None,
         learning_rate_init=1e-2,
         early_stopping=False,
@@ -167,8 +169,6 @@ class RLPHeadClassifier(TorchClassifierMixin, BaseTorchEstimator):
         dtype="float64",
         device="cpu",
         n_jobs=None,
-        random_state=None,
-        verbose=0,
     ):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.n_random_labels = n_random_labels

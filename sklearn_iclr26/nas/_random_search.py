@@ -60,9 +60,9 @@ class RandomNASSearch(BaseNASSearch):
     dtype : {"float64", "float32"}, default="float64"
         Precision.
     device : str, default="cpu"
-        torch device.
+        The torch device.
     n_jobs : int or None, default=None
-        torch threads; ``None`` means 1, ``-1`` all cores; 0 is rejected.
+        Torch threads; ``None`` means 1, ``-1`` all cores; 0 is rejected.
     random_state : int, RandomState instance or None, default=None
         Seed of the draws, the split and the training.
     verbose : int, default=0

@@ -276,7 +276,7 @@ class InteractionSequenceEncoder(TransformerMixin, BaseEstimator):
     # --------------------------------------------------------- transform
 
     def transform(self, X):
-        """Blocks of each row, from the fitted log strictly before its time.
+        """Encode each row from the fitted log strictly before its time.
 
         Parameters
         ----------
@@ -350,7 +350,7 @@ class InteractionSequenceEncoder(TransformerMixin, BaseEstimator):
         return self.fit(X, y).transform(X)
 
     def get_feature_names_out(self, input_features=None):
-        """Names of the output blocks.
+        """Get the names of the output blocks.
 
         Parameters
         ----------

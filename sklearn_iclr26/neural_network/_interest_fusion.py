@@ -222,6 +222,7 @@ class DiffusionInterestFusionClassifier(
         consistency_weight=1.0,
         cond_dropout=0.1,
         handle_unknown="ignore",
+        dtype="float32",
         alpha=0.0,
         batch_size=256,
         learning_rate_init=1e-3,
@@ -232,7 +233,6 @@ class DiffusionInterestFusionClassifier(
         tol=1e-4,
         warm_start=False,
         callbacks=None,
-        dtype="float32",
         device="cpu",
         n_jobs=None,
         random_state=None,
@@ -647,7 +647,7 @@ class DiffusionInterestFusionClassifier(
         return self.fit(X, y, sample_weight=sample_weight).transform(X)
 
     def get_feature_names_out(self, input_features=None):
-        """Names of the fused-interest columns.
+        """Get the names of the fused-interest columns.
 
         Parameters
         ----------

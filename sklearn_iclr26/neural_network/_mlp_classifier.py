@@ -40,7 +40,7 @@ class TorchMLPClassifier(TorchClassifierMixin, BaseTorchMLP):
     See Also
     --------
     TorchMLPRegressor : The regression counterpart.
-    sklearn.neural_network.MLPClassifier : scikit-learn's numpy MLP.
+    sklearn.neural_network.MLPClassifier : The numpy MLP of scikit-learn.
 
     Notes
     -----

@@ -35,7 +35,7 @@ class TorchMLPRegressor(TorchRegressorMixin, BaseTorchMLP):
     See Also
     --------
     TorchMLPClassifier : The classification counterpart.
-    sklearn.neural_network.MLPRegressor : scikit-learn's numpy MLP.
+    sklearn.neural_network.MLPRegressor : The numpy MLP of scikit-learn.
 
     Notes
     -----

@@ -160,11 +160,11 @@ _TRAINING_DOCS = {
         ),
     ),
     "dtype": ('{"float64", "float32"}', "Precision of the torch module."),
-    "device": ("str", 'torch device, e.g. ``"cuda"``.'),
+    "device": ("str", 'The torch device, e.g. ``"cuda"``.'),
     "n_jobs": (
         "int or None",
         (
-            "torch threads during fit and predict; ``None`` means 1, ``-1`` all "
+            "Torch threads during fit and predict; ``None`` means 1, ``-1`` all "
             "cores, ``-2`` all but one; 0 is rejected."
         ),
     ),
