@@ -825,3 +825,31 @@ def test_raw_dataframe_default_propensity_reuses_the_pipeline_preprocessing():
     hgb = HistGradientBoostingRegressor(max_iter=10, categorical_features="from_dtype")
     with pytest.raises(ValueError, match="propensity_estimator="):
         TLearnerRegressor(hgb).fit(cat, y, treatment=t)
+
+
+def test_cate_display_band_and_feature_by_name():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sklearn_iclr26.causal import CATEDisplay
+
+    X, y, t, _ = confounded(29, n=120)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    est = TLearnerRegressor(Ridge(), n_bootstrap=5, random_state=0)
+    est.fit(df, y, treatment=t)
+    disp = CATEDisplay.from_estimator(est, df, feature="b", alpha=0.1)
+    order = np.argsort(X[:, 1], kind="stable")
+    assert_allclose(disp.line_.get_xdata(), X[order, 1])
+    assert_allclose(disp.line_.get_ydata(), est.effect(df)[order])
+    lo, hi = est.effect_interval(df, alpha=0.1)
+    assert_allclose(disp.lower, lo) and disp.band_ is not None
+    assert_allclose(disp.upper, hi)
+    assert disp.ax_.get_xlabel() == "b"
+    plain = TLearnerRegressor(Ridge()).fit(X, y, treatment=t)
+    disp = CATEDisplay.from_estimator(plain, X, feature=2)
+    assert disp.band_ is None and disp.ax_.get_xlabel() == "x2"
+    with pytest.raises(ValueError, match="both lower and upper"):
+        CATEDisplay.from_predictions(X[:, 0], y, lower=y)
+    plt.close("all")

@@ -18,6 +18,7 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from sklearn_iclr26.causal._display import CATEDisplay
 from sklearn_iclr26.causal._geodesic_cate import GeodesicCATERegressor
 from sklearn_iclr26.causal._metrics import ate_error, pehe_score
 from sklearn_iclr26.causal._prism import (
@@ -37,6 +38,7 @@ from sklearn_iclr26.causal._x_learner import XLearnerRegressor
 __all__ = [
     "BackdoorAdjustedClassifier",
     "BackdoorAdjustedRegressor",
+    "CATEDisplay",
     "GeodesicCATERegressor",
     "TLearnerRegressor",
     "TabularAttentionClassifier",
