@@ -853,3 +853,25 @@ def test_cate_display_band_and_feature_by_name():
     with pytest.raises(ValueError, match="both lower and upper"):
         CATEDisplay.from_predictions(X[:, 0], y, lower=y)
     plt.close("all")
+
+
+def test_grid_search_routes_sample_weight_and_controls():
+    """With metadata routing, GridSearchCV hands each fold its rows of
+    treatment, W and sample_weight (row-aligned: the spy sees the fold's)."""
+    X, y, t, _ = confounded(30, n=120)
+    W = np.random.RandomState(1).normal(size=(len(y), 1))
+    w = np.random.RandomState(2).uniform(0.5, 2.0, size=len(y))
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = TLearnerRegressor(_WeightSpy()).set_fit_request(
+            treatment=True, W=True, sample_weight=True
+        )
+        est.set_score_request(treatment=True, W=True)
+        _WeightSpy.log.clear()
+        cv = TreatmentStratifiedKFold(n_splits=2, shuffle=True, random_state=0)
+        folds = list(cv.split(X, y, treatment=t))
+        search = GridSearchCV(est, {"estimator__alpha": [1.0]}, cv=folds, refit=False)
+        search.fit(X, y, treatment=t, W=W, sample_weight=w)
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+    train0 = folds[0][0]
+    rows0 = train0[t[train0] == 0]
+    assert_array_equal(_WeightSpy.log[0][1], w[rows0])
