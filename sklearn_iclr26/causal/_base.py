@@ -555,7 +555,9 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
             )
         else:
             self.final_estimator_ = None
-        self._fit_aipw(XW, y, t, tcol, sample_weight)
+        # the AIPW uses the known arms of the training units (the G-learner's
+        # "adapted" pairing then takes the actual arm)
+        self._fit_aipw(XW, y, t, t, sample_weight)
         self.bootstrap_estimators_ = self._fit_bootstrap(
             X_in, y, treatment, W, sample_weight, t, rng
         )
