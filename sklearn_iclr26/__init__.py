@@ -10,6 +10,7 @@ them, so importing the package is fast.
 from sklearn_iclr26.causal import (
     BackdoorAdjustedClassifier,
     BackdoorAdjustedRegressor,
+    CATEDisplay,
     GeodesicCATERegressor,
     TabularAttentionClassifier,
     TabularAttentionRegressor,
@@ -77,6 +78,7 @@ __all__ = [
     "BayesianAugmentationClassifier",
     "BayesianAugmentationRegressor",
     "BonferroniBoxRegressor",
+    "CATEDisplay",
     "CVQRRegressor",
     "ClassConditionalNoiseCorrector",
     "ConNASSearch",

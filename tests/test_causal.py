@@ -192,9 +192,10 @@ def test_econml_style_api():
     assert_array_equal(est.effect(X, T0=1, T1=0), -tau)
     mu0, mu1 = est.predict_outcomes(X)
     assert_allclose(mu1 - mu0, tau)
-    ate, (low, high) = est.ate(confidence_level=0.95)
-    assert ate == est.ate_ and low < 2.0 < high
+    low, high = est.ate_aipw_interval(alpha=0.05)
+    assert low < est.ate_aipw_ < high and low < 2.0 < high
     assert est.ate(X) == pytest.approx(tau.mean())
+    assert_array_equal(est.const_marginal_effect(X), tau)
     with pytest.raises(ValueError, match="combine"):
         est.predict(X, combine="nope")
 
@@ -531,6 +532,23 @@ def test_t_and_x_learner_effects_equal_econml(learner):
     ours.fit(X, y, treatment=t)
     anchor.fit(y, t, X=X)
     assert_allclose(ours.predict(X), anchor.effect(X), rtol=1e-6, atol=1e-8)
+    # econml's surface: per-row T0/T1, const_marginal_effect, the plug-in ate
+    T0 = np.arange(len(X)) % 2
+    T1 = 1 - (np.arange(len(X)) // 3) % 2
+    assert_allclose(
+        ours.effect(X, T0=T0, T1=T1),
+        anchor.effect(X, T0=T0, T1=T1),
+        rtol=1e-6,
+        atol=1e-8,
+    )
+    assert_allclose(
+        ours.const_marginal_effect(X),
+        anchor.const_marginal_effect(X).ravel(),
+        rtol=1e-6,
+        atol=1e-8,
+    )
+    assert ours.ate(X) == pytest.approx(anchor.ate(X), rel=1e-6)
+    assert ours.ate(X, T0=1, T1=0) == pytest.approx(anchor.ate(X, T0=1, T1=0), rel=1e-6)
 
 
 def test_geodesic_propensity_combination_by_hand():
@@ -571,3 +589,302 @@ def test_geodesic_propensity_combination_by_hand():
     treated = e >= 0.5
     assert_allclose(mu0, np.where(treated, p01, p00), rtol=1e-9)
     assert_allclose(mu1, np.where(treated, p11, p10), rtol=1e-9)
+
+
+# ------------------------------------------------- econml's CATE surface
+def test_effect_with_per_row_t0_t1():
+    X, y, t, _ = confounded(21)
+    est = TLearnerRegressor(LinearRegression()).fit(X, y, treatment=t)
+    tau = est.predict(X)
+    T0 = np.arange(len(X)) % 2
+    T1 = (np.arange(len(X)) // 2) % 2
+    assert_array_equal(est.effect(X, T0=T0, T1=T1), (T1 - T0) * tau)
+    assert_array_equal(est.effect(X, T0=0, T1=T1.astype(bool)), T1 * tau)
+    assert est.ate(X, T0=1, T1=0) == pytest.approx(-tau.mean())
+    with pytest.raises(ValueError, match="T1 has 3 entries"):
+        est.effect(X, T1=[0, 1, 1])
+    with pytest.raises(ValueError, match="0 or 1"):
+        est.effect(X, T1=2)
+
+
+def test_plug_in_and_aipw_ate_att_by_hand():
+    """``ate(X)`` and ``att(X)`` are econml's plug-in means of the CATE;
+    ``ate_aipw_`` / ``att_aipw_`` the doubly robust estimates of the training
+    sample, each refitted here from the fitted nuisance models."""
+    from scipy.stats import norm
+
+    X, y, t, _ = confounded(22)
+    y = y + t * X[:, 1]
+    est = TLearnerRegressor(LinearRegression()).fit(X, y, treatment=t)
+    tau = est.predict(X)
+    assert est.ate(X) == pytest.approx(tau.mean(), rel=1e-12)
+    assert est.att(X, treatment=t) == pytest.approx(tau[t == 1].mean(), rel=1e-12)
+    mu0, mu1 = est.predict_outcomes(X)
+    e = np.clip(est.propensity_estimator_.predict_proba(X)[:, 1], 1e-3, 1 - 1e-3)
+    psi = mu1 - mu0 + t * (y - mu1) / e - (1 - t) * (y - mu0) / (1 - e)
+    assert est.ate_aipw_ == pytest.approx(psi.mean(), rel=1e-12)
+    se = psi.std(ddof=1) / np.sqrt(len(psi))
+    assert est.ate_aipw_stderr_ == pytest.approx(se, rel=1e-10)
+    z = norm.ppf(0.95)
+    assert_allclose(
+        est.ate_aipw_interval(alpha=0.1), (psi.mean() - z * se, psi.mean() + z * se)
+    )
+    p = t.mean()
+    num = t * (y - mu0) - (1 - t) * e / (1 - e) * (y - mu0)
+    att = num.mean() / p
+    assert est.att_aipw_ == pytest.approx(att, rel=1e-12)
+    phi = (num - t * att) / p
+    assert est.att_aipw_stderr_ == pytest.approx(
+        phi.std(ddof=1) / np.sqrt(len(phi)), rel=1e-10
+    )
+    assert est.att_aipw_interval()[0] < est.att_aipw_ < est.att_aipw_interval()[1]
+
+
+@pytest.mark.parametrize("bootstrap_type", ["pivot", "percentile", "normal"])
+def test_effect_interval_is_the_bootstrap_of_the_whole_fit(bootstrap_type):
+    """Each bootstrap member is the learner refitted on a resample stratified
+    by arm with its own seed; the interval is econml's formula on their
+    effects, recomputed here from scratch."""
+    from scipy.stats import norm
+
+    X, y, t, _ = confounded(23, n=120)
+    est = XLearnerRegressor(
+        Ridge(), n_bootstrap=7, bootstrap_type=bootstrap_type, random_state=0
+    ).fit(X, y, treatment=t)
+    # the main fit does not depend on n_bootstrap
+    plain = clone(est).set_params(n_bootstrap=0).fit(X, y, treatment=t)
+    assert_array_equal(plain.predict(X), est.predict(X))
+    assert plain.bootstrap_estimators_ == []
+    # each member is the learner refitted on the documented resample
+    rng = np.random.RandomState(0)
+    for _ in range(5):  # the main fit draws: 2 arm models, 2 effect, 1 propensity
+        rng.randint(np.iinfo(np.int32).max)
+    arms = [np.flatnonzero(t == 0), np.flatnonzero(t == 1)]
+    draws = []
+    for member in est.bootstrap_estimators_:
+        rows = np.concatenate([rng.choice(a, size=len(a)) for a in arms])
+        seed = int(rng.randint(np.iinfo(np.int32).max))
+        assert member.random_state == seed and member.n_bootstrap == 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref = clone(member).fit(X[rows], y[rows], treatment=t[rows])
+        assert_array_equal(member.predict(X), ref.predict(X))
+        draws.append(ref.predict(X))
+    draws, tau = np.array(draws), est.predict(X)
+
+    def interval(point, d):  # econml's formulas at alpha=0.2
+        if bootstrap_type == "pivot":
+            return 2 * point - np.percentile(d, 90, axis=0), 2 * point - np.percentile(
+                d, 10, axis=0
+            )
+        if bootstrap_type == "percentile":
+            return np.percentile(d, 10, axis=0), np.percentile(d, 90, axis=0)
+        sd = d.std(axis=0)
+        return point - norm.ppf(0.9) * sd, point + norm.ppf(0.9) * sd
+
+    lo, hi = est.effect_interval(X, alpha=0.2)
+    ref = interval(tau, draws)
+    assert_allclose(lo, ref[0], rtol=1e-12)
+    assert_allclose(hi, ref[1], rtol=1e-12)
+    assert np.all(lo <= hi)
+    assert_allclose(est.const_marginal_effect_interval(X, alpha=0.2), (lo, hi))
+    # T1 < T0 flips the interval
+    lo2, hi2 = est.effect_interval(X, T0=1, T1=0, alpha=0.2)
+    assert_allclose((lo2, hi2), (-hi, -lo), rtol=1e-12)
+    # the plug-in ATE and ATT intervals are the same rule on the means
+    assert_allclose(
+        est.ate_interval(X, alpha=0.2), interval(tau.mean(), draws.mean(axis=1))
+    )
+    treated = t == 1
+    assert_allclose(
+        est.att_interval(X, treatment=t, alpha=0.2),
+        interval(tau[treated].mean(), draws[:, treated].mean(axis=1)),
+    )
+    with pytest.raises(ValueError, match="n_bootstrap"):
+        plain.effect_interval(X)
+    with pytest.raises(ValueError, match="alpha"):
+        est.effect_interval(X, alpha=1.5)
+
+
+def test_effect_interval_is_reproducible_and_wider_at_lower_alpha():
+    X, y, t, _ = confounded(24, n=150)
+    est = GeodesicCATERegressor(Ridge(), n_steps=1, n_bootstrap=5, random_state=3)
+    a = est.fit(X, y, treatment=t).effect_interval(X, alpha=0.1)
+    b = clone(est).fit(X, y, treatment=t).effect_interval(X, alpha=0.1)
+    assert_array_equal(a[0], b[0])
+    assert_array_equal(a[1], b[1])
+    wide = est.effect_interval(X, alpha=0.01)
+    assert np.all(wide[0] <= a[0] + 1e-12) and np.all(wide[1] >= a[1] - 1e-12)
+
+
+class _WeightSpy(Ridge):
+    """A Ridge that records the sample_weight of each fit (class-level log)."""
+
+    log = []
+
+    def fit(self, X, y, sample_weight=None):
+        type(self).log.append(
+            (len(y), None if sample_weight is None else sample_weight.copy())
+        )
+        return super().fit(X, y, sample_weight=sample_weight)
+
+
+class _SpyClassifier(sklearn.linear_model.LogisticRegression):
+    log = []
+
+    def fit(self, X, y, sample_weight=None):
+        type(self).log.append(
+            (len(y), None if sample_weight is None else sample_weight.copy())
+        )
+        return super().fit(X, y, sample_weight=sample_weight)
+
+
+@pytest.mark.parametrize(
+    "Estimator", [TLearnerRegressor, XLearnerRegressor, GeodesicCATERegressor]
+)
+def test_sample_weight_reaches_every_nuisance_model(Estimator):
+    X, y, t, _ = confounded(25, n=120)
+    w = np.random.RandomState(0).uniform(0.5, 2.0, size=len(y))
+    _WeightSpy.log.clear()
+    _SpyClassifier.log.clear()
+    kwargs = (
+        {"n_steps": 0, "transformer": "passthrough"}
+        if Estimator is GeodesicCATERegressor
+        else {}
+    )
+    est = Estimator(
+        _WeightSpy(), propensity_estimator=_SpyClassifier(), random_state=0, **kwargs
+    )
+    est.fit(X, y, treatment=t, sample_weight=w)
+    # the arm models get their arm's weights, row-aligned
+    arm_fits = _WeightSpy.log[:2]
+    assert_array_equal(arm_fits[0][1], w[t == 0])
+    assert_array_equal(arm_fits[1][1], w[t == 1])
+    if Estimator is XLearnerRegressor:  # the two effect models too
+        assert_array_equal(_WeightSpy.log[2][1], w[t == 0])
+        assert_array_equal(_WeightSpy.log[3][1], w[t == 1])
+    assert all(sw is not None for _, sw in _WeightSpy.log)
+    assert len(_SpyClassifier.log) == 1
+    assert_array_equal(_SpyClassifier.log[0][1], w)
+    # integer weights equal repeated rows (T-learner: exactly the same fit)
+    if Estimator is TLearnerRegressor:
+        k = np.random.RandomState(1).randint(1, 3, size=len(y))
+        a = TLearnerRegressor(Ridge()).fit(X, y, treatment=t, sample_weight=k)
+        rep = np.repeat(np.arange(len(y)), k)
+        b = TLearnerRegressor(Ridge()).fit(X[rep], y[rep], treatment=t[rep])
+        assert_allclose(a.predict(X), b.predict(X), rtol=1e-9)
+        assert a.ate_aipw_ == pytest.approx(b.ate_aipw_, rel=1e-6)
+
+
+def test_sample_weight_needs_models_that_take_it():
+    from sklearn.neighbors import KNeighborsRegressor
+
+    X, y, t, _ = confounded(26, n=80)
+    est = TLearnerRegressor(KNeighborsRegressor())
+    with pytest.raises(ValueError, match="outcome model of arm 0 KNeighborsRegressor"):
+        est.fit(X, y, treatment=t, sample_weight=np.ones(len(y)))
+
+
+@pytest.mark.parametrize(
+    "Estimator", [TLearnerRegressor, XLearnerRegressor, GeodesicCATERegressor]
+)
+def test_controls_w_reach_the_nuisance_models_not_the_effect(Estimator):
+    """W is appended to what the outcome and propensity models see; the
+    effect model regresses the nuisance-level effect on X alone."""
+    rng = np.random.RandomState(27)
+    n = 300
+    X, W = rng.normal(size=(n, 2)), rng.normal(size=(n, 2))
+    t = (rng.uniform(size=n) < 1 / (1 + np.exp(-2 * W[:, 0]))).astype(int)
+    tau = 1.0 + X[:, 0]
+    y = X[:, 1] + 3 * W[:, 0] + t * tau + rng.normal(scale=0.1, size=n)
+    kwargs = {"n_steps": 1} if Estimator is GeodesicCATERegressor else {}
+    est = Estimator(LinearRegression(), random_state=0, **kwargs)
+    est.fit(X, y, treatment=t, W=W)
+    assert est.n_controls_in_ == 2 and est.n_features_in_ == 2
+    assert est.estimators_[0].n_features_in_ == 4
+    assert est.propensity_estimator_[-1].n_features_in_ == 4
+    assert est.final_estimator_.n_features_in_ == 2
+    assert pehe_score(tau, est.effect(X)) < 0.2
+    # without W, the confounder W0 biases the effect
+    naive = Estimator(LinearRegression(), random_state=0, **kwargs)
+    assert pehe_score(tau, naive.fit(X, y, treatment=t).effect(X)) > 0.5
+    mu0, _ = est.predict_outcomes(X, W=W)
+    assert mu0.shape == (n,)
+    with pytest.raises(ValueError, match="W="):
+        est.predict_outcomes(X)
+    with pytest.raises(ValueError, match="W has 3 rows"):
+        est.fit(X, y, treatment=t, W=W[:3])
+
+
+def test_raw_dataframe_default_propensity_reuses_the_pipeline_preprocessing():
+    X, y, t, _ = confounded(28)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    df["city"] = np.where(X[:, 2] > 0, "x", "y")
+    pipe = make_pipeline(
+        make_column_transformer((OneHotEncoder(), ["city"]), remainder="passthrough"),
+        Ridge(),
+    )
+    for Estimator in (TLearnerRegressor, XLearnerRegressor):
+        est = Estimator(pipe, n_bootstrap=2, random_state=0).fit(df, y, treatment=t)
+        prop = est.propensity_estimator_
+        assert prop.steps[0][0] == "columntransformer"
+        assert prop.steps[0][1] is not pipe.steps[0][1]  # a clone
+        tau = est.effect(df)
+        assert tau.shape == (len(df),) and np.all(np.isfinite(tau))
+        lo, hi = est.effect_interval(df)
+        assert np.all(lo <= hi)
+    # no preprocessing to reuse: the error names propensity_estimator=
+    cat = df.astype({"city": "category"})
+    hgb = HistGradientBoostingRegressor(max_iter=10, categorical_features="from_dtype")
+    with pytest.raises(ValueError, match="propensity_estimator="):
+        TLearnerRegressor(hgb).fit(cat, y, treatment=t)
+
+
+def test_cate_display_band_and_feature_by_name():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sklearn_iclr26.causal import CATEDisplay
+
+    X, y, t, _ = confounded(29, n=120)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    est = TLearnerRegressor(Ridge(), n_bootstrap=5, random_state=0)
+    est.fit(df, y, treatment=t)
+    disp = CATEDisplay.from_estimator(est, df, feature="b", alpha=0.1)
+    order = np.argsort(X[:, 1], kind="stable")
+    assert_allclose(disp.line_.get_xdata(), X[order, 1])
+    assert_allclose(disp.line_.get_ydata(), est.effect(df)[order])
+    lo, hi = est.effect_interval(df, alpha=0.1)
+    assert_allclose(disp.lower, lo) and disp.band_ is not None
+    assert_allclose(disp.upper, hi)
+    assert disp.ax_.get_xlabel() == "b"
+    plain = TLearnerRegressor(Ridge()).fit(X, y, treatment=t)
+    disp = CATEDisplay.from_estimator(plain, X, feature=2)
+    assert disp.band_ is None and disp.ax_.get_xlabel() == "x2"
+    with pytest.raises(ValueError, match="both lower and upper"):
+        CATEDisplay.from_predictions(X[:, 0], y, lower=y)
+    plt.close("all")
+
+
+def test_grid_search_routes_sample_weight_and_controls():
+    """With metadata routing, GridSearchCV hands each fold its rows of
+    treatment, W and sample_weight (row-aligned: the spy sees the fold's)."""
+    X, y, t, _ = confounded(30, n=120)
+    W = np.random.RandomState(1).normal(size=(len(y), 1))
+    w = np.random.RandomState(2).uniform(0.5, 2.0, size=len(y))
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = TLearnerRegressor(_WeightSpy()).set_fit_request(
+            treatment=True, W=True, sample_weight=True
+        )
+        est.set_score_request(treatment=True, W=True)
+        _WeightSpy.log.clear()
+        cv = TreatmentStratifiedKFold(n_splits=2, shuffle=True, random_state=0)
+        folds = list(cv.split(X, y, treatment=t))
+        search = GridSearchCV(est, {"estimator__alpha": [1.0]}, cv=folds, refit=False)
+        search.fit(X, y, treatment=t, W=W, sample_weight=w)
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+    train0 = folds[0][0]
+    rows0 = train0[t[train0] == 0]
+    assert_array_equal(_WeightSpy.log[0][1], w[rows0])

@@ -24,6 +24,7 @@ from sklearn_iclr26.causal._backdoor_adjusted_classifier import (
 from sklearn_iclr26.causal._backdoor_adjusted_regressor import (
     BackdoorAdjustedRegressor,
 )
+from sklearn_iclr26.causal._display import CATEDisplay
 from sklearn_iclr26.causal._geodesic_cate import GeodesicCATERegressor
 from sklearn_iclr26.causal._metrics import ate_error, pehe_score
 from sklearn_iclr26.causal._scorers import make_cate_scorer
@@ -41,6 +42,7 @@ from sklearn_iclr26.causal._x_learner import XLearnerRegressor
 __all__ = [
     "BackdoorAdjustedClassifier",
     "BackdoorAdjustedRegressor",
+    "CATEDisplay",
     "GeodesicCATERegressor",
     "TLearnerRegressor",
     "TabularAttentionClassifier",

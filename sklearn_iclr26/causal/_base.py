@@ -13,29 +13,34 @@ on a raw DataFrame can be the outcome model.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import abc
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from scipy.stats import norm
+from sklearn import config_context
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
 from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_array, check_consistent_length, column_or_1d
-from sklearn.utils._param_validation import HasMethods, StrOptions
+from sklearn.utils._indexing import _safe_indexing
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import (
     _check_feature_names,
     _check_n_features,
+    _check_sample_weight,
     _check_y,
     _num_samples,
     check_is_fitted,
     check_random_state,
+    has_fit_parameter,
 )
 
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import set_child_random_state
-from sklearn_iclr26.utils._validation import check_confidence_level
+from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
 __all__ = ["BaseCATERegressor"]
@@ -97,13 +102,159 @@ def check_arms(t):
         )
 
 
+def fit_child(estimator, X, y, sample_weight, *, role="child estimator"):
+    """Fit ``estimator`` (already cloned) with the user's ``sample_weight``.
+
+    ``None``: a plain fit. A ``Pipeline`` gets the weights at every step whose
+    ``fit`` takes ``sample_weight`` (so a ``StandardScaler`` step is weighted
+    too; metadata routing is switched off for this internal call). An
+    estimator that takes no ``sample_weight`` raises an error naming it.
+    """
+    if sample_weight is None:
+        return estimator.fit(X, y)
+    if isinstance(estimator, Pipeline):
+        kwargs = {
+            f"{name}__sample_weight": sample_weight
+            for name, step in estimator.steps
+            if step not in (None, "passthrough")
+            and has_fit_parameter(step, "sample_weight")
+        }
+        final = estimator.steps[-1][0]
+        if f"{final}__sample_weight" not in kwargs:
+            raise ValueError(_no_weights_message(estimator.steps[-1][1], role))
+        with config_context(enable_metadata_routing=False):
+            return estimator.fit(X, y, **kwargs)
+    if not has_fit_parameter(estimator, "sample_weight"):
+        raise ValueError(_no_weights_message(estimator, role))
+    return estimator.fit(X, y, sample_weight=sample_weight)
+
+
+def fit_transformer(transformer, X, sample_weight):
+    """Fit a preprocessing ``transformer`` with ``sample_weight`` where it takes it.
+
+    A ``Pipeline`` gets the weights at the steps that take them; a
+    transformer that takes none (``ColumnTransformer``) is fitted unweighted.
+    """
+    if sample_weight is None:
+        return transformer.fit(X)
+    if isinstance(transformer, Pipeline):
+        kwargs = {
+            f"{name}__sample_weight": sample_weight
+            for name, step in transformer.steps
+            if step not in (None, "passthrough")
+            and has_fit_parameter(step, "sample_weight")
+        }
+        with config_context(enable_metadata_routing=False):
+            return transformer.fit(X, **kwargs)
+    if has_fit_parameter(transformer, "sample_weight"):
+        return transformer.fit(X, sample_weight=sample_weight)
+    return transformer.fit(X)
+
+
+def _no_weights_message(estimator, role):
+    return (
+        f"sample_weight was passed to fit, but the {role} "
+        f"{type(estimator).__name__} does not accept sample_weight in its fit."
+    )
+
+
+def weighted_median(values, sample_weight=None):
+    """``np.median`` of ``values`` repeated ``sample_weight`` times.
+
+    Exact for integer weights (the median of the repeated sample); for real
+    weights the same rule on the cumulative weights.
+    """
+    if sample_weight is None:
+        return float(np.median(values))
+    order = np.argsort(values, kind="stable")
+    v, cw = values[order], np.cumsum(sample_weight[order])
+    total = cw[-1]
+    lo = v[
+        min(np.searchsorted(cw, np.floor((total - 1) / 2), side="right"), len(v) - 1)
+    ]
+    hi = v[min(np.searchsorted(cw, np.floor(total / 2), side="right"), len(v) - 1)]
+    return float((lo + hi) / 2)
+
+
+def check_binary_arm(T, n, name):
+    """``T0`` / ``T1``: a scalar or a per-row vector of 0/1, as floats."""
+    T = np.asarray(T)
+    if T.dtype == bool:
+        T = T.astype(np.float64)
+    try:
+        T = T.astype(np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must hold 0 or 1, got dtype {T.dtype}.") from None
+    if T.ndim == 0:
+        T = np.full(n, float(T))
+    T = T.ravel()
+    if len(T) != n:
+        raise ValueError(f"{name} has {len(T)} entries but X has {n} rows.")
+    if not np.all((T == 0) | (T == 1)):
+        raise ValueError(f"{name} must hold 0 or 1 (binary treatment), got {T!r}.")
+    return T
+
+
+def check_alpha(alpha):
+    """econml's ``alpha``: the miscoverage, a float in (0, 1)."""
+    if isinstance(alpha, bool) or not isinstance(alpha, Real):
+        raise TypeError(f"alpha must be a float in (0, 1), got {alpha!r}.")
+    if not 0.0 < float(alpha) < 1.0:
+        raise ValueError(f"alpha must be in the open interval (0, 1), got {alpha}.")
+    return float(alpha)
+
+
+def bootstrap_interval(point, draws, alpha, kind):
+    """econml's ``BootstrapInference`` intervals at miscoverage ``alpha``.
+
+    ``draws`` has the bootstrap replicates on axis 0. ``"pivot"``:
+    ``(2 point - q(1 - alpha/2), 2 point - q(alpha/2))``; ``"percentile"``:
+    ``(q(alpha/2), q(1 - alpha/2))``; ``"normal"``: ``point -/+ z sd`` with
+    the replicates' standard deviation (``ddof=0``, as econml).
+    """
+    lower, upper = 100 * alpha / 2, 100 * (1 - alpha / 2)
+    if kind == "percentile":
+        return np.percentile(draws, lower, axis=0), np.percentile(draws, upper, axis=0)
+    if kind == "pivot":
+        return (
+            2 * point - np.percentile(draws, upper, axis=0),
+            2 * point - np.percentile(draws, lower, axis=0),
+        )
+    sd = np.std(draws, axis=0)
+    return point - norm.ppf(upper / 100) * sd, point - norm.ppf(lower / 100) * sd
+
+
+def append_controls(X, W):
+    """``[X, W]``: what the nuisance models see when controls ``W`` are given."""
+    if W is None:
+        return X
+    if hasattr(X, "columns"):
+        import pandas as pd
+
+        if not hasattr(W, "columns"):
+            W = np.asarray(W)
+            W = pd.DataFrame(
+                W.reshape(len(W), -1),
+                index=X.index,
+                columns=[f"W{j}" for j in range(W.reshape(len(W), -1).shape[1])],
+            )
+        else:
+            W = W.set_axis(X.index, axis=0)
+        return pd.concat([X, W], axis=1)
+    W = np.asarray(W)
+    return np.hstack([np.asarray(X), W.reshape(len(W), -1)])
+
+
 class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
     """Base class: binary-treatment CATE estimators with outcome models.
 
-    Subclasses implement ``_fit_cate(X, y, t)`` (``X`` the untouched
-    covariates) and ``_predict_outcomes(X, t)`` returning ``(mu0, mu1)``;
-    ``t`` is the treatment column read from ``X`` when ``treatment_column`` is
-    set, else ``None``.
+    Subclasses implement ``_fit_cate(X, y, t, rng, sample_weight)`` (``X``
+    the untouched covariates, with the controls ``W`` appended when given) and
+    ``_predict_outcomes(X, t)`` returning ``(mu0, mu1)``; ``t`` is the
+    treatment column read from ``X`` when ``treatment_column`` is set, else
+    ``None``. ``_nuisance_effect(X, t)`` (default ``mu1 - mu0``) is the
+    learner's effect at the nuisance level; with controls ``W`` a clone of
+    ``estimator`` regresses it on ``X`` alone (the effect model).
     """
 
     _parameter_constraints: dict = {
@@ -111,9 +262,16 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         "propensity_estimator": [HasMethods(["fit", "predict_proba"]), None],
         "treatment_column": [Integral, str, None],
         "treatment_threshold": [Real, StrOptions({"median"}), None],
+        "n_bootstrap": [Interval(Integral, 0, None, closed="left")],
+        "bootstrap_type": [StrOptions({"pivot", "percentile", "normal"})],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
+
+    # the default propensity model reuses the preprocessing steps of an
+    # ``estimator`` Pipeline (the G-learner's propensity sees its
+    # ``transformer`` space instead)
+    _propensity_reuses_preprocessing = True
 
     def __init__(
         self,
@@ -122,6 +280,8 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         propensity_estimator=None,
         treatment_column=None,
         treatment_threshold=None,
+        n_bootstrap=0,
+        bootstrap_type="pivot",
         random_state=None,
         verbose=0,
     ):
@@ -129,6 +289,8 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         self.propensity_estimator = propensity_estimator
         self.treatment_column = treatment_column
         self.treatment_threshold = treatment_threshold
+        self.n_bootstrap = n_bootstrap
+        self.bootstrap_type = bootstrap_type
         self.random_state = random_state
         self.verbose = verbose
 
@@ -137,11 +299,23 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         return default_outcome_estimator() if self.estimator is None else self.estimator
 
     def _get_propensity_estimator(self):
-        if self.propensity_estimator is None:
+        if self.propensity_estimator is not None:
+            return self.propensity_estimator
+        transformer, _ = final_step(self._get_estimator())
+        if transformer is None or not self._propensity_reuses_preprocessing:
             return default_propensity_estimator()
-        return self.propensity_estimator
+        # the outcome pipeline's preprocessing (e.g. a ColumnTransformer on a
+        # raw DataFrame), then the standardised logistic regression; the scaler
+        # does not centre, so sparse encodings pass
+        return Pipeline(
+            [
+                *clone(transformer).steps,
+                ("propensity_scaler", StandardScaler(with_mean=False)),
+                ("propensity_logistic", LogisticRegression(max_iter=1000)),
+            ]
+        )
 
-    def _split_treatment_column(self, X, *, reset=False):
+    def _split_treatment_column(self, X, *, reset=False, sample_weight=None):
         """``(covariates, treatment column or None)``; ``X`` itself is untouched."""
         X = _as_array_like(X)
         check_array(
@@ -180,7 +354,7 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
                 raise ValueError("The treatment column contains NaN or infinity.")
             if reset:
                 self.treatment_threshold_ = (
-                    float(np.median(values))
+                    weighted_median(values, sample_weight)
                     if self.treatment_threshold == "median"
                     else float(self.treatment_threshold)
                 )
@@ -200,7 +374,7 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
                 f"{n_features} features."
             )
 
-    def _validate_fit(self, X, y, treatment):
+    def _validate_fit(self, X, y, treatment, sample_weight=None):
         X = _as_array_like(X)
         _check_feature_names(self, X, reset=True)
         _check_n_features(self, X, reset=True)
@@ -210,7 +384,13 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         y = _check_y(y, y_numeric=True, estimator=self)
         y = column_or_1d(y, warn=True).astype(np.float64)
         check_consistent_length(X, y)
-        covariates, column = self._split_treatment_column(X, reset=True)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(
+                sample_weight, X, dtype=np.float64, ensure_non_negative=True
+            )
+        covariates, column = self._split_treatment_column(
+            X, reset=True, sample_weight=sample_weight
+        )
         if column is not None and treatment is not None:
             raise ValueError(
                 "Pass the treatment either as `treatment` or through "
@@ -219,7 +399,19 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         n = _num_samples(covariates)
         t = check_treatment(column if column is not None else treatment, n)
         check_arms(t)
-        return covariates, y, t
+        return covariates, y, t, sample_weight
+
+    @staticmethod
+    def _check_controls(W, n):
+        if W is None:
+            return None
+        if not hasattr(W, "columns"):
+            W = check_array(W, ensure_2d=False, dtype=None, input_name="W")
+            if W.ndim == 1:
+                W = W.reshape(-1, 1)
+        if _num_samples(W) != n:
+            raise ValueError(f"W has {_num_samples(W)} rows but X has {n} samples.")
+        return W
 
     def _validate_predict(self, X):
         check_is_fitted(self)
@@ -237,16 +429,38 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
 
     # ------------------------------------------------------------------ fit
     @abc.abstractmethod
-    def _fit_cate(self, X, y, t, rng):
+    def _fit_cate(self, X, y, t, rng, sample_weight=None):
         """Fit the outcome (and effect) models on covariates ``X``."""
 
     @abc.abstractmethod
     def _predict_outcomes(self, X, t):
         """``(mu0, mu1)`` at covariates ``X`` (``t``: treatment column or None)."""
 
-    def _fit_propensity(self, X, t, seed):
+    def _nuisance_effect(self, X, t):
+        """The learner's effect at the nuisance level (``X`` with ``W``)."""
+        mu0, mu1 = self._predict_outcomes(X, t)
+        return mu1 - mu0
+
+    def _fit_propensity(self, X, t, seed, sample_weight=None):
         model = self._clone_child(self._get_propensity_estimator(), seed)
-        model.fit(self._propensity_features(X), t.astype(int))
+        try:
+            fit_child(
+                model,
+                self._propensity_features(X),
+                t.astype(int),
+                sample_weight,
+                role="propensity model",
+            )
+        except (TypeError, ValueError) as exc:
+            if "sample_weight" in str(exc) or self.propensity_estimator is not None:
+                raise
+            raise type(exc)(
+                f"{exc} The default propensity model (a standardised "
+                "LogisticRegression, after the preprocessing steps of an "
+                "`estimator` Pipeline when there are any) could not be fitted on "
+                "these covariates: pass `propensity_estimator=` (a classifier "
+                "that takes X as it is, e.g. a Pipeline that encodes it)."
+            ) from exc
         self.propensity_estimator_ = model
         e = self._propensity(X)
         outside = np.mean((e < _OVERLAP) | (e > 1 - _OVERLAP))
@@ -267,44 +481,120 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         classes = list(self.propensity_estimator_.classes_)
         return np.asarray(proba[:, classes.index(1)], dtype=np.float64)
 
-    def _fit_ate(self, X, y, t):
-        """Doubly robust (AIPW) ATE on the training sample, with its stderr."""
-        mu0, mu1 = self._predict_outcomes(X, t)
+    def _fit_aipw(self, X, y, t, tcol, sample_weight):
+        """Doubly robust (AIPW) ATE and ATT on the training sample.
+
+        The influence-function standard errors treat the fitted nuisance
+        models as known (they were fitted on the same sample).
+        """
+        mu0, mu1 = self._predict_outcomes(X, tcol)
         e = np.clip(self._propensity(X), _CLIP, 1 - _CLIP)
+        w = np.ones_like(y) if sample_weight is None else sample_weight
+        sw = w.sum()
         psi = mu1 - mu0 + t * (y - mu1) / e - (1 - t) * (y - mu0) / (1 - e)
-        self.ate_ = float(psi.mean())
-        self.ate_stderr_ = float(psi.std(ddof=1) / np.sqrt(len(psi)))
+        ate = float(np.sum(w * psi) / sw)
+        # ATT: E[t (y - mu0) - (1 - t) e / (1 - e) (y - mu0)] / P(T = 1)
+        p = float(np.sum(w * t) / sw)
+        num = t * (y - mu0) - (1 - t) * e / (1 - e) * (y - mu0)
+        att = float(np.sum(w * num) / sw / p)
+        phi_ate = psi - ate
+        phi_att = (num - t * att) / p
+        self.ate_aipw_ = ate
+        self.att_aipw_ = att
+        self.ate_aipw_stderr_ = _weighted_stderr(phi_ate, w)
+        self.att_aipw_stderr_ = _weighted_stderr(phi_att, w)
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, *, treatment=None):
-        """Fit the outcome models on the factual outcomes of both arms.
+    def fit(self, X, y, *, treatment=None, W=None, sample_weight=None):
+        """Fit the nuisance and effect models on the factual outcomes.
 
         Parameters
         ----------
         X : {array-like, DataFrame} of shape (n_samples, n_features)
-            Covariates, handed untouched to the outcome models.
+            Covariates (the effect modifiers), handed untouched to the
+            outcome models.
         y : array-like of shape (n_samples,)
             Factual outcomes.
         treatment : array-like of shape (n_samples,), default=None
             Binary treatment (0/1 or bool). Required unless
             ``treatment_column`` names the column of ``X`` that holds it.
+        W : {array-like, DataFrame} of shape (n_samples, n_controls), default=None
+            Controls (econml's ``W``): confounders the nuisance models see
+            (appended as columns to ``X`` for the outcome and propensity
+            models) but the effect does not depend on. With ``W``, a clone of
+            ``estimator`` regresses the learner's nuisance-level effect on
+            ``X`` alone (``final_estimator_``, the effect model), so
+            ``effect(X)`` needs no ``W``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Unit weights, passed to every nuisance and effect model (to every
+            step of a ``Pipeline`` that takes them; a model without
+            ``sample_weight`` raises an error), the AIPW means and, for the
+            G-learner, the transport marginals.
 
         Returns
         -------
         self : object
             Fitted estimator.
         """
-        X, y, t = self._validate_fit(X, y, treatment)
+        X_in = X
+        X, y, t, sample_weight = self._validate_fit(X, y, treatment, sample_weight)
+        n = len(y)
+        W = self._check_controls(W, n)
         rng = check_random_state(self.random_state)
         self.n_treated_ = int(t.sum())
         self.n_control_ = int(len(t) - t.sum())
-        self._fit_cate(X, y, t, rng)
-        self._fit_propensity(X, t, _draw(rng))
-        self._fit_ate(X, y, t)
+        self.n_controls_in_ = 0 if W is None else int(np.shape(W)[1])
+        tcol = t if self.treatment_column is not None else None
+        XW = append_controls(X, W)
+        self._fit_cate(XW, y, t, rng, sample_weight)
+        self._fit_propensity(XW, t, _draw(rng), sample_weight)
+        if W is not None:
+            target = self._nuisance_effect(XW, tcol)
+            model = self._clone_child(self._get_estimator(), _draw(rng))
+            self.final_estimator_ = fit_child(
+                model, X, target, sample_weight, role="effect model"
+            )
+        else:
+            self.final_estimator_ = None
+        # the AIPW uses the known arms of the training units (the G-learner's
+        # "adapted" pairing then takes the actual arm)
+        self._fit_aipw(XW, y, t, t, sample_weight)
+        self.bootstrap_estimators_ = self._fit_bootstrap(
+            X_in, y, treatment, W, sample_weight, t, rng
+        )
         return self
 
-    def fit_cate(self, Y, T, *, X):
-        """EconML-style alias: ``fit(X, Y, treatment=T)``.
+    def _fit_bootstrap(self, X, y, treatment, W, sample_weight, t, rng):
+        """``n_bootstrap`` refits of the whole learner on resamples stratified
+        by arm (each arm resampled to its own size, as econml does for a
+        discrete treatment); drawn after the main fit, so the main fit does
+        not depend on ``n_bootstrap``."""
+        if self.n_bootstrap == 0:
+            return []
+        X = _as_array_like(X)
+        arms = [np.flatnonzero(t == 0), np.flatnonzero(t == 1)]
+        fits = []
+        for b in range(self.n_bootstrap):
+            rows = np.concatenate([rng.choice(a, size=len(a)) for a in arms])
+            seed = _draw(rng)
+            log_progress(self, f"bootstrap fit {b + 1}/{self.n_bootstrap}")
+            est = clone(self).set_params(n_bootstrap=0, random_state=seed, verbose=0)
+            kwargs = {}
+            if treatment is not None:
+                kwargs["treatment"] = t[rows]
+            if W is not None:
+                kwargs["W"] = _safe_indexing(W, rows)
+            if sample_weight is not None:
+                kwargs["sample_weight"] = sample_weight[rows]
+            with warnings.catch_warnings():
+                # the main fit has already warned about overlap and the like
+                warnings.simplefilter("ignore")
+                est.fit(_safe_indexing(X, rows), y[rows], **kwargs)
+            fits.append(est)
+        return fits
+
+    def fit_cate(self, Y, T, *, X, W=None, sample_weight=None):
+        """EconML-style alias: ``fit(X, Y, treatment=T, W=W, sample_weight=...)``.
 
         Parameters
         ----------
@@ -314,16 +604,32 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
             Binary treatment.
         X : {array-like, DataFrame} of shape (n_samples, n_features)
             Covariates.
+        W : {array-like, DataFrame} of shape (n_samples, n_controls), default=None
+            Controls seen by the nuisance models only.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Unit weights.
 
         Returns
         -------
         self : object
             Fitted estimator.
         """
-        return self.fit(X, Y, treatment=T)
+        return self.fit(X, Y, treatment=T, W=W, sample_weight=sample_weight)
 
     # ------------------------------------------------------------- predict
-    def predict_outcomes(self, X):
+    def _controls_for_predict(self, W, n):
+        if self.n_controls_in_ == 0:
+            if W is not None:
+                raise ValueError("W was given but the learner was fitted without W.")
+            return None
+        if W is None:
+            raise ValueError(
+                "The learner was fitted with controls W: the potential outcomes "
+                "need them (pass W=); the effect does not."
+            )
+        return self._check_controls(W, n)
+
+    def predict_outcomes(self, X, *, W=None):
         """Predicted potential outcomes ``(mu0, mu1)``.
 
         Parameters
@@ -331,6 +637,8 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         X : {array-like, DataFrame} of shape (n_samples, n_features)
             Covariates (with the treatment column when ``treatment_column``
             is set; its value is then used only where a method needs the arm).
+        W : {array-like, DataFrame} of shape (n_samples, n_controls), default=None
+            Controls, required when ``fit`` had them.
 
         Returns
         -------
@@ -338,15 +646,23 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
             Predicted outcomes under control and under treatment.
         """
         covariates, t = self._validate_predict(X)
+        W = self._controls_for_predict(W, _num_samples(covariates))
         return batched(
             self._predict_outcomes,
-            covariates,
+            append_controls(covariates, W),
             t,
-            row_bytes=8 * 16 * max(self.n_features_in_, 1),
+            row_bytes=8 * 16 * max(self.n_features_in_ + self.n_controls_in_, 1),
         )
 
+    def _predict_effect(self, X, t):
+        if self.final_estimator_ is not None:
+            return np.asarray(
+                self.final_estimator_.predict(X), dtype=np.float64
+            ).ravel()
+        return self._nuisance_effect(X, t)
+
     def predict(self, X):
-        """Conditional average treatment effect ``tau(x) = mu1(x) - mu0(x)``.
+        """Conditional average treatment effect ``tau(x)``.
 
         Parameters
         ----------
@@ -358,70 +674,275 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         tau : ndarray of shape (n_samples,)
             Estimated effect of the treatment at each row.
         """
-        mu0, mu1 = self.predict_outcomes(X)
-        return mu1 - mu0
+        covariates, t = self._validate_predict(X)
+        return batched(
+            self._predict_effect,
+            covariates,
+            t,
+            row_bytes=8 * 16 * max(self.n_features_in_, 1),
+        )
 
-    def effect(self, X, T0=0, T1=1):
-        """EconML-style effect of moving from treatment ``T0`` to ``T1``.
+    def const_marginal_effect(self, X):
+        """Return the constant marginal effect ``tau(x)`` (econml's, binary treatment).
 
         Parameters
         ----------
         X : {array-like, DataFrame} of shape (n_samples, n_features)
             Covariates.
-        T0, T1 : {0, 1}, default=0, 1
-            Base and target treatment.
+
+        Returns
+        -------
+        tau : ndarray of shape (n_samples,)
+            The estimated effect of the treatment at each row.
+        """
+        return self.predict(X)
+
+    def marginal_effect(self, T, X):
+        """Return the marginal effect (econml's): ``tau(x)`` whatever ``T``.
+
+        Parameters
+        ----------
+        T : {0, 1} or array-like of shape (n_samples,)
+            Base treatment (checked, otherwise unused).
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Covariates.
+
+        Returns
+        -------
+        tau : ndarray of shape (n_samples,)
+            The estimated effect of the treatment at each row.
+        """
+        tau = self.predict(X)
+        check_binary_arm(T, len(tau), "T")
+        return tau
+
+    def effect(self, X, *, T0=0, T1=1):
+        """Return econml's ``effect``: ``(T1 - T0) tau(x)`` row by row.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Covariates.
+        T0, T1 : {0, 1} or array-like of shape (n_samples,), default=0, 1
+            Base and target treatment, a scalar or one per row.
 
         Returns
         -------
         effect : ndarray of shape (n_samples,)
             ``(T1 - T0) * tau(x)`` at each row.
         """
-        if T0 not in (0, 1) or T1 not in (0, 1):
-            raise ValueError(f"T0 and T1 must be 0 or 1, got {T0!r} and {T1!r}.")
-        return (T1 - T0) * self.predict(X)
+        tau = self.predict(X)
+        d = check_binary_arm(T1, len(tau), "T1") - check_binary_arm(T0, len(tau), "T0")
+        return d * tau
 
-    def ate(self, X=None, *, confidence_level=None):
-        """Average treatment effect, optionally with a normal confidence interval.
+    def _bootstrap_draws(self, X, what):
+        check_is_fitted(self)
+        if not self.bootstrap_estimators_:
+            raise ValueError(
+                f"{what} needs the bootstrap of the whole fit: set n_bootstrap "
+                "(e.g. n_bootstrap=100) and fit again."
+            )
+        return np.stack([b.predict(X) for b in self.bootstrap_estimators_])
 
-        With ``X=None``: the doubly robust (AIPW) estimate on the training
-        sample, ``ate_``, and its influence-function interval (the fitted
-        outcome and propensity models are treated as known; they were fitted
-        on the same sample, so with flexible models the interval can be
-        optimistic). With ``X``: the mean of :meth:`predict` over ``X``, with
-        an interval for the mean of the fitted CATE function over the
-        population ``X`` was drawn from (sampling of ``X`` only, the fitted
-        models held fixed).
+    def effect_interval(self, X, *, T0=0, T1=1, alpha=0.05):
+        """Bootstrap confidence interval of :meth:`effect`, econml's signature.
+
+        ``alpha`` is the *miscoverage*, as in econml (``alpha=0.05``: a 95%
+        interval). Built from the ``n_bootstrap`` refits of the whole learner
+        (``bootstrap_estimators_``) by ``bootstrap_type``, with econml's
+        ``BootstrapInference`` formulas.
 
         Parameters
         ----------
-        X : {array-like, DataFrame} of shape (n_samples, n_features), default=None
-            Covariates; ``None`` uses the training sample.
-        confidence_level : float in (0, 1), default=None
-            When given, also return the interval.
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Covariates.
+        T0, T1 : {0, 1} or array-like of shape (n_samples,), default=0, 1
+            Base and target treatment.
+        alpha : float in (0, 1), default=0.05
+            Miscoverage.
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (n_samples,)
+            The interval's bounds at each row.
+        """
+        alpha = check_alpha(alpha)
+        tau = self.predict(X)
+        d = check_binary_arm(T1, len(tau), "T1") - check_binary_arm(T0, len(tau), "T0")
+        draws = d * self._bootstrap_draws(X, "effect_interval")
+        return bootstrap_interval(d * tau, draws, alpha, self.bootstrap_type)
+
+    def const_marginal_effect_interval(self, X, *, alpha=0.05):
+        """Bootstrap confidence interval of ``tau(x)`` (see :meth:`effect_interval`).
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Covariates.
+        alpha : float in (0, 1), default=0.05
+            Miscoverage.
+
+        Returns
+        -------
+        lower, upper : ndarray of shape (n_samples,)
+            The interval's bounds at each row.
+        """
+        return self.effect_interval(X, alpha=alpha)
+
+    def ate(self, X, *, T0=0, T1=1):
+        """Plug-in average treatment effect, ``mean(effect(X, T0, T1))`` (econml's).
+
+        The doubly robust estimate of the training sample is ``ate_aipw_``.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Covariates the CATE is averaged over.
+        T0, T1 : {0, 1} or array-like of shape (n_samples,), default=0, 1
+            Base and target treatment.
 
         Returns
         -------
         ate : float
-            Estimated average treatment effect.
-        interval : tuple of float
-            ``(low, high)``, only when ``confidence_level`` is given.
+            The mean of ``effect(X, T0, T1)`` over the rows of ``X``.
+        """
+        return float(np.mean(self.effect(X, T0=T0, T1=T1)))
+
+    def ate_interval(self, X, *, T0=0, T1=1, alpha=0.05):
+        """Bootstrap interval of the plug-in :meth:`ate` (econml's ``ate_interval``).
+
+        Each bootstrap refit's mean effect over ``X`` is a replicate; the
+        interval covers the mean of the CATE over ``X`` (``X`` held fixed).
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Covariates.
+        T0, T1 : {0, 1} or array-like of shape (n_samples,), default=0, 1
+            Base and target treatment.
+        alpha : float in (0, 1), default=0.05
+            Miscoverage.
+
+        Returns
+        -------
+        lower, upper : float
+            The interval's bounds.
+        """
+        alpha = check_alpha(alpha)
+        tau = self.predict(X)
+        d = check_binary_arm(T1, len(tau), "T1") - check_binary_arm(T0, len(tau), "T0")
+        draws = (d * self._bootstrap_draws(X, "ate_interval")).mean(axis=1)
+        low, high = bootstrap_interval(
+            float(np.mean(d * tau)), draws, alpha, self.bootstrap_type
+        )
+        return float(low), float(high)
+
+    def _treated_rows(self, X, treatment):
+        covariates, column = self._validate_predict(X)
+        if column is not None and treatment is not None:
+            raise ValueError(
+                "Pass the treatment either as `treatment` or through "
+                "`treatment_column`, not both."
+            )
+        t = check_treatment(
+            column if column is not None else treatment, _num_samples(covariates)
+        )
+        if t.sum() == 0:
+            raise ValueError("att needs at least one treated row in X.")
+        return t == 1
+
+    def att(self, X, *, treatment=None):
+        """Plug-in average effect on the treated: ``tau`` averaged over treated rows.
+
+        The doubly robust estimate of the training sample is ``att_aipw_``.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Covariates.
+        treatment : array-like of shape (n_samples,), default=None
+            Binary treatment of the rows of ``X``; required unless
+            ``treatment_column`` is set.
+
+        Returns
+        -------
+        att : float
+            The mean of ``tau`` over the treated rows of ``X``.
+        """
+        treated = self._treated_rows(X, treatment)
+        return float(np.mean(self.predict(X)[treated]))
+
+    def att_interval(self, X, *, treatment=None, alpha=0.05):
+        """Bootstrap interval of the plug-in :meth:`att`.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Covariates.
+        treatment : array-like of shape (n_samples,), default=None
+            Binary treatment of the rows of ``X``.
+        alpha : float in (0, 1), default=0.05
+            Miscoverage.
+
+        Returns
+        -------
+        lower, upper : float
+            The interval's bounds.
+        """
+        alpha = check_alpha(alpha)
+        treated = self._treated_rows(X, treatment)
+        tau = self.predict(X)[treated]
+        draws = self._bootstrap_draws(X, "att_interval")[:, treated].mean(axis=1)
+        low, high = bootstrap_interval(
+            float(tau.mean()), draws, alpha, self.bootstrap_type
+        )
+        return float(low), float(high)
+
+    def ate_aipw_interval(self, *, alpha=0.05):
+        """Normal interval of the doubly robust ``ate_aipw_`` (training sample).
+
+        ``ate_aipw_ -/+ z ate_aipw_stderr_`` with the influence-function
+        standard error; the nuisance models were fitted on the same sample,
+        so with flexible models the interval can be optimistic.
+
+        Parameters
+        ----------
+        alpha : float in (0, 1), default=0.05
+            Miscoverage.
+
+        Returns
+        -------
+        lower, upper : float
+            The interval's bounds.
         """
         check_is_fitted(self)
-        if X is None:
-            estimate, stderr = self.ate_, self.ate_stderr_
-        else:
-            tau = self.predict(X)
-            estimate = float(tau.mean())
-            stderr = (
-                float(tau.std(ddof=1) / np.sqrt(len(tau))) if len(tau) > 1 else np.nan
-            )
-        if confidence_level is None:
-            return estimate
-        check_confidence_level(confidence_level)
-        z = norm.ppf(0.5 + confidence_level / 2)
-        return estimate, (float(estimate - z * stderr), float(estimate + z * stderr))
+        z = norm.ppf(1 - check_alpha(alpha) / 2)
+        return (
+            float(self.ate_aipw_ - z * self.ate_aipw_stderr_),
+            float(self.ate_aipw_ + z * self.ate_aipw_stderr_),
+        )
 
-    def score(self, X, y, *, treatment=None):
+    def att_aipw_interval(self, *, alpha=0.05):
+        """Normal interval of the doubly robust ``att_aipw_`` (training sample).
+
+        Parameters
+        ----------
+        alpha : float in (0, 1), default=0.05
+            Miscoverage.
+
+        Returns
+        -------
+        lower, upper : float
+            The interval's bounds.
+        """
+        check_is_fitted(self)
+        z = norm.ppf(1 - check_alpha(alpha) / 2)
+        return (
+            float(self.att_aipw_ - z * self.att_aipw_stderr_),
+            float(self.att_aipw_ + z * self.att_aipw_stderr_),
+        )
+
+    def score(self, X, y, *, treatment=None, W=None):
         """R^2 of the factual outcome predictions ``mu_T(x)`` against ``y``.
 
         This measures the fit of the outcome models on observed outcomes, not
@@ -436,6 +957,8 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
             Factual outcomes.
         treatment : array-like of shape (n_samples,), default=None
             Binary treatment; required unless ``treatment_column`` is set.
+        W : {array-like, DataFrame} of shape (n_samples, n_controls), default=None
+            Controls, required when ``fit`` had them.
 
         Returns
         -------
@@ -453,7 +976,7 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         t = check_treatment(
             column if column is not None else treatment, _num_samples(covariates)
         )
-        mu0, mu1 = self.predict_outcomes(X)
+        mu0, mu1 = self.predict_outcomes(X, W=W)
         y = column_or_1d(y).astype(np.float64)
         return float(r2_score(y, np.where(t == 1, mu1, mu0)))
 
@@ -464,6 +987,16 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         tags.regressor_tags.poor_score = True
         tags.target_tags.required = True
         return tags
+
+
+def _weighted_stderr(phi, w):
+    """Standard error of a weighted mean of centred influence values ``phi``."""
+    sw = w.sum()
+    n_eff = sw**2 / np.sum(w**2)
+    if n_eff <= 1:
+        return np.nan
+    var = np.sum(w * phi**2) / sw * n_eff / (n_eff - 1)
+    return float(np.sqrt(var / n_eff))
 
 
 def _draw(rng):

@@ -16,9 +16,20 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils import check_array
 from sklearn.utils._indexing import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import has_fit_parameter
+from sklearn.utils.validation import (
+    _num_samples,
+    check_is_fitted,
+    has_fit_parameter,
+)
 
-from sklearn_iclr26.causal._base import BaseCATERegressor, _draw, final_step
+from sklearn_iclr26.causal._base import (
+    BaseCATERegressor,
+    _draw,
+    append_controls,
+    final_step,
+    fit_child,
+    fit_transformer,
+)
 from sklearn_iclr26.causal._ot import (
     _LINPROG_MAX_ENTRIES,
     _have_pot,
@@ -194,6 +205,15 @@ class GeodesicCATERegressor(BaseCATERegressor):
         above this threshold (an exposure recorded as a dose or a score;
         ``"median"``: above the training median, stored as
         ``treatment_threshold_``). ``None``: the column must be binary.
+    n_bootstrap : int, default=0
+        Refits of the whole learner (all its nuisance and effect models) on
+        bootstrap resamples stratified by arm, kept as
+        ``bootstrap_estimators_``; they give :meth:`effect_interval`,
+        :meth:`ate_interval` and :meth:`att_interval`. ``0``: no intervals
+        (and no extra cost).
+    bootstrap_type : {"pivot", "percentile", "normal"}, default="pivot"
+        How the intervals are built from the refits, with the formulas (and
+        the default) of econml's ``BootstrapInference``.
     n_jobs : int, default=None
         Threads running the two chains (``None``: 1; ``-1``: all).
     random_state : int, RandomState instance or None, default=None
@@ -221,11 +241,22 @@ class GeodesicCATERegressor(BaseCATERegressor):
         The fitted ``transformer``.
     propensity_estimator_ : classifier
         Fitted propensity model.
-    ate_ : float
-        Doubly robust (AIPW) ATE on the training sample, from the combined
-        outcome models.
-    ate_stderr_ : float
+    ate_aipw_ : float
+        Doubly robust (AIPW) average treatment effect on the training sample
+        (from the outcome models ``mu0, mu1`` and the propensity model).
+    ate_aipw_stderr_ : float
+        Its influence-function standard error (see :meth:`ate_aipw_interval`).
+    att_aipw_ : float
+        Doubly robust average effect on the treated of the training sample.
+    att_aipw_stderr_ : float
         Its influence-function standard error.
+    final_estimator_ : regressor or None
+        With controls ``W``: the effect model, ``estimator`` fitted on ``X``
+        to the learner's nuisance-level effect; ``None`` without ``W``.
+    bootstrap_estimators_ : list of estimators
+        The ``n_bootstrap`` refits (empty when ``n_bootstrap=0``).
+    n_controls_in_ : int
+        Number of columns of the controls ``W`` seen in ``fit`` (0 if none).
     n_control_, n_treated_ : int
         Arm sizes.
     n_features_in_ : int
@@ -293,6 +324,8 @@ class GeodesicCATERegressor(BaseCATERegressor):
         max_ot_samples=5000,
         treatment_column=None,
         treatment_threshold=None,
+        n_bootstrap=0,
+        bootstrap_type="pivot",
         n_jobs=None,
         random_state=None,
         verbose=0,
@@ -302,6 +335,8 @@ class GeodesicCATERegressor(BaseCATERegressor):
             propensity_estimator=propensity_estimator,
             treatment_column=treatment_column,
             treatment_threshold=treatment_threshold,
+            n_bootstrap=n_bootstrap,
+            bootstrap_type=bootstrap_type,
             random_state=random_state,
             verbose=verbose,
         )
@@ -317,6 +352,8 @@ class GeodesicCATERegressor(BaseCATERegressor):
         self.ot_reg = ot_reg
         self.max_ot_samples = max_ot_samples
         self.n_jobs = n_jobs
+
+    _propensity_reuses_preprocessing = False
 
     # --------------------------------------------------------------- spaces
     def _chain_estimator(self):
@@ -343,17 +380,21 @@ class GeodesicCATERegressor(BaseCATERegressor):
         """The propensity model sees the numeric ``transformer`` space."""
         return self._transform(X)
 
-    def _fit_transformer(self, X):
+    def _fit_transformer(self, X, sample_weight=None):
         if self.transformer is None:
             transformer, _ = final_step(self._get_estimator())
         elif isinstance(self.transformer, str):
             transformer = None
         else:
             transformer = self.transformer
-        self.transformer_ = None if transformer is None else clone(transformer).fit(X)
+        self.transformer_ = (
+            None
+            if transformer is None
+            else fit_transformer(clone(transformer), X, sample_weight)
+        )
 
     # ------------------------------------------------------------------- OT
-    def _fit_plan(self, Z0, Z1, Z, rng):
+    def _fit_plan(self, Z0, Z1, Z, rng, w0=None, w1=None):
         n0, n1 = len(Z0), len(Z1)
         idx0, idx1 = np.arange(n0), np.arange(n1)
         if n0 + n1 > self.max_ot_samples:
@@ -373,7 +414,11 @@ class GeodesicCATERegressor(BaseCATERegressor):
             A, B = (A - mean) / std, (B - mean) / std
         C = sqeuclidean_cost(A, B)
         m0, m1 = len(A), len(B)
-        a, b = np.full(m0, 1.0 / m0), np.full(m1, 1.0 / m1)
+        if w0 is None:
+            a, b = np.full(m0, 1.0 / m0), np.full(m1, 1.0 / m1)
+        else:
+            # the weighted empirical distributions of the two arms
+            a, b = w0[idx0] / w0[idx0].sum(), w1[idx1] / w1[idx1].sum()
         solver = self.ot_solver
         if solver == "auto":
             if _have_pot() or m0 * m1 <= _LINPROG_MAX_ENTRIES:
@@ -439,17 +484,29 @@ class GeodesicCATERegressor(BaseCATERegressor):
             train = (Zk[mask], yk[mask], w[mask])
         return chain, masks
 
-    def _fit_cate(self, X, y, t, rng):
+    def _fit_cate(self, X, y, t, rng, sample_weight=None):
         if self.n_jobs == 0:
             raise ValueError("n_jobs == 0 has no meaning; use None, -1 or >= 1.")
         if self.warm_start_chain:
             _check_warm_start(self._chain_estimator())
-        self.estimators_, source_seeds = fit_arm_models(self, X, y, t, rng)
-        self._fit_transformer(X)
+        self.estimators_, source_seeds = fit_arm_models(
+            self, X, y, t, rng, sample_weight
+        )
+        self._fit_transformer(X, sample_weight)
         Z = self._transform(X)
         rows0, rows1 = np.flatnonzero(t == 0), np.flatnonzero(t == 1)
         Z0, Z1 = Z[rows0], Z[rows1]
-        rows, cols, w = self._fit_plan(Z0, Z1, Z, rng)
+        sw = sample_weight
+        if sw is not None and (sw[rows0].sum() <= 0 or sw[rows1].sum() <= 0):
+            raise ValueError("sample_weight must have a positive sum in each arm.")
+        rows, cols, w = self._fit_plan(
+            Z0,
+            Z1,
+            Z,
+            rng,
+            None if sw is None else sw[rows0],
+            None if sw is None else sw[rows1],
+        )
         chain_est = self._chain_estimator()
         starts = []
         for arm, (Za, ra) in enumerate([(Z0, rows0), (Z1, rows1)]):
@@ -462,6 +519,14 @@ class GeodesicCATERegressor(BaseCATERegressor):
                 and chain_est is self._get_estimator()
             ):
                 start = self.estimators_[arm]
+            elif sw is not None:
+                start = fit_child(
+                    set_child_random_state(clone(chain_est), source_seeds[arm]),
+                    Za,
+                    y[ra],
+                    sw[ra],
+                    role=f"outcome model of arm {arm}",
+                )
             else:
                 start = fit_weighted(chain_est, Za, y[ra], None, source_seeds[arm])
             starts.append((start, (Za, y[ra], None)))
@@ -492,7 +557,7 @@ class GeodesicCATERegressor(BaseCATERegressor):
         treated = (e >= 0.5) if t is None else (t == 1)
         return np.where(treated, h01, h00), np.where(treated, h11, h10)
 
-    def predict_outcomes(self, X, *, combine=None):
+    def predict_outcomes(self, X, *, W=None, combine=None):
         """Predicted potential outcomes ``(mu0, mu1)``.
 
         Parameters
@@ -500,6 +565,8 @@ class GeodesicCATERegressor(BaseCATERegressor):
         X : {array-like, DataFrame} of shape (n_samples, n_features)
             Covariates (with the treatment column when ``treatment_column``
             is set).
+        W : {array-like, DataFrame} of shape (n_samples, n_controls), default=None
+            Controls, required when ``fit`` had them.
         combine : {"propensity", "source", "adapted"}, default=None
             Overrides the fitted ``combine`` rule (all rules come from the
             same fit).
@@ -514,11 +581,12 @@ class GeodesicCATERegressor(BaseCATERegressor):
         if combine is not None and combine not in _COMBINE:
             raise ValueError(f"combine must be one of {_COMBINE}, got {combine!r}.")
         covariates, t = self._validate_predict(X)
+        W = self._controls_for_predict(W, _num_samples(covariates))
         return batched(
             lambda Xb, tb: self._predict_outcomes(Xb, tb, combine),
-            covariates,
+            append_controls(covariates, W),
             t,
-            row_bytes=8 * 16 * max(self.n_features_in_, 1),
+            row_bytes=8 * 16 * max(self.n_features_in_ + self.n_controls_in_, 1),
         )
 
     def predict(self, X, *, combine=None):
@@ -529,12 +597,22 @@ class GeodesicCATERegressor(BaseCATERegressor):
         X : {array-like, DataFrame} of shape (n_samples, n_features)
             Covariates.
         combine : {"propensity", "source", "adapted"}, default=None
-            Overrides the fitted ``combine`` rule.
+            Overrides the fitted ``combine`` rule (not with controls ``W``:
+            the effect model was then fitted to the fitted rule).
 
         Returns
         -------
         tau : ndarray of shape (n_samples,)
             Estimated effect of the treatment at each row.
         """
+        if combine is None:
+            return super().predict(X)
+        check_is_fitted(self)
+        if self.final_estimator_ is not None:
+            raise ValueError(
+                "combine= cannot be overridden for a G-learner fitted with "
+                "controls W: its effect model was fitted to the combine rule "
+                f"{self.combine!r}."
+            )
         mu0, mu1 = self.predict_outcomes(X, combine=combine)
         return mu1 - mu0

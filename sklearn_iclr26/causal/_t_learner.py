@@ -6,13 +6,13 @@
 import numpy as np
 from sklearn.utils._indexing import _safe_indexing
 
-from sklearn_iclr26.causal._base import BaseCATERegressor, _draw
+from sklearn_iclr26.causal._base import BaseCATERegressor, _draw, fit_child
 from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["TLearnerRegressor"]
 
 
-def fit_arm_models(learner, X, y, t, rng):
+def fit_arm_models(learner, X, y, t, rng, sample_weight=None):
     """Fit ``clone(estimator)`` on each arm's factual outcomes (X untouched).
 
     The seeds are drawn in a fixed order (control, then treated), shared by
@@ -28,7 +28,13 @@ def fit_arm_models(learner, X, y, t, rng):
         log_progress(
             learner, f"fitting the outcome model of arm {arm} ({len(rows)} units)"
         )
-        model.fit(_safe_indexing(X, rows), y[rows])
+        fit_child(
+            model,
+            _safe_indexing(X, rows),
+            y[rows],
+            None if sample_weight is None else sample_weight[rows],
+            role=f"outcome model of arm {arm}",
+        )
         models.append(model)
     return models, seeds
 
@@ -53,8 +59,10 @@ class TLearnerRegressor(BaseCATERegressor):
         ``HistGradientBoostingRegressor()``.
     propensity_estimator : classifier, default=None
         Propensity model ``e(x) = P(T=1 | x)``, used for the overlap warning
-        and the doubly robust ``ate_``. ``None``: a standardised
-        ``LogisticRegression``.
+        and the doubly robust ``ate_aipw_``. ``None``: the preprocessing steps
+        of an ``estimator`` Pipeline (cloned; e.g. a ``ColumnTransformer`` on
+        a raw DataFrame) followed by a standardised ``LogisticRegression``,
+        or that regression alone.
     treatment_column : int or str, default=None
         The column of ``X`` holding the treatment, for users whose treatment
         is stored with the covariates; it is removed from the covariates.
@@ -64,6 +72,15 @@ class TLearnerRegressor(BaseCATERegressor):
         above this threshold (an exposure recorded as a dose or a score;
         ``"median"``: above the training median, stored as
         ``treatment_threshold_``). ``None``: the column must be binary.
+    n_bootstrap : int, default=0
+        Refits of the whole learner (all its nuisance and effect models) on
+        bootstrap resamples stratified by arm, kept as
+        ``bootstrap_estimators_``; they give :meth:`effect_interval`,
+        :meth:`ate_interval` and :meth:`att_interval`. ``0``: no intervals
+        (and no extra cost).
+    bootstrap_type : {"pivot", "percentile", "normal"}, default="pivot"
+        How the intervals are built from the refits, with the formulas (and
+        the default) of econml's ``BootstrapInference``.
     random_state : int, RandomState instance or None, default=None
         Seeds the cloned child estimators.
     verbose : int, default=0
@@ -75,10 +92,22 @@ class TLearnerRegressor(BaseCATERegressor):
         ``[mu0, mu1]``.
     propensity_estimator_ : classifier
         Fitted propensity model.
-    ate_ : float
-        Doubly robust (AIPW) average treatment effect on the training sample.
-    ate_stderr_ : float
+    ate_aipw_ : float
+        Doubly robust (AIPW) average treatment effect on the training sample
+        (from the outcome models ``mu0, mu1`` and the propensity model).
+    ate_aipw_stderr_ : float
+        Its influence-function standard error (see :meth:`ate_aipw_interval`).
+    att_aipw_ : float
+        Doubly robust average effect on the treated of the training sample.
+    att_aipw_stderr_ : float
         Its influence-function standard error.
+    final_estimator_ : regressor or None
+        With controls ``W``: the effect model, ``estimator`` fitted on ``X``
+        to the learner's nuisance-level effect; ``None`` without ``W``.
+    bootstrap_estimators_ : list of estimators
+        The ``n_bootstrap`` refits (empty when ``n_bootstrap=0``).
+    n_controls_in_ : int
+        Number of columns of the controls ``W`` seen in ``fit`` (0 if none).
     n_control_, n_treated_ : int
         Arm sizes.
     n_features_in_ : int
@@ -105,8 +134,8 @@ class TLearnerRegressor(BaseCATERegressor):
     2.0
     """
 
-    def _fit_cate(self, X, y, t, rng):
-        self.estimators_, _ = fit_arm_models(self, X, y, t, rng)
+    def _fit_cate(self, X, y, t, rng, sample_weight=None):
+        self.estimators_, _ = fit_arm_models(self, X, y, t, rng, sample_weight)
 
     def _predict_outcomes(self, X, t):
         mu0 = np.asarray(self.estimators_[0].predict(X), dtype=np.float64).ravel()

@@ -6,7 +6,7 @@
 import numpy as np
 from sklearn.utils._indexing import _safe_indexing
 
-from sklearn_iclr26.causal._base import BaseCATERegressor, _draw
+from sklearn_iclr26.causal._base import BaseCATERegressor, _draw, fit_child
 from sklearn_iclr26.causal._t_learner import fit_arm_models
 from sklearn_iclr26.utils._verbose import log_progress
 
@@ -31,8 +31,9 @@ class XLearnerRegressor(BaseCATERegressor):
         Outcome and effect model, cloned four times and given ``X`` untouched.
         ``None``: ``HistGradientBoostingRegressor()``.
     propensity_estimator : classifier, default=None
-        Propensity model ``e(x)``. ``None``: a standardised
-        ``LogisticRegression``.
+        Propensity model ``e(x)``. ``None``: the preprocessing steps of an
+        ``estimator`` Pipeline (cloned) followed by a standardised
+        ``LogisticRegression``, or that regression alone.
     treatment_column : int or str, default=None
         The column of ``X`` holding the treatment (removed from the
         covariates). ``None``: pass ``treatment`` to ``fit``.
@@ -41,6 +42,15 @@ class XLearnerRegressor(BaseCATERegressor):
         above this threshold (an exposure recorded as a dose or a score;
         ``"median"``: above the training median, stored as
         ``treatment_threshold_``). ``None``: the column must be binary.
+    n_bootstrap : int, default=0
+        Refits of the whole learner (all its nuisance and effect models) on
+        bootstrap resamples stratified by arm, kept as
+        ``bootstrap_estimators_``; they give :meth:`effect_interval`,
+        :meth:`ate_interval` and :meth:`att_interval`. ``0``: no intervals
+        (and no extra cost).
+    bootstrap_type : {"pivot", "percentile", "normal"}, default="pivot"
+        How the intervals are built from the refits, with the formulas (and
+        the default) of econml's ``BootstrapInference``.
     random_state : int, RandomState instance or None, default=None
         Seeds the cloned child estimators.
     verbose : int, default=0
@@ -54,11 +64,22 @@ class XLearnerRegressor(BaseCATERegressor):
         Stage-2 effect models ``[tau0, tau1]``.
     propensity_estimator_ : classifier
         Fitted propensity model.
-    ate_ : float
+    ate_aipw_ : float
         Doubly robust (AIPW) average treatment effect on the training sample
-        (from the stage-1 outcome models).
-    ate_stderr_ : float
+        (from the outcome models ``mu0, mu1`` and the propensity model).
+    ate_aipw_stderr_ : float
+        Its influence-function standard error (see :meth:`ate_aipw_interval`).
+    att_aipw_ : float
+        Doubly robust average effect on the treated of the training sample.
+    att_aipw_stderr_ : float
         Its influence-function standard error.
+    final_estimator_ : regressor or None
+        With controls ``W``: the effect model, ``estimator`` fitted on ``X``
+        to the learner's nuisance-level effect; ``None`` without ``W``.
+    bootstrap_estimators_ : list of estimators
+        The ``n_bootstrap`` refits (empty when ``n_bootstrap=0``).
+    n_controls_in_ : int
+        Number of columns of the controls ``W`` seen in ``fit`` (0 if none).
     n_control_, n_treated_ : int
         Arm sizes.
     n_features_in_ : int
@@ -85,8 +106,8 @@ class XLearnerRegressor(BaseCATERegressor):
     2.0
     """
 
-    def _fit_cate(self, X, y, t, rng):
-        self.estimators_, _ = fit_arm_models(self, X, y, t, rng)
+    def _fit_cate(self, X, y, t, rng, sample_weight=None):
+        self.estimators_, _ = fit_arm_models(self, X, y, t, rng, sample_weight)
         rows0, rows1 = np.flatnonzero(t == 0), np.flatnonzero(t == 1)
         X0, X1 = _safe_indexing(X, rows0), _safe_indexing(X, rows1)
         d1 = (
@@ -101,36 +122,19 @@ class XLearnerRegressor(BaseCATERegressor):
         for arm, (Xa, d) in enumerate([(X0, d0), (X1, d1)]):
             log_progress(self, f"fitting the effect model of arm {arm}")
             model = self._clone_child(self._get_estimator(), _draw(rng))
-            self.effect_estimators_.append(model.fit(Xa, d))
+            rows = rows1 if arm else rows0
+            w = None if sample_weight is None else sample_weight[rows]
+            self.effect_estimators_.append(
+                fit_child(model, Xa, d, w, role=f"effect model of arm {arm}")
+            )
 
     def _predict_outcomes(self, X, t):
         mu0 = np.asarray(self.estimators_[0].predict(X), dtype=np.float64).ravel()
         mu1 = np.asarray(self.estimators_[1].predict(X), dtype=np.float64).ravel()
         return mu0, mu1
 
-    def predict(self, X):
-        """X-learner CATE ``e(x) tau0(x) + (1 - e(x)) tau1(x)``.
-
-        Parameters
-        ----------
-        X : {array-like, DataFrame} of shape (n_samples, n_features)
-            Covariates.
-
-        Returns
-        -------
-        tau : ndarray of shape (n_samples,)
-            Estimated effect of the treatment at each row.
-        """
-        from sklearn_iclr26.utils._batching import batched
-
-        covariates, _ = self._validate_predict(X)
-        return batched(
-            self._predict_tau,
-            covariates,
-            row_bytes=8 * 16 * max(self.n_features_in_, 1),
-        )
-
-    def _predict_tau(self, X):
+    def _nuisance_effect(self, X, t):
+        """X-learner CATE ``e(x) tau0(x) + (1 - e(x)) tau1(x)``."""
         tau0 = np.asarray(
             self.effect_estimators_[0].predict(X), dtype=np.float64
         ).ravel()

@@ -1,0 +1,265 @@
+"""Estimated treatment effect against one covariate, with its intervals."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import numpy as np
+from sklearn.utils import check_consistent_length, column_or_1d
+from sklearn.utils._optional_dependencies import check_matplotlib_support
+from sklearn.utils._plotting import _validate_style_kwargs
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = ["CATEDisplay"]
+
+
+class CATEDisplay:
+    """CATE against a covariate, with its bootstrap confidence band.
+
+    One point per row of ``X``, sorted by the covariate: the estimated effect
+    ``effect(X)`` as a line and, when the estimator was fitted with
+    ``n_bootstrap > 0``, the interval of :meth:`effect_interval` as a shaded
+    band. Build it with :meth:`from_estimator` (a fitted T-, X- or G-learner)
+    or :meth:`from_predictions` (effects already computed).
+
+    Read more in the :ref:`User Guide <causal>`.
+
+    Parameters
+    ----------
+    feature_values : ndarray of shape (n_samples,)
+        Values of the covariate.
+    effect : ndarray of shape (n_samples,)
+        Estimated effects.
+    lower, upper : ndarray of shape (n_samples,), default=None
+        Interval bounds; no band when ``None``.
+    feature_name : str, default=None
+        The x-axis label.
+    name : str, default=None
+        Name of the estimator, used in the legend.
+
+    Attributes
+    ----------
+    line_ : matplotlib Line2D
+        The effect curve.
+    band_ : matplotlib PolyCollection or None
+        The interval band.
+    ax_ : matplotlib Axes
+        Axes of the plot.
+    figure_ : matplotlib Figure
+        Figure of the plot.
+
+    See Also
+    --------
+    TLearnerRegressor.effect_interval : The intervals drawn.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from sklearn_iclr26.causal import CATEDisplay, TLearnerRegressor
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(200, 2))
+    >>> t = (rng.uniform(size=200) < 0.5).astype(int)
+    >>> y = X[:, 0] + t * (1 + X[:, 1]) + rng.normal(scale=0.1, size=200)
+    >>> est = TLearnerRegressor(LinearRegression(), n_bootstrap=20, random_state=0)
+    >>> est = est.fit(X, y, treatment=t)
+    >>> disp = CATEDisplay.from_estimator(est, X, feature=1)
+    >>> disp.band_ is not None
+    True
+    """
+
+    def __init__(
+        self,
+        *,
+        feature_values,
+        effect,
+        lower=None,
+        upper=None,
+        feature_name=None,
+        name=None,
+    ):
+        self.feature_values = feature_values
+        self.effect = effect
+        self.lower = lower
+        self.upper = upper
+        self.feature_name = feature_name
+        self.name = name
+
+    def plot(self, *, ax=None, name=None, band_kwargs=None, **kwargs):
+        """Plot the effect curve and its band.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure is created if ``None``.
+        name : str, default=None
+            Legend label; defaults to ``self.name``.
+        band_kwargs : dict, default=None
+            Passed to ``ax.fill_between`` for the band.
+        **kwargs : dict
+            Passed to ``ax.plot`` for the effect line.
+
+        Returns
+        -------
+        display : CATEDisplay
+            The display, with ``ax_``, ``figure_``, ``line_`` and ``band_``.
+        """
+        check_matplotlib_support(f"{type(self).__name__}.plot")
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots()
+        name = self.name if name is None else name
+        x = np.asarray(self.feature_values, dtype=np.float64)
+        order = np.argsort(x, kind="stable")
+        label = "estimated effect" if not name else f"{name}: estimated effect"
+        line_kwargs = _validate_style_kwargs({"label": label}, kwargs)
+        (self.line_,) = ax.plot(x[order], np.asarray(self.effect)[order], **line_kwargs)
+        self.band_ = None
+        if self.lower is not None and self.upper is not None:
+            fill = {"alpha": 0.25, "color": self.line_.get_color(), "label": "interval"}
+            fill = _validate_style_kwargs(fill, band_kwargs or {})
+            if name and fill.get("label") == "interval":
+                fill["label"] = f"{name}: interval"
+            self.band_ = ax.fill_between(
+                x[order],
+                np.asarray(self.lower)[order],
+                np.asarray(self.upper)[order],
+                **fill,
+            )
+        ax.axhline(0.0, color="grey", linewidth=0.8, linestyle=":")
+        ax.set_xlabel(self.feature_name if self.feature_name else "covariate")
+        ax.set_ylabel("treatment effect")
+        ax.legend(loc="best")
+        self.ax_ = ax
+        self.figure_ = ax.figure
+        return self
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator,
+        X,
+        y=None,
+        *,
+        feature=0,
+        alpha=0.05,
+        name=None,
+        ax=None,
+        **kwargs,
+    ):
+        """Effects of a fitted CATE estimator on ``X`` against one covariate.
+
+        Parameters
+        ----------
+        estimator : TLearnerRegressor, XLearnerRegressor or GeodesicCATERegressor
+            Fitted estimator; the band needs ``n_bootstrap > 0``.
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Covariates, as ``estimator.effect`` takes them.
+        y : None
+            Ignored; present for the common signature of displays.
+        feature : int or str, default=0
+            The covariate on the x-axis: a column index of ``X`` or, for a
+            DataFrame, a column name.
+        alpha : float in (0, 1), default=0.05
+            Miscoverage of the band (econml's ``alpha``).
+        name : str, default=None
+            Legend prefix; defaults to the estimator's class name.
+        ax : matplotlib Axes, default=None
+            Axes to draw on.
+        **kwargs : dict
+            Passed to :meth:`plot`.
+
+        Returns
+        -------
+        display : CATEDisplay
+            The display.
+        """
+        check_matplotlib_support(f"{cls.__name__}.from_estimator")
+        check_is_fitted(estimator)
+        if hasattr(X, "columns"):
+            if isinstance(feature, str):
+                values, feature_name = X[feature], feature
+            else:
+                values, feature_name = X.iloc[:, feature], str(X.columns[feature])
+        else:
+            if isinstance(feature, str):
+                raise ValueError(
+                    f"feature={feature!r} names a column, but X has no column "
+                    "names (pass a DataFrame or an integer index)."
+                )
+            values = np.asarray(X)[:, feature]
+            feature_name = f"x{feature}"
+        effect = estimator.effect(X)
+        lower = upper = None
+        if getattr(estimator, "bootstrap_estimators_", None):
+            lower, upper = estimator.effect_interval(X, alpha=alpha)
+        name = type(estimator).__name__ if name is None else name
+        return cls.from_predictions(
+            values,
+            effect,
+            lower=lower,
+            upper=upper,
+            feature_name=feature_name,
+            name=name,
+            ax=ax,
+            **kwargs,
+        )
+
+    @classmethod
+    def from_predictions(
+        cls,
+        feature_values,
+        effect,
+        *,
+        lower=None,
+        upper=None,
+        feature_name=None,
+        name=None,
+        ax=None,
+        **kwargs,
+    ):
+        """Plot effects already computed (e.g. econml's ``effect_interval``).
+
+        Parameters
+        ----------
+        feature_values : array-like of shape (n_samples,)
+            Values of the covariate.
+        effect : array-like of shape (n_samples,)
+            Estimated effects.
+        lower, upper : array-like of shape (n_samples,), default=None
+            Interval bounds; both or neither.
+        feature_name : str, default=None
+            The x-axis label.
+        name : str, default=None
+            Legend prefix.
+        ax : matplotlib Axes, default=None
+            Axes to draw on.
+        **kwargs : dict
+            Passed to :meth:`plot`.
+
+        Returns
+        -------
+        display : CATEDisplay
+            The display.
+        """
+        check_matplotlib_support(f"{cls.__name__}.from_predictions")
+        x = column_or_1d(np.asarray(feature_values, dtype=np.float64))
+        effect = column_or_1d(np.asarray(effect, dtype=np.float64))
+        check_consistent_length(x, effect)
+        if (lower is None) != (upper is None):
+            raise ValueError("Pass both lower and upper, or neither.")
+        if lower is not None:
+            lower = column_or_1d(np.asarray(lower, dtype=np.float64))
+            upper = column_or_1d(np.asarray(upper, dtype=np.float64))
+            check_consistent_length(x, lower, upper)
+        disp = cls(
+            feature_values=x,
+            effect=effect,
+            lower=lower,
+            upper=upper,
+            feature_name=feature_name,
+            name=name,
+        )
+        return disp.plot(ax=ax, **kwargs)
