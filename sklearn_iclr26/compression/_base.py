@@ -22,6 +22,7 @@ import struct
 import zlib
 
 import numpy as np
+from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
 
 from sklearn_iclr26.compression._kernels import (
     OUT_MARGIN,
@@ -348,6 +349,40 @@ class _BaseDecoder:
     """Streaming decoder of a payload written by the matching encoder."""
 
     _methods = (METHOD_PLAIN,)
+
+    def __init__(self, payload, *, backend="auto"):
+        validate_parameter_constraints(
+            {"backend": [StrOptions({"auto", "python", "numba"})]},
+            {"backend": backend},
+            caller_name=type(self).__name__,
+        )
+        self._setup(payload, backend)
+
+    @classmethod
+    def from_header(cls, payload, *, alphabet_size=None, backend="auto"):
+        """Build a decoder from a payload, checking the alphabet size.
+
+        Parameters
+        ----------
+        payload : bytes
+            The encoder's output; its header gives every coding parameter.
+        alphabet_size : int, default=None
+            If given, raise when the header's alphabet size differs.
+        backend : {"auto", "python", "numba"}, default="auto"
+            Integer-coder backend.
+
+        Returns
+        -------
+        decoder : object
+            A decoder of the class this is called on.
+        """
+        decoder = cls(payload, backend=backend)
+        if alphabet_size is not None and alphabet_size != decoder.alphabet_size_:
+            raise ValueError(
+                f"The payload's alphabet size is {decoder.alphabet_size_}, not "
+                f"{alphabet_size}."
+            )
+        return decoder
 
     def _setup(self, payload, backend):
         meta, chunks = unpack_payload(payload)

@@ -3,8 +3,6 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
-
 from sklearn_iclr26.compression._base import METHOD_PMATIC, _BaseDecoder
 from sklearn_iclr26.compression._kernels import MODE_PMATIC
 
@@ -80,40 +78,10 @@ class PMATICDecoder(_BaseDecoder):
     _methods = (METHOD_PMATIC,)
 
     def __init__(self, payload, *, backend="auto"):
-        validate_parameter_constraints(
-            {"backend": [StrOptions({"auto", "python", "numba"})]},
-            {"backend": backend},
-            caller_name=type(self).__name__,
-        )
-        self._setup(payload, backend)
+        super().__init__(payload, backend=backend)
         self.delta_ = self._meta["delta"]
         self.n_bins_ = self._meta["n_bins"]
         self.helper_numerator_ = self._meta["helper_numerator"]
-
-    @classmethod
-    def from_header(cls, payload, *, alphabet_size=None, backend="auto"):
-        """Build a decoder from a payload, checking the alphabet size.
-
-        Parameters
-        ----------
-        payload : bytes
-            The encoder's output; its header gives every coding parameter.
-        alphabet_size : int, default=None
-            If given, raise when the header's alphabet size differs.
-        backend : {"auto", "python", "numba"}, default="auto"
-            Integer-coder backend.
-
-        Returns
-        -------
-        decoder : PMATICDecoder
-        """
-        decoder = cls(payload, backend=backend)
-        if alphabet_size is not None and alphabet_size != decoder.alphabet_size_:
-            raise ValueError(
-                f"The payload's alphabet size is {decoder.alphabet_size_}, not "
-                f"{alphabet_size}."
-            )
-        return decoder
 
     def _mode_args(self):
         return (
