@@ -4,6 +4,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 from sklearn_iclr26.compression._base import (
+    DECODER_ATTRIBUTES_DOC,
     METHOD_CONSTRICTION,
     METHOD_PLAIN,
     _BaseDecoder,
@@ -14,40 +15,20 @@ __all__ = ["ArithmeticDecoder"]
 
 
 class ArithmeticDecoder(_BaseDecoder):
-    """Streaming decoder of plain arithmetic coding.
+    __doc__ = f"""Streaming decoder of plain arithmetic coding.
 
     Parameters
     ----------
     payload : bytes
         Written by :meth:`ArithmeticEncoder.finish`.
-    backend : {"auto", "python", "numba"}, default="auto"
+    backend : {{"auto", "python", "numba"}}, default="auto"
         Integer-coder backend (all give the same symbols). Payloads written
         with ``backend="constriction"`` are decoded by constriction whatever
         this says.
 
     Attributes
     ----------
-    alphabet_size_ : int
-        From the header.
-    n_symbols_ : int
-        Symbols in the payload.
-    n_decoded_ : int
-        Symbols decoded so far.
-    precision_ : int
-        Coder state bits, from the header.
-    chunk_size_ : int or None
-        Symbols per chunk, from the header.
-    checksum_ : bool
-        Whether chunks carry a CRC32 that is checked.
-    chunk_ok_ : list of bool
-        One entry per completed chunk: whether its CRC matched.
-    code_length_ : int
-        ``ceil(log2 alphabet_size_)``.
-    header_bytes_ : int
-        Bytes of the header and chunk table (52 + 8 per chunk); the rest of
-        the payload is the coded symbols.
-    backend_ : str
-        The backend in use.
+    {DECODER_ATTRIBUTES_DOC}
 
     See Also
     --------

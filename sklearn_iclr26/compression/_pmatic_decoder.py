@@ -3,14 +3,18 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn_iclr26.compression._base import METHOD_PMATIC, _BaseDecoder
+from sklearn_iclr26.compression._base import (
+    DECODER_ATTRIBUTES_DOC,
+    METHOD_PMATIC,
+    _BaseDecoder,
+)
 from sklearn_iclr26.compression._kernels import MODE_PMATIC
 
 __all__ = ["PMATICDecoder"]
 
 
 class PMATICDecoder(_BaseDecoder):
-    """Streaming PMATIC decoder: decodes with its own, possibly mismatched, model.
+    __doc__ = f"""Streaming PMATIC decoder, with its own (possibly mismatched) model.
 
     Every coding parameter (alphabet size, ``delta``, ``m``, the integer
     helper numerator, the symbol count, the chunking) is read from the
@@ -23,7 +27,7 @@ class PMATICDecoder(_BaseDecoder):
     ----------
     payload : bytes
         Written by :meth:`PMATICEncoder.finish`.
-    backend : {"auto", "python", "numba"}, default="auto"
+    backend : {{"auto", "python", "numba"}}, default="auto"
         Integer-coder backend (all give the same symbols).
 
     Attributes
@@ -34,27 +38,7 @@ class PMATICDecoder(_BaseDecoder):
         ``m``.
     helper_numerator_ : int
         Integer numerator of ``P(h = 1)`` over ``2 ** (precision_ - 2)``.
-    alphabet_size_ : int
-        From the header.
-    n_symbols_ : int
-        Symbols in the payload.
-    n_decoded_ : int
-        Symbols decoded so far.
-    precision_ : int
-        Coder state bits.
-    chunk_size_ : int or None
-        Symbols per chunk.
-    checksum_ : bool
-        Whether chunks carry a CRC32 that is checked.
-    chunk_ok_ : list of bool
-        One entry per completed chunk: whether its CRC matched.
-    code_length_ : int
-        ``ceil(log2 alphabet_size_)``.
-    header_bytes_ : int
-        Bytes of the header and chunk table (52 + 8 per chunk); the rest of
-        the payload is the coded symbols.
-    backend_ : str
-        The backend in use.
+    {DECODER_ATTRIBUTES_DOC}
 
     See Also
     --------
