@@ -571,6 +571,12 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
     def _row_bytes(self):
         return 8 * (4 * self.n_features_in_ + 16 * self.n_entities_)
 
+    def _batched(self, function, X):
+        """``function`` of the validated ``X``, in ``working_memory`` batches."""
+        check_is_fitted(self)
+        X = self._validate_input(X, reset=False)
+        return batched(function, X, row_bytes=self._row_bytes())
+
     def _scores(self, inputs, n):
         if self.rejector_ is None:
             return np.zeros((n, self.n_entities_))
@@ -630,13 +636,7 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         scores : ndarray of shape (n_samples, `n_entities_`)
             Entity scores.
         """
-        check_is_fitted(self)
-        X = self._validate_input(X, reset=False)
-        return batched(
-            lambda Xb: self._allocation_batch(Xb, "scores"),
-            X,
-            row_bytes=self._row_bytes(),
-        )
+        return self._batched(lambda Xb: self._allocation_batch(Xb, "scores"), X)
 
     def predict_k(self, X):
         """Number of entities consulted per query.
@@ -654,11 +654,7 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         k : ndarray of shape (n_samples,)
             Integers in ``[1, n_entities_]``.
         """
-        check_is_fitted(self)
-        X = self._validate_input(X, reset=False)
-        return batched(
-            lambda Xb: self._allocation_batch(Xb, "k"), X, row_bytes=self._row_bytes()
-        )
+        return self._batched(lambda Xb: self._allocation_batch(Xb, "k"), X)
 
     def predict_allocation(self, X, k=None):
         """Choose the entities to ask for each query, before asking any of them.
@@ -728,9 +724,7 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
             Sum of the fees (``costs_``) of the entities consulted for each
             row (unavailable experts are skipped and not paid).
         """
-        check_is_fitted(self)
-        X = self._validate_input(X, reset=False)
-        return batched(self._predict_batch, X, row_bytes=self._row_bytes())
+        return self._batched(self._predict_batch, X)
 
     def _fixed_k_sums(self, answers_r, avail_r, scores_r, position, ks, y):
         """Sum of the curve terms for each fixed k, on rank-ordered columns."""

@@ -11,7 +11,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
+from sklearn.utils.validation import _num_samples, column_or_1d
 
 from sklearn_iclr26.deferral._base import (
     ATTRIBUTES_DOC,
@@ -20,7 +20,6 @@ from sklearn_iclr26.deferral._base import (
     _missing_mask,
 )
 from sklearn_iclr26.deferral._surrogate import majority_vote
-from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._validation import check_at_least_two_classes
 
 __all__ = ["TopKDeferrer"]
@@ -385,9 +384,7 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         proba : ndarray of shape (n_samples, n_classes)
             Vote shares (weighted shares with ``aggregation="weighted"``).
         """
-        check_is_fitted(self)
-        X = self._validate_input(X, reset=False)
-        return batched(self._proba_batch, X, row_bytes=self._row_bytes())
+        return self._batched(self._proba_batch, X)
 
     def score(self, X, y, sample_weight=None):
         """Fee-adjusted accuracy: accuracy minus the mean fee paid per query.
