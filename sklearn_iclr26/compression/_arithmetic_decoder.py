@@ -3,9 +3,8 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
-
 from sklearn_iclr26.compression._base import (
+    DECODER_ATTRIBUTES_DOC,
     METHOD_CONSTRICTION,
     METHOD_PLAIN,
     _BaseDecoder,
@@ -16,40 +15,20 @@ __all__ = ["ArithmeticDecoder"]
 
 
 class ArithmeticDecoder(_BaseDecoder):
-    """Streaming decoder of plain arithmetic coding.
+    __doc__ = f"""Streaming decoder of plain arithmetic coding.
 
     Parameters
     ----------
     payload : bytes
         Written by :meth:`ArithmeticEncoder.finish`.
-    backend : {"auto", "python", "numba"}, default="auto"
+    backend : {{"auto", "python", "numba"}}, default="auto"
         Integer-coder backend (all give the same symbols). Payloads written
         with ``backend="constriction"`` are decoded by constriction whatever
         this says.
 
     Attributes
     ----------
-    alphabet_size_ : int
-        From the header.
-    n_symbols_ : int
-        Symbols in the payload.
-    n_decoded_ : int
-        Symbols decoded so far.
-    precision_ : int
-        Coder state bits, from the header.
-    chunk_size_ : int or None
-        Symbols per chunk, from the header.
-    checksum_ : bool
-        Whether chunks carry a CRC32 that is checked.
-    chunk_ok_ : list of bool
-        One entry per completed chunk: whether its CRC matched.
-    code_length_ : int
-        ``ceil(log2 alphabet_size_)``.
-    header_bytes_ : int
-        Bytes of the header and chunk table (52 + 8 per chunk); the rest of
-        the payload is the coded symbols.
-    backend_ : str
-        The backend in use.
+    {DECODER_ATTRIBUTES_DOC}
 
     See Also
     --------
@@ -66,39 +45,6 @@ class ArithmeticDecoder(_BaseDecoder):
     """
 
     _methods = (METHOD_PLAIN, METHOD_CONSTRICTION)
-
-    def __init__(self, payload, *, backend="auto"):
-        validate_parameter_constraints(
-            {"backend": [StrOptions({"auto", "python", "numba"})]},
-            {"backend": backend},
-            caller_name=type(self).__name__,
-        )
-        self._setup(payload, backend)
-
-    @classmethod
-    def from_header(cls, payload, *, alphabet_size=None, backend="auto"):
-        """Build a decoder from a payload, checking the alphabet size.
-
-        Parameters
-        ----------
-        payload : bytes
-            The encoder's output; its header gives every coding parameter.
-        alphabet_size : int, default=None
-            If given, raise when the header's alphabet size differs.
-        backend : {"auto", "python", "numba"}, default="auto"
-            Integer-coder backend.
-
-        Returns
-        -------
-        decoder : ArithmeticDecoder
-        """
-        decoder = cls(payload, backend=backend)
-        if alphabet_size is not None and alphabet_size != decoder.alphabet_size_:
-            raise ValueError(
-                f"The payload's alphabet size is {decoder.alphabet_size_}, not "
-                f"{alphabet_size}."
-            )
-        return decoder
 
     def _mode_args(self):
         return MODE_PLAIN, 0, 0, 1 << (self.precision_ - 2)

@@ -13,6 +13,7 @@ from sklearn.utils._param_validation import (
 )
 
 from sklearn_iclr26.compression._base import (
+    ENCODER_ATTRIBUTES_DOC,
     METHOD_CONSTRICTION,
     METHOD_PLAIN,
     _BaseEncoder,
@@ -36,7 +37,7 @@ def plain_numerators(p, precision):
 
 
 class ArithmeticEncoder(_BaseEncoder):
-    """Streaming encoder: exact integer binary arithmetic coding, no robustness.
+    __doc__ = f"""Streaming encoder: exact integer arithmetic coding, no robustness.
 
     Each symbol is written as its ``ceil(log2 V)``-bit index (forced bits of a
     non power-of-two alphabet skipped) and each bit is coded with its
@@ -56,7 +57,7 @@ class ArithmeticEncoder(_BaseEncoder):
     checksum : bool, default=True
         Store the CRC32 of each chunk's symbols; the decoder raises on a
         mismatch (a detected desync).
-    backend : {"auto", "python", "numba", "constriction"}, default="auto"
+    backend : {{"auto", "python", "numba", "constriction"}}, default="auto"
         ``"auto"`` runs the integer coder compiled by numba when it is
         installed and in pure Python otherwise (identical payloads).
         ``"constriction"`` codes whole symbols with constriction's range
@@ -64,16 +65,7 @@ class ArithmeticEncoder(_BaseEncoder):
 
     Attributes
     ----------
-    alphabet_size_ : int
-        Set by the first call.
-    code_length_ : int
-        ``ceil(log2 alphabet_size_)``, bits per symbol before coding.
-    n_symbols_ : int
-        Symbols encoded so far.
-    backend_ : str
-        The backend in use.
-    payload_ : bytes
-        Set by :meth:`finish`.
+    {ENCODER_ATTRIBUTES_DOC}
 
     See Also
     --------

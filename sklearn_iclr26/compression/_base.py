@@ -22,6 +22,7 @@ import struct
 import zlib
 
 import numpy as np
+from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
 
 from sklearn_iclr26.compression._kernels import (
     OUT_MARGIN,
@@ -45,6 +46,42 @@ METHOD_PLAIN, METHOD_PMATIC, METHOD_CONSTRICTION = 0, 1, 2
 METHOD_NAMES = {0: "plain", 1: "pmatic", 2: "plain (constriction)"}
 _HEAD = struct.Struct("<4sBBBBIQQIdIQ")
 _CHUNK = struct.Struct("<II")
+
+
+#: Attributes shared by the encoders (class docstrings).
+ENCODER_ATTRIBUTES_DOC = """alphabet_size_ : int
+        Set by the first call.
+    code_length_ : int
+        ``ceil(log2 alphabet_size_)``, bits per symbol before coding.
+    n_symbols_ : int
+        Symbols encoded so far.
+    backend_ : str
+        The backend in use.
+    payload_ : bytes
+        Set by :meth:`finish`."""
+
+#: Attributes shared by the decoders (class docstrings).
+DECODER_ATTRIBUTES_DOC = """alphabet_size_ : int
+        From the header.
+    n_symbols_ : int
+        Symbols in the payload.
+    n_decoded_ : int
+        Symbols decoded so far.
+    precision_ : int
+        Coder state bits, from the header.
+    chunk_size_ : int or None
+        Symbols per chunk, from the header.
+    checksum_ : bool
+        Whether chunks carry a CRC32 that is checked.
+    chunk_ok_ : list of bool
+        One entry per completed chunk: whether its CRC matched.
+    code_length_ : int
+        ``ceil(log2 alphabet_size_)``.
+    header_bytes_ : int
+        Bytes of the header and chunk table (52 + 8 per chunk); the rest of
+        the payload is the coded symbols.
+    backend_ : str
+        The backend in use."""
 
 
 def _cache_rows(coder):
@@ -348,6 +385,40 @@ class _BaseDecoder:
     """Streaming decoder of a payload written by the matching encoder."""
 
     _methods = (METHOD_PLAIN,)
+
+    def __init__(self, payload, *, backend="auto"):
+        validate_parameter_constraints(
+            {"backend": [StrOptions({"auto", "python", "numba"})]},
+            {"backend": backend},
+            caller_name=type(self).__name__,
+        )
+        self._setup(payload, backend)
+
+    @classmethod
+    def from_header(cls, payload, *, alphabet_size=None, backend="auto"):
+        """Build a decoder from a payload, checking the alphabet size.
+
+        Parameters
+        ----------
+        payload : bytes
+            The encoder's output; its header gives every coding parameter.
+        alphabet_size : int, default=None
+            If given, raise when the header's alphabet size differs.
+        backend : {"auto", "python", "numba"}, default="auto"
+            Integer-coder backend.
+
+        Returns
+        -------
+        decoder : object
+            A decoder of the class this is called on.
+        """
+        decoder = cls(payload, backend=backend)
+        if alphabet_size is not None and alphabet_size != decoder.alphabet_size_:
+            raise ValueError(
+                f"The payload's alphabet size is {decoder.alphabet_size_}, not "
+                f"{alphabet_size}."
+            )
+        return decoder
 
     def _setup(self, payload, backend):
         meta, chunks = unpack_payload(payload)

@@ -3,16 +3,18 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
-
-from sklearn_iclr26.compression._base import METHOD_PMATIC, _BaseDecoder
+from sklearn_iclr26.compression._base import (
+    DECODER_ATTRIBUTES_DOC,
+    METHOD_PMATIC,
+    _BaseDecoder,
+)
 from sklearn_iclr26.compression._kernels import MODE_PMATIC
 
 __all__ = ["PMATICDecoder"]
 
 
 class PMATICDecoder(_BaseDecoder):
-    """Streaming PMATIC decoder: decodes with its own, possibly mismatched, model.
+    __doc__ = f"""Streaming PMATIC decoder, with its own (possibly mismatched) model.
 
     Every coding parameter (alphabet size, ``delta``, ``m``, the integer
     helper numerator, the symbol count, the chunking) is read from the
@@ -25,7 +27,7 @@ class PMATICDecoder(_BaseDecoder):
     ----------
     payload : bytes
         Written by :meth:`PMATICEncoder.finish`.
-    backend : {"auto", "python", "numba"}, default="auto"
+    backend : {{"auto", "python", "numba"}}, default="auto"
         Integer-coder backend (all give the same symbols).
 
     Attributes
@@ -36,27 +38,7 @@ class PMATICDecoder(_BaseDecoder):
         ``m``.
     helper_numerator_ : int
         Integer numerator of ``P(h = 1)`` over ``2 ** (precision_ - 2)``.
-    alphabet_size_ : int
-        From the header.
-    n_symbols_ : int
-        Symbols in the payload.
-    n_decoded_ : int
-        Symbols decoded so far.
-    precision_ : int
-        Coder state bits.
-    chunk_size_ : int or None
-        Symbols per chunk.
-    checksum_ : bool
-        Whether chunks carry a CRC32 that is checked.
-    chunk_ok_ : list of bool
-        One entry per completed chunk: whether its CRC matched.
-    code_length_ : int
-        ``ceil(log2 alphabet_size_)``.
-    header_bytes_ : int
-        Bytes of the header and chunk table (52 + 8 per chunk); the rest of
-        the payload is the coded symbols.
-    backend_ : str
-        The backend in use.
+    {DECODER_ATTRIBUTES_DOC}
 
     See Also
     --------
@@ -80,40 +62,10 @@ class PMATICDecoder(_BaseDecoder):
     _methods = (METHOD_PMATIC,)
 
     def __init__(self, payload, *, backend="auto"):
-        validate_parameter_constraints(
-            {"backend": [StrOptions({"auto", "python", "numba"})]},
-            {"backend": backend},
-            caller_name=type(self).__name__,
-        )
-        self._setup(payload, backend)
+        super().__init__(payload, backend=backend)
         self.delta_ = self._meta["delta"]
         self.n_bins_ = self._meta["n_bins"]
         self.helper_numerator_ = self._meta["helper_numerator"]
-
-    @classmethod
-    def from_header(cls, payload, *, alphabet_size=None, backend="auto"):
-        """Build a decoder from a payload, checking the alphabet size.
-
-        Parameters
-        ----------
-        payload : bytes
-            The encoder's output; its header gives every coding parameter.
-        alphabet_size : int, default=None
-            If given, raise when the header's alphabet size differs.
-        backend : {"auto", "python", "numba"}, default="auto"
-            Integer-coder backend.
-
-        Returns
-        -------
-        decoder : PMATICDecoder
-        """
-        decoder = cls(payload, backend=backend)
-        if alphabet_size is not None and alphabet_size != decoder.alphabet_size_:
-            raise ValueError(
-                f"The payload's alphabet size is {decoder.alphabet_size_}, not "
-                f"{alphabet_size}."
-            )
-        return decoder
 
     def _mode_args(self):
         return (

@@ -12,7 +12,11 @@ from sklearn.utils._param_validation import (
     validate_parameter_constraints,
 )
 
-from sklearn_iclr26.compression._base import METHOD_PMATIC, _BaseEncoder
+from sklearn_iclr26.compression._base import (
+    ENCODER_ATTRIBUTES_DOC,
+    METHOD_PMATIC,
+    _BaseEncoder,
+)
 from sklearn_iclr26.compression._bounds import (
     check_n_bins,
     helper_numerator,
@@ -34,7 +38,7 @@ PMATIC_CONSTRAINTS = {
 
 
 class PMATICEncoder(_BaseEncoder):
-    """Streaming PMATIC encoder (Adler and Tang, ICLR 2026).
+    __doc__ = f"""Streaming PMATIC encoder (Adler and Tang, ICLR 2026).
 
     Probability Matching Interval Coding. Every conditional bit probability
     ``p`` of the longform is quantised to a multiple of ``r = 1/(2 m)``: the
@@ -64,14 +68,14 @@ class PMATICEncoder(_BaseEncoder):
     precision : int, default=32
         Bits of the coder's integer state, in [16, 32]; requires
         ``2 m <= 2 ** (precision - 2)``.
-    bit_order : {"index"}, default="index"
+    bit_order : {{"index"}}, default="index"
         Longform: each symbol's index in binary, most significant bit first.
     chunk_size : int or None, default=None
         Symbols per independently coded chunk (``None``: one chunk).
     checksum : bool, default=True
         Store the CRC32 of each chunk's symbols; the decoder raises on a
         mismatch (a mismatch beyond ``delta`` is then detected).
-    backend : {"auto", "python", "numba"}, default="auto"
+    backend : {{"auto", "python", "numba"}}, default="auto"
         The integer coder compiled by numba when installed, else pure Python
         (identical payloads).
 
@@ -81,16 +85,7 @@ class PMATICEncoder(_BaseEncoder):
         ``m`` in use.
     helper_numerator_ : int
         ``P(h = 1)`` times ``2 ** (precision - 2)``, as stored in the header.
-    alphabet_size_ : int
-        Set by the first call.
-    code_length_ : int
-        ``ceil(log2 alphabet_size_)``.
-    n_symbols_ : int
-        Symbols encoded so far.
-    backend_ : str
-        The backend in use.
-    payload_ : bytes
-        Set by :meth:`finish`.
+    {ENCODER_ATTRIBUTES_DOC}
 
     See Also
     --------

@@ -12,7 +12,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, clone, is_classifier
+from sklearn.base import BaseEstimator, _fit_context, clone, is_classifier
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import (
     KFold,
@@ -51,6 +51,32 @@ from sklearn_iclr26.utils._random import (
 from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = []
+
+
+#: Attributes shared by the top-k deferral estimators (class docstrings).
+ATTRIBUTES_DOC = """rejector_ : object or None
+        Fitted allocator; ``None`` when there is a single entity.
+    cardinality_estimator_ : object or None
+        Fitted cardinality model (``adaptive=True``).
+    transformer_ : transformer or None
+        Fitted transformer feeding the built-in allocator and cardinality
+        model (``None``: the feature columns as they are).
+    n_experts_ : int
+        Number of experts (``len(expert_columns)``).
+    error_weight_ : ndarray of shape (`n_entities_`,)
+        Error weights per entity.
+    costs_ : ndarray of shape (`n_entities_`,)
+        Fees per entity.
+    n_features_in_ : int
+        Number of columns of ``X`` seen during fit (features and experts).
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of the columns seen during fit. Defined only when `X` has
+        feature names that are all strings."""
+
+#: The paper, cited by the top-k deferral estimators.
+REFERENCES_DOC = """.. [1] Y. Montreuil, A. Carlier, L. X. Ng, W. T. Ooi.
+       "Why Ask One When You Can Ask k? Learning-to-Defer to the Top-k
+       Experts." ICLR 2026, arXiv:2504.12988."""
 
 
 def _missing_mask(values):
@@ -153,6 +179,63 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
     @abstractmethod
     def _decode(self, aggregate):
         """Aggregate answers -> predictions in the label space of ``y``."""
+
+    # ---------------------------------------------------------------- fit
+    @abstractmethod
+    def _check_target(self, y):
+        """Checked ``y`` and the ``y`` the costs are computed from."""
+
+    @abstractmethod
+    def _model_entity_names(self):
+        """Names of the entities before the experts (model or classes)."""
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Fit the predictor, the allocator and (if adaptive) the k(x) model.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Features and the expert columns (``expert_columns``). Handed
+            untouched (rows and columns selected) to the predictor.
+        y : array-like of shape (n_samples,)
+            Target labels (classification) or values (regression).
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        X = self._validate_input(X, reset=True)
+        y = self._validate_y(X, y)
+        y, y_cost = self._check_target(y)
+        self._expert_positions = self._resolve_expert_columns(X)
+        self._feature_positions = np.setdiff1d(
+            np.arange(self.n_features_in_), self._expert_positions
+        )
+        self.n_experts_ = len(self._expert_positions)
+        self.entity_names_ = np.array(
+            [*self._model_entity_names(), *self._expert_names()], dtype=object
+        )
+        return self._fit_deferral(X, y, y_cost)
+
+    def predict(self, X):
+        """Aggregate answer of the consulted entities.
+
+        Rows are processed in batches sized by scikit-learn's
+        ``working_memory``.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Features and the expert columns.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted labels (classification) or values (regression).
+        """
+        return self._predict_with_fees(X)[0]
 
     # ------------------------------------------------------------- validation
     def _get_predictor(self):
@@ -488,6 +571,12 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
     def _row_bytes(self):
         return 8 * (4 * self.n_features_in_ + 16 * self.n_entities_)
 
+    def _batched(self, function, X):
+        """``function`` of the validated ``X``, in ``working_memory`` batches."""
+        check_is_fitted(self)
+        X = self._validate_input(X, reset=False)
+        return batched(function, X, row_bytes=self._row_bytes())
+
     def _scores(self, inputs, n):
         if self.rejector_ is None:
             return np.zeros((n, self.n_entities_))
@@ -547,13 +636,7 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         scores : ndarray of shape (n_samples, `n_entities_`)
             Entity scores.
         """
-        check_is_fitted(self)
-        X = self._validate_input(X, reset=False)
-        return batched(
-            lambda Xb: self._allocation_batch(Xb, "scores"),
-            X,
-            row_bytes=self._row_bytes(),
-        )
+        return self._batched(lambda Xb: self._allocation_batch(Xb, "scores"), X)
 
     def predict_k(self, X):
         """Number of entities consulted per query.
@@ -571,11 +654,7 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         k : ndarray of shape (n_samples,)
             Integers in ``[1, n_entities_]``.
         """
-        check_is_fitted(self)
-        X = self._validate_input(X, reset=False)
-        return batched(
-            lambda Xb: self._allocation_batch(Xb, "k"), X, row_bytes=self._row_bytes()
-        )
+        return self._batched(lambda Xb: self._allocation_batch(Xb, "k"), X)
 
     def predict_allocation(self, X, k=None):
         """Choose the entities to ask for each query, before asking any of them.
@@ -645,9 +724,7 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
             Sum of the fees (``costs_``) of the entities consulted for each
             row (unavailable experts are skipped and not paid).
         """
-        check_is_fitted(self)
-        X = self._validate_input(X, reset=False)
-        return batched(self._predict_batch, X, row_bytes=self._row_bytes())
+        return self._batched(self._predict_batch, X)
 
     def _fixed_k_sums(self, answers_r, avail_r, scores_r, position, ks, y):
         """Sum of the curve terms for each fixed k, on rank-ordered columns."""

@@ -4,25 +4,29 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
-from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.base import ClassifierMixin
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
+from sklearn.utils.validation import _num_samples, column_or_1d
 
-from sklearn_iclr26.deferral._base import _BaseTopKDeferral, _missing_mask
+from sklearn_iclr26.deferral._base import (
+    ATTRIBUTES_DOC,
+    REFERENCES_DOC,
+    _BaseTopKDeferral,
+    _missing_mask,
+)
 from sklearn_iclr26.deferral._surrogate import majority_vote
-from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._validation import check_at_least_two_classes
 
 __all__ = ["TopKDeferrer"]
 
 
 class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
-    """Learning to defer to the top-k experts, with an optional adaptive k(x).
+    __doc__ = f"""Learning to defer to the top-k experts, with an adaptive k(x) option.
 
     For each query, an allocator scores every *entity* (the model and the
     experts, or the classes and the experts) and consults the ``k`` entities
@@ -63,7 +67,7 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         cross-fitted (``cv``). Wrap a trained model (e.g. a deployed pipeline)
         in :class:`~sklearn.frozen.FrozenEstimator` to keep it as is. Unused
         when ``regime="one-stage"``.
-    regime : {"two-stage", "one-stage"}, default="two-stage"
+    regime : {{"two-stage", "one-stage"}}, default="two-stage"
         ``"two-stage"``: entities are the predictor and the experts; only the
         allocator is learned. ``"one-stage"``: entities are the classes and the
         experts, and one scorer is learned (the classifier is implicit).
@@ -81,7 +85,7 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
     costs : float or array-like, default=None
         Consultation fees ``beta``: a scalar or one value per expert (the model
         or the classes pay 0), or one value per entity. ``None`` means 0.
-    aggregation : {"majority", "weighted"}, default="majority"
+    aggregation : {{"majority", "weighted"}}, default="majority"
         ``"majority"``: one vote per consulted entity, ties going to the class
         of the best-ranked tied entity. ``"weighted"``: votes weighted by the
         softmax of the allocator scores of the consulted entities.
@@ -115,29 +119,12 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         Class labels.
     predictor_ : classifier
         Fitted predictor (two-stage only).
-    rejector_ : object or None
-        Fitted allocator; ``None`` when there is a single entity.
-    cardinality_estimator_ : object or None
-        Fitted cardinality model (``adaptive=True``).
-    transformer_ : transformer or None
-        Fitted transformer feeding the built-in allocator and cardinality
-        model (``None``: the feature columns as they are).
     n_entities_ : int
         Number of entities.
-    n_experts_ : int
-        Number of experts (``len(expert_columns)``).
     entity_names_ : ndarray of str of shape (`n_entities_`,)
         Names of the entities, in the order of :meth:`entity_scores`: the
         model (or the classes), then the expert columns.
-    error_weight_ : ndarray of shape (`n_entities_`,)
-        Error weights per entity.
-    costs_ : ndarray of shape (`n_entities_`,)
-        Fees per entity.
-    n_features_in_ : int
-        Number of columns of ``X`` seen during fit (features and experts).
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of the columns seen during fit. Defined only when `X` has
-        feature names that are all strings.
+    {ATTRIBUTES_DOC}
 
     See Also
     --------
@@ -173,9 +160,7 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
 
     References
     ----------
-    .. [1] Y. Montreuil, A. Carlier, L. X. Ng, W. T. Ooi. "Why Ask One When
-       You Can Ask k? Learning-to-Defer to the Top-k Experts." ICLR 2026,
-       arXiv:2504.12988.
+    {REFERENCES_DOC}
 
     Examples
     --------
@@ -363,25 +348,7 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
     def _prepare_y_predict(self, y):
         return self._encode(y, "y")
 
-    @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
-        """Fit the predictor, the allocator and (if adaptive) the k(x) model.
-
-        Parameters
-        ----------
-        X : {array-like, DataFrame} of shape (n_samples, n_features)
-            Features and the expert columns (``expert_columns``). Handed
-            untouched (rows and columns selected) to the predictor.
-        y : array-like of shape (n_samples,)
-            Target labels.
-
-        Returns
-        -------
-        self : object
-            Fitted estimator.
-        """
-        X = self._validate_input(X, reset=True)
-        y = self._validate_y(X, y)
+    def _check_target(self, y):
         check_classification_targets(y)
         classes = np.unique(y)
         predictor = self.predictor
@@ -393,36 +360,12 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
             classes = np.union1d(classes, predictor.classes_)
         self.classes_ = classes
         check_at_least_two_classes(self, y)
-        y_encoded = self._encode(y, "y")
-        self._expert_positions = self._resolve_expert_columns(X)
-        self._feature_positions = np.setdiff1d(
-            np.arange(self.n_features_in_), self._expert_positions
-        )
-        self.n_experts_ = len(self._expert_positions)
+        return y, self._encode(y, "y")
+
+    def _model_entity_names(self):
         if self.regime == "two-stage":
-            names = ["model"]
-        else:
-            names = [f"class_{c}" for c in self.classes_]
-        self.entity_names_ = np.array(names + self._expert_names(), dtype=object)
-        return self._fit_deferral(X, y, y_encoded)
-
-    def predict(self, X):
-        """Aggregate answer of the consulted entities.
-
-        Rows are processed in batches sized by scikit-learn's
-        ``working_memory``.
-
-        Parameters
-        ----------
-        X : {array-like, DataFrame} of shape (n_samples, n_features)
-            Features and the expert columns.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted labels.
-        """
-        return self._predict_with_fees(X)[0]
+            return ["model"]
+        return [f"class_{c}" for c in self.classes_]
 
     def _proba_batch(self, X):
         scores, answers, _, mask = self._consult(X, cardinality=self._card())
@@ -441,9 +384,7 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         proba : ndarray of shape (n_samples, n_classes)
             Vote shares (weighted shares with ``aggregation="weighted"``).
         """
-        check_is_fitted(self)
-        X = self._validate_input(X, reset=False)
-        return batched(self._proba_batch, X, row_bytes=self._row_bytes())
+        return self._batched(self._proba_batch, X)
 
     def score(self, X, y, sample_weight=None):
         """Fee-adjusted accuracy: accuracy minus the mean fee paid per query.

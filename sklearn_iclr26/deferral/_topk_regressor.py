@@ -4,20 +4,25 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
-from sklearn.base import RegressorMixin, _fit_context
+from sklearn.base import RegressorMixin
 from sklearn.linear_model import RidgeCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import StrOptions
 
-from sklearn_iclr26.deferral._base import _BaseTopKDeferral, _missing_mask
+from sklearn_iclr26.deferral._base import (
+    ATTRIBUTES_DOC,
+    REFERENCES_DOC,
+    _BaseTopKDeferral,
+    _missing_mask,
+)
 from sklearn_iclr26.deferral._surrogate import aggregate_values
 
 __all__ = ["TopKDeferralRegressor"]
 
 
 class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
-    """Regression with deferral to the top-k experts, with an optional k(x).
+    __doc__ = f"""Regression with deferral to the top-k experts, with an optional k(x).
 
     Two-stage Top-k learning to defer for regression: a fixed predictor and
     the experts are the entities; an allocator, trained once on the
@@ -65,10 +70,10 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
     costs : float or array-like, default=None
         Consultation fees: a scalar or one value per expert (the model pays 0),
         or one value per entity; in the units of the error. ``None`` means 0.
-    error : {"absolute", "squared"}, default="absolute"
+    error : {{"absolute", "squared"}}, default="absolute"
         Error ``psi`` of an entity's answer (and of the aggregate in the
         Top-k(x) cost).
-    aggregation : {"mean", "weighted_mean", "median"}, default="mean"
+    aggregation : {{"mean", "weighted_mean", "median"}}, default="mean"
         How the answers of the consulted entities are combined;
         ``"weighted_mean"`` weights them by the softmax of their scores.
     expert_columns : list of str or list of int, default=None
@@ -92,28 +97,11 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
     ----------
     predictor_ : regressor
         Fitted predictor.
-    rejector_ : object or None
-        Fitted allocator; ``None`` when there is a single entity.
-    cardinality_estimator_ : object or None
-        Fitted cardinality model (``adaptive=True``).
-    transformer_ : transformer or None
-        Fitted transformer feeding the built-in allocator and cardinality
-        model (``None``: the feature columns as they are).
     n_entities_ : int
         Number of entities (``1 + n_experts_``).
-    n_experts_ : int
-        Number of experts (``len(expert_columns)``).
     entity_names_ : ndarray of str of shape (`n_entities_`,)
         Names of the entities.
-    error_weight_ : ndarray of shape (`n_entities_`,)
-        Error weights per entity.
-    costs_ : ndarray of shape (`n_entities_`,)
-        Fees per entity.
-    n_features_in_ : int
-        Number of columns of ``X`` seen during fit (features and experts).
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of the columns seen during fit. Defined only when `X` has
-        feature names that are all strings.
+    {ATTRIBUTES_DOC}
 
     See Also
     --------
@@ -130,9 +118,7 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
 
     References
     ----------
-    .. [1] Y. Montreuil, A. Carlier, L. X. Ng, W. T. Ooi. "Why Ask One When
-       You Can Ask k? Learning-to-Defer to the Top-k Experts." ICLR 2026,
-       arXiv:2504.12988.
+    {REFERENCES_DOC}
 
     Examples
     --------
@@ -250,25 +236,7 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
     def _prepare_y_predict(self, y):
         return np.asarray(y, dtype=np.float64)
 
-    @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
-        """Fit the predictor, the allocator and (if adaptive) the k(x) model.
-
-        Parameters
-        ----------
-        X : {array-like, DataFrame} of shape (n_samples, n_features)
-            Features and the expert columns (``expert_columns``). Handed
-            untouched (rows and columns selected) to the predictor.
-        y : array-like of shape (n_samples,)
-            Target values.
-
-        Returns
-        -------
-        self : object
-            Fitted estimator.
-        """
-        X = self._validate_input(X, reset=True)
-        y = self._validate_y(X, y)
+    def _check_target(self, y):
         try:
             y = y.astype(np.float64)
         except (TypeError, ValueError):
@@ -277,28 +245,7 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
             ) from None
         if not np.all(np.isfinite(y)):
             raise ValueError("Input y contains NaN or infinity.")
-        self._expert_positions = self._resolve_expert_columns(X)
-        self._feature_positions = np.setdiff1d(
-            np.arange(self.n_features_in_), self._expert_positions
-        )
-        self.n_experts_ = len(self._expert_positions)
-        self.entity_names_ = np.array(["model", *self._expert_names()], dtype=object)
-        return self._fit_deferral(X, y, y)
+        return y, y
 
-    def predict(self, X):
-        """Aggregate answer of the consulted entities.
-
-        Rows are processed in batches sized by scikit-learn's
-        ``working_memory``.
-
-        Parameters
-        ----------
-        X : {array-like, DataFrame} of shape (n_samples, n_features)
-            Features and the expert columns.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted values.
-        """
-        return self._predict_with_fees(X)[0]
+    def _model_entity_names(self):
+        return ["model"]

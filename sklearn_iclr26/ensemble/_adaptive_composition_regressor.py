@@ -8,7 +8,11 @@ from sklearn.base import _fit_context
 from sklearn.linear_model import RidgeCV
 from sklearn.utils.validation import validate_data
 
-from sklearn_iclr26.ensemble._base import BaseAdaptiveComposition
+from sklearn_iclr26.ensemble._base import (
+    ATTRIBUTES_DOC,
+    PARAMETERS_DOC,
+    BaseAdaptiveComposition,
+)
 from sklearn_iclr26.neural_network._torch_estimator import TorchRegressorMixin
 from sklearn_iclr26.utils._torch import fit_or_restore
 
@@ -16,7 +20,7 @@ __all__ = ["AdaptiveCompositionRegressor"]
 
 
 class AdaptiveCompositionRegressor(TorchRegressorMixin, BaseAdaptiveComposition):
-    """Compose a hub of task modules for a new regression task (MoMa's AMC).
+    __doc__ = f"""Compose a hub of task modules for a new regression task (MoMa's AMC).
 
     Adaptive module composition (Wang et al., "MoMa", ICLR 2026), as the
     official code does it:
@@ -45,67 +49,14 @@ class AdaptiveCompositionRegressor(TorchRegressorMixin, BaseAdaptiveComposition)
 
     Parameters
     ----------
-    hub : ModuleHub
-        Fitted source-task modules. Required: ``fit`` raises a ``ValueError``
-        without it.
-    n_neighbors : int, default=5
-        Neighbours of the kNN proxy.
-    temperature : float, default=0.2
-        Temperature of the affinity ``exp(cos / temperature)``.
-    proxy_samples : int, default=800
-        At most this many downstream rows (a random subset) for the proxy and
-        the weight solve (the official code's QUOTA).
-    max_modules : int, default=None
-        Keep at most this many modules (largest weights, then re-solved on that
-        support); ``None`` keeps what the simplex solution selects.
-    weights : {"proxy", "uniform"} or array-like of shape (n_modules,), \
-            default="proxy"
-        ``"proxy"`` solves for the weights (AMC); ``"uniform"`` weighs every
-        module equally (the "soup" baseline); an array fixes the weights (hub
-        order; normalised to sum to one), e.g. for a random-selection baseline.
-    merge : {"weights", "predictions"}, default=None
-        ``None`` means ``"weights"`` when every module is a torch MLP of the
-        package, else ``"predictions"``.
+    {PARAMETERS_DOC}
     %(training_parameters)s
 
     Attributes
     ----------
-    module_names_ : ndarray of str
-        Hub module names, in hub order.
-    module_weights_ : ndarray of shape (n_modules,)
-        Composition weights (zero for unselected or dropped modules).
     proxy_errors_ : ndarray of shape (n_modules,)
         Mean absolute error of each module's proxy predictions (NaN: dropped).
-    selected_modules_ : ndarray of str
-        Modules with positive weight.
-    proxy_indices_ : ndarray of int
-        Downstream rows used by the proxy.
-    merge_ : str
-        The merge mode used.
-    heads_ : list of estimators
-        One head per selected module (``merge_ == "predictions"``).
-    head_n_iter_ : int
-        The largest number of solver iterations of the heads
-        (``merge_ == "predictions"``; 1 for the closed-form ridge).
-    n_iter_ : int
-        Fine-tune epochs run (accumulated over ``warm_start`` refits); 0 when
-        ``merge_ == "predictions"`` (no network is fine-tuned).
-    loss_curve_ : list of float
-        Fine-tune training loss of each epoch; ``len(loss_curve_) == n_iter_``.
-    validation_loss_curve_ : list of float or None
-        Fine-tune validation loss of each epoch when ``early_stopping=True``
-        (``merge_ == "weights"``), else None.
-    best_iter_ : int
-        The fine-tune epoch whose weights are kept (1-based): the best
-        validation epoch with early stopping, else ``n_iter_``.
-    net_ : skorch.NeuralNet
-        Fine-tuned merged network (``merge_ == "weights"`` only).
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit. Defined only when `X` has feature
-        names that are all strings.
-
+    {ATTRIBUTES_DOC}
     See Also
     --------
     ModuleHub : The hub of modules.

@@ -343,6 +343,18 @@ class ResamplingUtilityEstimator(BaseEstimator):
         )
         return h, k.shape, flat
 
+    def _problem_mean(self, value, k, cost=0.0):
+        # mean over problems of value_t * P(some sample accepted within k),
+        # minus ``cost`` per expected draw; shaped like ``k``
+        h, shape, flat = self._acceptance(k)
+        out = (value[:, None] * h).mean(axis=0)
+        if cost > 0:
+            draws = _expected_draws(
+                self.n_samples_per_problem_, self._n_accepted, flat, self.sampling
+            )
+            out = out - cost * draws.mean(axis=0)
+        return out.reshape(shape) if shape else float(out[0])
+
     def accuracy(self, k):
         """``Acc(k)``: share of problems answered correctly with up to ``k`` samples.
 
@@ -357,9 +369,7 @@ class ResamplingUtilityEstimator(BaseEstimator):
             Of the shape of ``k``.
         """
         check_is_fitted(self)
-        h, shape, _ = self._acceptance(k)
-        out = (self.precision_[:, None] * h).mean(axis=0)
-        return out.reshape(shape) if shape else float(out[0])
+        return self._problem_mean(self.precision_, k)
 
     def false_positive_rate(self, k):
         """``FP(k)``: share of problems answered wrongly with up to ``k`` samples.
@@ -375,9 +385,7 @@ class ResamplingUtilityEstimator(BaseEstimator):
             Of the shape of ``k``.
         """
         check_is_fitted(self)
-        h, shape, _ = self._acceptance(k)
-        out = ((1.0 - self.precision_)[:, None] * h).mean(axis=0)
-        return out.reshape(shape) if shape else float(out[0])
+        return self._problem_mean(1.0 - self.precision_, k)
 
     def utility(self, k):
         """``U(k) = tp_reward Acc(k) - fp_penalty FP(k) - cost_per_sample E[draws]``.
@@ -393,14 +401,7 @@ class ResamplingUtilityEstimator(BaseEstimator):
             Of the shape of ``k``.
         """
         check_is_fitted(self)
-        h, shape, flat = self._acceptance(k)
         value = self.tp_reward * self.precision_ - self.fp_penalty * (
             1.0 - self.precision_
         )
-        out = (value[:, None] * h).mean(axis=0)
-        if self.cost_per_sample > 0:
-            draws = _expected_draws(
-                self.n_samples_per_problem_, self._n_accepted, flat, self.sampling
-            )
-            out = out - self.cost_per_sample * draws.mean(axis=0)
-        return out.reshape(shape) if shape else float(out[0])
+        return self._problem_mean(value, k, cost=self.cost_per_sample)

@@ -86,6 +86,12 @@ class BaseNoiseCorrector(
     def _row_bytes(self):
         return 64 * 8 * (getattr(self, "n_features_in_", 1) + len(self.classes_))
 
+    def _batched_rows(self, rows_function, X):
+        # validated X, processed in working_memory batches
+        check_is_fitted(self)
+        X = validate_meta_X(self, X, reset=False)
+        return batched(rows_function, X, row_bytes=self._row_bytes())
+
     def predict_proba(self, X):
         """Class probabilities (of the clean labels).
 
@@ -100,9 +106,7 @@ class BaseNoiseCorrector(
             Columns follow ``classes_``. Rows are processed in batches sized by
             scikit-learn's ``working_memory``.
         """
-        check_is_fitted(self)
-        X = validate_meta_X(self, X, reset=False)
-        return batched(self._predict_proba_rows, X, row_bytes=self._row_bytes())
+        return self._batched_rows(self._predict_proba_rows, X)
 
     def predict(self, X):
         """Predicted class labels.
@@ -117,6 +121,9 @@ class BaseNoiseCorrector(
         y_pred : ndarray of shape (n_samples,)
             The most probable class.
         """
+        return self._predict_labels(X)
+
+    def _predict_labels(self, X):
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
 

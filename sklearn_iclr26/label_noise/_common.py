@@ -13,16 +13,13 @@ from scipy import sparse
 from scipy.special import expit, logit
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_array, column_or_1d
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
-    _check_sample_weight,
     check_consistent_length,
     validate_data,
 )
 
-from sklearn_iclr26.utils._validation import check_at_least_two_classes
+from sklearn_iclr26.utils._validation import encode_classifier_targets
 
 __all__ = [
     "init_score",
@@ -90,13 +87,7 @@ def validate_meta_fit(estimator, X, y, sample_weight=None):
     X = validate_meta_X(estimator, X, reset=True)
     y = column_or_1d(y, warn=True)
     check_consistent_length(X, y)
-    check_classification_targets(y)
-    if sample_weight is not None:
-        sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
-    encoder = LabelEncoder().fit(y)
-    estimator.classes_ = encoder.classes_
-    check_at_least_two_classes(estimator, y, sample_weight)
-    return X, y, encoder.transform(y).astype(np.int64), sample_weight
+    return encode_classifier_targets(estimator, X, y, sample_weight)
 
 
 def numeric_features(X, transformer, estimator, *, y=None, fitted=None, what):

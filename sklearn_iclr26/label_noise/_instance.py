@@ -9,19 +9,16 @@ import numpy as np
 from scipy.special import expit
 from sklearn.utils._indexing import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval, RealNotInt, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from sklearn_iclr26.label_noise._backends import CorrectedLossSpec
 from sklearn_iclr26.label_noise._base import BaseNoiseCorrector
 from sklearn_iclr26.label_noise._common import (
     numeric_features,
     proba_from_raw,
-    validate_meta_X,
     warmup_count,
 )
 from sklearn_iclr26.label_noise._loss import PHIS, flip_rate
 from sklearn_iclr26.label_noise._rho import difficulty_to_rho, offline_difficulty
-from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -487,23 +484,9 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
             against the rest otherwise. Rows are processed in batches sized by
             scikit-learn's ``working_memory``.
         """
-        check_is_fitted(self)
-        X = validate_meta_X(self, X, reset=False)
-        return batched(self._decision_rows, X, row_bytes=self._row_bytes())
+        return self._batched_rows(self._decision_rows, X)
 
-    def predict(self, X):
-        """Predicted class labels.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
-            Input data.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            The most probable class.
-        """
+    def _predict_labels(self, X):
         raw = self.decision_function(X)
         if raw.ndim == 1:
             return self.classes_[(raw > 0).astype(int)]

@@ -3,7 +3,7 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import (
@@ -12,7 +12,7 @@ from sklearn.base import (
     TransformerMixin,
     _fit_context,
 )
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import (
     check_array,
     check_is_fitted,
@@ -20,6 +20,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from sklearn_iclr26.ot._tree_sliced_wasserstein import tree_constraints
 from sklearn_iclr26.ot._trees import (
     TreeSystem,
     check_cloud,
@@ -138,14 +139,11 @@ class TreeSlicedEmbedding(
 
     _parameter_constraints = {
         "support": ["array-like", None],
-        "n_trees": [Interval(Integral, 1, None, closed="left")],
-        "n_lines": [Interval(Integral, 1, None, closed="left")],
-        "root": [StrOptions({"median", "mean"}), "array-like"],
-        "root_std": [Interval(Real, 0, None, closed="left")],
-        "splitting": [StrOptions({"distance", "uniform"})],
-        "delta": [Interval(Real, 0, None, closed="left")],
+        **tree_constraints(
+            *("n_trees", "n_lines", "root", "root_std", "splitting", "delta"),
+            "random_state",
+        ),
         "n_bins": [Interval(Integral, 1, None, closed="left"), None],
-        "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
 

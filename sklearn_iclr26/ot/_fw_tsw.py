@@ -3,28 +3,21 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from numbers import Integral, Real
+from sklearn.utils._param_validation import validate_params
 
-from sklearn.utils._param_validation import Interval, validate_params
-
-from sklearn_iclr26.ot._tree_sliced_wasserstein import tree_sliced_wasserstein
+from sklearn_iclr26.ot._tree_sliced_wasserstein import (
+    tree_constraints,
+    tree_sliced_wasserstein,
+)
 
 __all__ = ["fw_tsw"]
 
 
 @validate_params(
-    {
-        "X": ["array-like"],
-        "Y": ["array-like"],
-        "a": ["array-like", None],
-        "b": ["array-like", None],
-        "n_trees": [Interval(Integral, 1, None, closed="left")],
-        "n_lines": [Interval(Integral, 1, None, closed="left")],
-        "p": [Interval(Real, 1, None, closed="left")],
-        "root_std": [Interval(Real, 0, None, closed="left")],
-        "delta": [Interval(Real, 0, None, closed="left")],
-        "random_state": ["random_state"],
-    },
+    tree_constraints(
+        *("X", "Y", "a", "b", "n_trees", "n_lines", "p", "root_std", "delta"),
+        "random_state",
+    ),
     prefer_skip_nested_validation=True,
 )
 def fw_tsw(

@@ -3,13 +3,12 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from numbers import Integral, Real
-
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.utils import gen_even_slices
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+from sklearn.utils._param_validation import StrOptions, validate_params
 
+from sklearn_iclr26.ot._tree_sliced_wasserstein import tree_constraints
 from sklearn_iclr26.ot._trees import (
     TreeSystem,
     check_cloud,
@@ -44,18 +43,12 @@ def _chunk_costs(clouds, masses, roots, theta, splitting, delta, p):
     {
         "clouds": [list, tuple],
         "weights": [list, tuple, None],
-        "n_trees": [Interval(Integral, 1, None, closed="left")],
-        "n_lines": [Interval(Integral, 1, None, closed="left")],
-        "p": [Interval(Real, 1, None, closed="left")],
-        "root": [StrOptions({"median", "mean"}), "array-like"],
-        "root_std": [Interval(Real, 0, None, closed="left")],
+        **tree_constraints(
+            *("n_trees", "n_lines", "p", "root", "root_std", "splitting"),
+            *("delta", "trees", "return_trees", "random_state"),
+        ),
         "directions": [StrOptions({"gaussian"}), "array-like"],
-        "splitting": [StrOptions({"distance", "uniform"})],
-        "delta": [Interval(Real, 0, None, closed="left")],
-        "trees": [tuple, None],
-        "return_trees": ["boolean"],
         "n_jobs": N_JOBS_CONSTRAINT,
-        "random_state": ["random_state"],
     },
     prefer_skip_nested_validation=True,
 )

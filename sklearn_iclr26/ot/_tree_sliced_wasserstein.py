@@ -41,6 +41,11 @@ PARAMETER_CONSTRAINTS = {
 }
 
 
+def tree_constraints(*names):
+    """The entries of ``PARAMETER_CONSTRAINTS`` for ``names`` (shared by the API)."""
+    return {name: PARAMETER_CONSTRAINTS[name] for name in names}
+
+
 def _pooled(X, Y, a, b):
     Z = np.concatenate([to_numpy(X), to_numpy(Y)]).astype(np.float64)
     weights = np.concatenate([to_numpy(a), to_numpy(b)]).astype(np.float64) / 2

@@ -3,13 +3,14 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.validation import check_random_state
 
 from sklearn_iclr26.ot._result import TwoSampleTestResult
+from sklearn_iclr26.ot._tree_sliced_wasserstein import tree_constraints
 from sklearn_iclr26.ot._trees import (
     check_cloud,
     draw_trees,
@@ -67,19 +68,14 @@ def _sliced_statistics(Z, W, n, projections, p):
 
 @validate_params(
     {
-        "X": ["array-like"],
-        "Y": ["array-like"],
+        **tree_constraints(
+            *("X", "Y", "n_trees", "n_lines", "p", "root_std", "splitting"),
+            *("delta", "random_state"),
+        ),
         "n_permutations": [Interval(Integral, 1, None, closed="left")],
         "statistic": [StrOptions({"tree_sliced", "sliced"})],
-        "n_trees": [Interval(Integral, 1, None, closed="left")],
-        "n_lines": [Interval(Integral, 1, None, closed="left")],
-        "p": [Interval(Real, 1, None, closed="left")],
         "root": [StrOptions({"median", "mean"})],
-        "root_std": [Interval(Real, 0, None, closed="left")],
-        "splitting": [StrOptions({"distance", "uniform"})],
-        "delta": [Interval(Real, 0, None, closed="left")],
         "n_projections": [Interval(Integral, 1, None, closed="left"), None],
-        "random_state": ["random_state"],
     },
     prefer_skip_nested_validation=True,
 )

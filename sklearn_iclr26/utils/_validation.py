@@ -112,6 +112,15 @@ def validate_classifier_fit_data(estimator, X, y, sample_weight=None, **check_pa
         Validated weights.
     """
     X, y = validate_data(estimator, X, y, **check_params)
+    return encode_classifier_targets(estimator, X, y, sample_weight)
+
+
+def encode_classifier_targets(estimator, X, y, sample_weight=None):
+    """Check and encode validated labels, set ``estimator.classes_``.
+
+    The part of :func:`validate_classifier_fit_data` after ``X`` and ``y`` are
+    validated; returns ``(X, y, y_encoded, sample_weight)`` like it.
+    """
     check_classification_targets(y)
     if sample_weight is not None:
         sample_weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
