@@ -595,7 +595,11 @@ def test_concept_identifiability_scorer_in_grid_search():
             [
                 scorer(
                     SparseAutoencoder(
-                        n_components=8, k=2, max_iter=5, sparsity=s, random_state=0
+                        n_components=8,
+                        n_nonzero_coefs=2,
+                        max_iter=5,
+                        sparsity=s,
+                        random_state=0,
                     ).fit(H[train], labels[train]),
                     H[test],
                     labels[test],

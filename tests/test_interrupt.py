@@ -246,7 +246,7 @@ def test_package_early_stops_end_training_normally(sigint):
     assert cvqr.n_iter_ < 200
     y = (X[:, 0] > 0).astype(int)
     sgm = SampleGradientMemorization(
-        max_iter=200, patience=1, weight_decay=1e-2, random_state=0
+        max_iter=200, n_iter_no_change=1, alpha=1e-2, random_state=0
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

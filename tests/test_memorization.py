@@ -302,7 +302,7 @@ def test_scorer_random_label_accuracy(cancer):
     value = get_scorer("neg_random_label_accuracy")(clf, X, y)
     # minus the probe's accuracy on the net's last hidden layer (5 seeded draws)
     probe = RandomLabelProbe(n_label_sets=5, random_state=0)
-    expected = probe.fit(np.asarray(clf._representation(X))).random_label_accuracy_
+    expected = probe.fit(np.asarray(clf._representation(X))).accuracy_
     assert value == -expected
 
 

@@ -48,23 +48,23 @@ def _rlp_rows():
     common = {"hidden_layer_sizes": (128, 128), "max_iter": 40, "random_state": 0}
     train = {"batch_size": 64, "learning_rate_init": 1e-3}
     measured = RLPHeadClassifier(**common, **train).fit(X_tr, y_noisy)
-    regularized = RLPHeadClassifier(reg_lambda=1.0, **common, **train)
+    regularized = RLPHeadClassifier(memorization_weight=1.0, **common, **train)
     regularized.fit(X_tr, y_noisy)
     plain = TorchMLPClassifier(**common, **train).fit(X_tr, y_noisy)
     dataset = "digits (600 train), 20% symmetric noise"
     return [
         {
             "method": "RLP heads",
-            "estimator": "RLPHeadClassifier(reg_lambda=1)",
+            "estimator": "RLPHeadClassifier(memorization_weight=1)",
             "dataset": dataset,
             "metric": "random-label accuracy of the last-layer head (memorization)",
             "value": float(regularized.random_label_accuracy_[-1, -1]),
-            "baseline": "RLPHeadClassifier(reg_lambda=0), measuring only",
+            "baseline": "RLPHeadClassifier(memorization_weight=0), measuring only",
             "baseline_value": float(measured.random_label_accuracy_[-1, -1]),
         },
         {
             "method": "RLP heads",
-            "estimator": "RLPHeadClassifier(reg_lambda=1)",
+            "estimator": "RLPHeadClassifier(memorization_weight=1)",
             "dataset": dataset,
             "metric": "clean test accuracy",
             "value": float(regularized.score(X_te, y_te)),
@@ -99,7 +99,7 @@ def _csg_rows():
             "method": "CSG",
             "estimator": "SampleGradientMemorization",
             "dataset": "breast_cancer, 20% symmetric noise",
-            "metric": f"mislabel AUROC (stopped at epoch {csg.stop_epoch_})",
+            "metric": f"mislabel AUROC (stopped at epoch {csg.peak_iter_})",
             "value": auroc,
             "baseline": baseline,
             "baseline_value": float(value),
