@@ -71,6 +71,31 @@ __all__ = [
 _MIN_TRAIN_FRACTION = 0.1
 
 
+def check_confidence_levels(confidence_level):
+    """The levels of a sequence (checked, as floats), ``None`` for one level.
+
+    ``None`` and a single number give ``None`` (the caller checks the one
+    level); a list, tuple or 1-D array gives a non-empty list of floats in
+    (0, 1).
+    """
+    if confidence_level is None or np.ndim(confidence_level) == 0:
+        return None
+    if isinstance(confidence_level, str) or np.ndim(confidence_level) != 1:
+        raise ValueError(
+            "confidence_level must be a float or a 1-D sequence of floats in "
+            f"(0, 1), got {confidence_level!r}."
+        )
+    levels = [check_confidence_level(level) for level in confidence_level]
+    if not levels:
+        raise ValueError("confidence_level is an empty sequence.")
+    return levels
+
+
+def _join(columns, several):
+    """One level's output, or the levels stacked on a trailing axis."""
+    return np.stack(columns, axis=-1) if several else columns[0]
+
+
 def log_unit_ball_volume(d):
     """Natural log of the volume of the unit ball of ``R^d``."""
     return 0.5 * d * math.log(math.pi) - math.lgamma(0.5 * d + 1)
@@ -431,27 +456,45 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
             Covariates.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Candidate responses.
-        confidence_level : float, default=None
+        confidence_level : float or sequence of float, default=None
             Level of the regions in (0, 1); ``None`` uses the constructor's.
+            A sequence of ``L`` levels gives one column per level (the
+            regions are nested: a larger level never loses a point).
 
         Returns
         -------
-        inside : ndarray of shape (n_samples,), dtype=bool
+        inside : ndarray of shape (n_samples,) or (n_samples, L), dtype=bool
             Membership of each ``(x, y)``; all ``True`` when the calibration
             set is too small for the level (the region is the whole space).
         """
         check_is_fitted(self)
-        threshold = self._threshold(confidence_level)
+        thresholds, several = self._thresholds(confidence_level)
         X = self._check_X(X)
         y = self._check_y(y, _num_samples(X))
-        if self._is_infinite(threshold):
-            return np.ones(y.shape[0], dtype=bool)
+
+        def one(Xb, yb, threshold):
+            if self._is_infinite(threshold):
+                return np.ones(yb.shape[0], dtype=bool)
+            return self._contains_batch(Xb, yb, threshold)
+
         return batched(
-            lambda Xb, yb: self._contains_batch(Xb, yb, threshold),
+            lambda Xb, yb: _join([one(Xb, yb, t) for t in thresholds], several),
             X,
             y,
-            row_bytes=self._row_bytes(),
+            row_bytes=self._row_bytes() * len(thresholds),
         )
+
+    def _thresholds(self, confidence_level):
+        """Thresholds of one level or of a sequence (and whether it was one).
+
+        Each level follows the calibration policy; the thresholds are order
+        statistics of the same sorted scores, non-decreasing in the level, so
+        the regions of several levels are nested by construction.
+        """
+        levels = check_confidence_levels(confidence_level)
+        if levels is None:
+            return [self._threshold(confidence_level)], False
+        return [self._threshold(level) for level in levels], True
 
     def region_log_volume(self, X, confidence_level=None):
         """Natural log-volume of the region at each ``x`` (units of ``y``).
@@ -460,8 +503,10 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
         ----------
         X : array-like of shape (n_samples, n_features)
             Covariates.
-        confidence_level : float, default=None
+        confidence_level : float or sequence of float, default=None
             Level of the regions in (0, 1); ``None`` uses the constructor's.
+            A sequence of ``L`` levels adds a trailing level axis (nested
+            regions, each equal to a call at that level).
 
         Returns
         -------
@@ -503,14 +548,18 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
 
     def _region_volume(self, X, confidence_level, **kwargs):
         check_is_fitted(self)
-        threshold = self._threshold(confidence_level)
+        thresholds, several = self._thresholds(confidence_level)
         X = self._check_X(X)
-        if self._is_infinite(threshold):
-            return np.full(_num_samples(X), np.inf)
+
+        def one(Xb, threshold):
+            if self._is_infinite(threshold):
+                return np.full(_num_samples(Xb), np.inf)
+            return self._log_volume_batch(Xb, threshold, **kwargs)
+
         return batched(
-            lambda Xb: self._log_volume_batch(Xb, threshold, **kwargs),
+            lambda Xb: _join([one(Xb, t) for t in thresholds], several),
             X,
-            row_bytes=self._volume_row_bytes(**kwargs),
+            row_bytes=self._volume_row_bytes(**kwargs) * len(thresholds),
         )
 
     def _volume_row_bytes(self, **kwargs):
@@ -524,13 +573,43 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
                 f"predict_region needs d <= 2, got d={self.n_outputs_}; use "
                 "contains() and region_log_volume()."
             )
-        threshold = self._threshold(confidence_level)
+        thresholds, several = self._thresholds(confidence_level)
         X = self._check_X(X)
         return batched(
-            lambda Xb: boundary_batch(Xb, threshold),
+            lambda Xb: _join([boundary_batch(Xb, t) for t in thresholds], several),
             X,
-            row_bytes=self._row_bytes() * 100,
+            row_bytes=self._row_bytes() * 100 * len(thresholds),
         )
+
+    def predict_interval(self, X, confidence_level=None):
+        """Prediction intervals ``[lower, upper]`` of a single-target fit.
+
+        The one-target regions are intervals: this is ``predict_region``
+        without its output axis.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Covariates.
+        confidence_level : float or sequence of float, default=None
+            Level of the intervals in (0, 1); ``None`` uses the
+            constructor's. A sequence of ``L`` levels adds a trailing level
+            axis (nested intervals, each equal to a call at that level).
+
+        Returns
+        -------
+        intervals : ndarray of shape (n_samples, 2) or (n_samples, 2, L)
+            Lower (``[:, 0]``) and upper (``[:, 1]``) bounds; ``-inf`` and
+            ``inf`` where the calibration set is too small for the level.
+        """
+        check_is_fitted(self)
+        if self.n_outputs_ != 1:
+            raise ValueError(
+                f"predict_interval needs a single target, and "
+                f"{type(self).__name__} was fitted on {self.n_outputs_} targets; "
+                "use predict_region (d <= 2) or contains()."
+            )
+        return self.predict_region(X, confidence_level=confidence_level)[:, :, 0]
 
     def _infinite_boundary(self, n_rows, n_points):
         out = np.full((n_rows, n_points, self.n_outputs_), np.inf)

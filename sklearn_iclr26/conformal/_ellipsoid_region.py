@@ -250,8 +250,10 @@ class EllipsoidRegressor(BaseResidualRegion):
         ----------
         X : array-like of shape (n_samples, n_features)
             Covariates.
-        confidence_level : float, default=None
+        confidence_level : float or sequence of float, default=None
             Level of the regions in (0, 1); ``None`` uses the constructor's.
+            A sequence of ``L`` levels adds a trailing level axis (nested
+            regions, each equal to a call at that level).
         n_points : int, default=100
             Number of boundary points for ``d = 2``.
 
