@@ -19,6 +19,7 @@ from sklearn_iclr26.causal import (
 )
 from sklearn_iclr26.conformal import (
     BonferroniBoxRegressor,
+    ConformalizedQuantileRegressor,
     CVQRRegressor,
     EllipsoidRegressor,
     OTCPRegressor,
@@ -80,6 +81,7 @@ __all__ = [
     "CVQRRegressor",
     "ClassConditionalNoiseCorrector",
     "ConNASSearch",
+    "ConformalizedQuantileRegressor",
     "DeferralCurveDisplay",
     "DiffusionInterestFusionClassifier",
     "EllipsoidRegressor",

@@ -27,6 +27,7 @@ TEST_PARAMS = {
         }
     ],
     "BonferroniBoxRegressor": [{}],
+    "ConformalizedQuantileRegressor": [{}, {"symmetric_correction": True}],
     "EllipsoidRegressor": [
         {},
         {"covariance": "local", "n_neighbors": 10},
