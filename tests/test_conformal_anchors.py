@@ -26,6 +26,7 @@ from sklearn.preprocessing import StandardScaler
 
 from sklearn_iclr26.conformal import (
     BonferroniBoxRegressor,
+    ConformalizedQuantileRegressor,
     CVQRRegressor,
     EllipsoidRegressor,
     OTCPRegressor,
@@ -135,6 +136,47 @@ def test_split_interval_equals_mapie(diabetes):
     ):
         assert box.n_calibration_samples_ == len(y)
         np.testing.assert_allclose(box.threshold_[0], theirs_half, rtol=1e-12)
+
+
+def test_split_predict_interval_equals_mapie(diabetes):
+    mapie = pytest.importorskip("mapie.regression")
+    model, X, y = diabetes
+    theirs = mapie.SplitConformalRegressor(
+        model, confidence_level=0.9, prefit=True
+    ).conformalize(X, y)
+    _, interval = theirs.predict_interval(X)
+    ours = BonferroniBoxRegressor(model).calibrate(X, y).predict_interval(X)
+    np.testing.assert_allclose(ours, interval[:, :, 0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_cqr_equals_mapie_given_the_same_quantile_models(symmetric):
+    mapie = pytest.importorskip("mapie.regression")
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y = load_diabetes(return_X_y=True)
+    X_train, y_train, X_cal, y_cal = X[:250], y[:250], X[250:400], y[250:400]
+
+    def quantile(level):
+        return lightgbm.LGBMRegressor(
+            objective="quantile", alpha=level, n_estimators=30, verbose=-1
+        ).fit(X_train, y_train)
+
+    lower, upper, median = quantile(0.05), quantile(0.95), quantile(0.5)
+    theirs = mapie.ConformalizedQuantileRegressor(
+        [lower, upper, median], confidence_level=0.9, prefit=True
+    ).conformalize(X_cal, y_cal)
+    _, interval = theirs.predict_interval(X, symmetric_correction=symmetric)
+    for cqr in (
+        ConformalizedQuantileRegressor(
+            (lower, upper), symmetric_correction=symmetric
+        ).calibrate(X_cal, y_cal),
+        ConformalizedQuantileRegressor(
+            (FrozenEstimator(lower), FrozenEstimator(upper)),
+            symmetric_correction=symmetric,
+        ).fit(X_cal, y_cal),
+    ):
+        assert cqr.n_calibration_samples_ == len(y_cal)
+        np.testing.assert_allclose(cqr.predict_interval(X), interval[:, :, 0])
 
 
 # ---------------------------------------------------------- frozen models

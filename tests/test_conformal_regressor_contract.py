@@ -17,11 +17,14 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.linear_model import QuantileRegressor
 
 from sklearn_iclr26.conformal import (
     BonferroniBoxRegressor,
+    ConformalizedQuantileRegressor,
     CVQRRegressor,
     EllipsoidRegressor,
+    OTCPRegressor,
     conformal_quantile,
 )
 from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
@@ -123,7 +126,12 @@ def test_signatures(name):
     if not isinstance(est, BaseTorchEstimator):
         assert "alpha" not in est.get_params()
     assert "verbose" in est.get_params()
-    for method in ("contains", "region_log_volume", "predict_region"):
+    for method in (
+        "contains",
+        "region_log_volume",
+        "predict_region",
+        "predict_interval",
+    ):
         params = inspect.signature(getattr(est, method)).parameters
         assert params["confidence_level"].default is None
 
@@ -161,3 +169,94 @@ def test_verbose_prints_through_the_one_helper(name, capsys):
     out = capsys.readouterr().out
     assert f"[{type(_make(name)).__name__}]" in out
     assert "calibrating on 15 rows" in out
+
+
+# ------------------------------------------------ intervals, several levels
+def _make_1d(name, **params):
+    if name == "OTCPRegressor":
+        return OTCPRegressor(**params)
+    if name == "local-OTCP":
+        return OTCPRegressor(transport="local", n_neighbors=30, **params)
+    if name == "ConformalizedQuantileRegressor":
+        return ConformalizedQuantileRegressor(
+            QuantileRegressor(alpha=0.0, solver="highs"), **params
+        )
+    return _make(name, **params)
+
+
+NAMES_1D = [*NAMES, "OTCPRegressor", "local-OTCP", "ConformalizedQuantileRegressor"]
+LEVELS = [0.5, 0.8, 0.9]
+
+
+@pytest.mark.parametrize("name", NAMES_1D)
+def test_predict_interval_is_the_one_target_region(name):
+    X, y = _data(240, d=1)
+    y = y[:, 0]
+    est = _make_1d(name, random_state=0).fit(X, y)
+    interval = est.predict_interval(X)
+    assert interval.shape == (240, 2)
+    np.testing.assert_array_equal(interval, est.predict_region(X)[:, :, 0])
+    # contains is membership of the interval; CVQR's contains solves for the
+    # rank numerically, so a point at its own threshold (the calibration row
+    # of the order statistic) may fall either side: within 1e-4 of an end
+    inside = (interval[:, 0] <= y) & (y <= interval[:, 1])
+    differ = inside != est.contains(X, y)
+    if name == "CVQRRegressor":
+        gap = np.min(np.abs(y[:, None] - interval), axis=1)
+        assert differ.sum() <= 2 and np.all(gap[differ] < 1e-4), gap[differ]
+    else:
+        assert not differ.any()
+    assert list(inspect.signature(est.predict_interval).parameters) == [
+        "X",
+        "confidence_level",
+    ]
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES_1D if n != "local-OTCP"])
+def test_predict_interval_refuses_several_targets(name):
+    if name == "ConformalizedQuantileRegressor":
+        with pytest.raises(ValueError, match="single-target"):
+            _make_1d(name).fit(*_data(80, d=2))
+        return
+    est = _make_1d(name, random_state=0).fit(*_data(80, d=2))
+    with pytest.raises(ValueError, match=r"single target|d = 1"):
+        est.predict_interval(_data(80)[0][:3])
+
+
+@pytest.mark.parametrize("name", NAMES_1D)
+def test_several_levels_equal_separate_calls_and_are_nested(name):
+    X, y = _data(240, d=1)
+    y = y[:, 0]
+    est = _make_1d(name, random_state=0).fit(X, y)
+    with pytest.warns(UserWarning, match="too few for confidence_level=0.999"):
+        intervals = est.predict_interval(X[:20], confidence_level=[*LEVELS, 0.999])
+    inside = est.contains(X, y, confidence_level=LEVELS)
+    volume = est.region_log_volume(X[:20], confidence_level=LEVELS)
+    assert intervals.shape == (20, 2, 4) and inside.shape == (240, 3)
+    assert est.predict_region(X[:20], LEVELS).shape == (20, 2, 1, 3)
+    for k, level in enumerate(LEVELS):
+        np.testing.assert_array_equal(
+            intervals[..., k], est.predict_interval(X[:20], level)
+        )
+        np.testing.assert_array_equal(inside[:, k], est.contains(X, y, level))
+        np.testing.assert_array_equal(
+            volume[:, k], est.region_log_volume(X[:20], level)
+        )
+    # nested: lower bounds never rise, upper bounds never fall with the level
+    assert np.all(intervals[:, 0, 1:] <= intervals[:, 0, :-1])
+    assert np.all(intervals[:, 1, 1:] >= intervals[:, 1, :-1])
+    assert np.all(inside[:, 1:] >= inside[:, :-1])
+    assert np.all(np.isinf(intervals[..., -1]))  # the policy, per level
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_several_levels_in_two_dimensions(name):
+    X, y = _data(200)
+    est = _make(name, random_state=0).fit(X, y)
+    region = est.predict_region(X[:4], confidence_level=(0.5, 0.9))
+    np.testing.assert_array_equal(region[..., 1], est.predict_region(X[:4]))
+    inside = est.contains(X, y, confidence_level=np.array([0.5, 0.9]))
+    assert np.all(inside[:, 1] >= inside[:, 0])
+    for bad in ([], [[0.5]], "0.9", [0.5, 1.0]):
+        with pytest.raises((ValueError, TypeError)):
+            est.contains(X[:2], y[:2], confidence_level=bad)
