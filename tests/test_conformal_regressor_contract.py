@@ -177,6 +177,12 @@ def _make_1d(name, **params):
         return OTCPRegressor(**params)
     if name == "local-OTCP":
         return OTCPRegressor(transport="local", n_neighbors=30, **params)
+    if name == "box-cv+":
+        return BonferroniBoxRegressor(conformal_cv=5, **params)
+    if name == "local-ellipsoid-cv+":
+        return EllipsoidRegressor(
+            covariance="local", n_neighbors=30, conformal_cv=5, **params
+        )
     if name == "ConformalizedQuantileRegressor":
         return ConformalizedQuantileRegressor(
             QuantileRegressor(alpha=0.0, solver="highs"), **params
@@ -184,7 +190,14 @@ def _make_1d(name, **params):
     return _make(name, **params)
 
 
-NAMES_1D = [*NAMES, "OTCPRegressor", "local-OTCP", "ConformalizedQuantileRegressor"]
+NAMES_1D = [
+    *NAMES,
+    "OTCPRegressor",
+    "local-OTCP",
+    "ConformalizedQuantileRegressor",
+    "box-cv+",
+    "local-ellipsoid-cv+",
+]
 LEVELS = [0.5, 0.8, 0.9]
 
 
@@ -212,7 +225,9 @@ def test_predict_interval_is_the_one_target_region(name):
     ]
 
 
-@pytest.mark.parametrize("name", [n for n in NAMES_1D if n != "local-OTCP"])
+@pytest.mark.parametrize(
+    "name", [n for n in NAMES_1D if n not in ("local-OTCP", "local-ellipsoid-cv+")]
+)
 def test_predict_interval_refuses_several_targets(name):
     if name == "ConformalizedQuantileRegressor":
         with pytest.raises(ValueError, match="single-target"):

@@ -34,12 +34,18 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
+from sklearn.exceptions import DataConversionWarning
 from sklearn.frozen import FrozenEstimator
 from sklearn.multioutput import MultiOutputRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils._param_validation import Interval, RealNotInt
+from sklearn.utils._param_validation import (
+    HasMethods,
+    Interval,
+    RealNotInt,
+    StrOptions,
+)
 from sklearn.utils.validation import (
     _num_samples,
     check_array,
@@ -66,6 +72,14 @@ __all__ = [
     "cross_fit_point_model",
     "log_unit_ball_volume",
 ]
+
+# the conformal_cv parameter of the regions with a CV+ form
+CONFORMAL_CV_CONSTRAINT = [
+    StrOptions({"split"}),
+    Interval(Integral, 2, None, closed="left"),
+    HasMethods(["split", "get_n_splits"]),
+]
+
 
 # fraction of the rows below which the training part is too small to fit
 _MIN_TRAIN_FRACTION = 0.1
@@ -681,6 +695,145 @@ class BaseResidualRegion(BaseConformalRegressor):
         return fit_transaction(
             self, lambda work: work._fit_work(X, y), estimator=frozen
         )
+
+    # ---------------------------------------------------- cross-conformal
+    def _cross_conformal(self):
+        return getattr(self, "conformal_cv", "split") != "split"
+
+    def _fit_work(self, X, y):
+        if not self._cross_conformal():
+            return super()._fit_work(X, y)
+        return self._fit_cross(X, y)
+
+    def _check_cross_conformal(self):
+        """Raise where the region has no CV+ form (hook)."""
+
+    def _fit_cross(self, X, y):
+        """CV+ / jackknife+: fold members, out-of-fold scores, a full model."""
+        from sklearn.model_selection import KFold
+
+        X = self._check_X(X, reset=True)
+        y = self._validate_y(X, y)
+        if (
+            y.ndim == 2
+            and y.shape[1] == 1
+            and not get_tags(self).target_tags.multi_output
+        ):
+            warn_user(
+                "A column-vector y was passed when a 1d array was expected. "
+                "Please change the shape of y to (n_samples,), for example "
+                "using ravel().",
+                DataConversionWarning,
+            )
+            y = y[:, 0]
+        self._y_1d = y.ndim == 1
+        y = y.reshape(y.shape[0], -1)
+        n_samples, self.n_outputs_ = y.shape
+        if isinstance(self._get_estimator(), FrozenEstimator):
+            raise TypeError(
+                f"{type(self).__name__}(conformal_cv={self.conformal_cv!r}) refits "
+                "the estimator on every fold, and a FrozenEstimator is never "
+                "refit: use conformal_cv='split' (or calibrate) with a fitted "
+                "model."
+            )
+        self._check_cross_conformal()
+        rng = check_random_state(self.random_state)
+        cv = self.conformal_cv
+        if isinstance(cv, Integral):
+            seed = int(rng.randint(np.iinfo(np.int32).max))
+            cv = KFold(n_splits=min(cv, n_samples), shuffle=True, random_state=seed)
+        target = y[:, 0] if self.n_outputs_ == 1 else y
+        folds = list(cv.split(X, target))
+        fold_of = np.full(n_samples, -1, dtype=np.intp)
+        for k, (_, test) in enumerate(folds):
+            if np.any(fold_of[test] >= 0):
+                raise ValueError(
+                    "conformal_cv must hold out every row exactly once (a "
+                    "partition, e.g. KFold or LeaveOneOut); a row is held out "
+                    "twice."
+                )
+            fold_of[test] = k
+        if np.any(fold_of < 0):
+            raise ValueError(
+                "conformal_cv must hold out every row exactly once (a partition, "
+                f"e.g. KFold or LeaveOneOut); {int(np.sum(fold_of < 0))} rows "
+                "are never held out."
+            )
+        log_progress(self, f"cross-conformal on {len(folds)} folds")
+        members, scores = [], None
+        for k, (train, test) in enumerate(folds):
+            member = clone(self)
+            member.n_outputs_, member._y_1d = self.n_outputs_, self._y_1d
+            member._fit_model(_safe_indexing(X, train), y[train], random_state=rng)
+            fold_scores = batched(
+                member._conformity_scores_batch,
+                _safe_indexing(X, test),
+                y[test],
+                row_bytes=member._row_bytes(),
+            )
+            if scores is None:
+                scores = np.empty((n_samples, *fold_scores.shape[1:]))
+            scores[test] = fold_scores
+            members.append(member)
+        self._members = members
+        self._fold_of = fold_of
+        self._oof_scores = scores
+        self.estimators_ = [member.estimator_ for member in members]
+        # the full-data model serves predict (the CV+ bounds use the folds)
+        self._fit_model(X, y, random_state=rng)
+        self.calibration_scores_ = np.sort(scores, axis=0)
+        self.n_calibration_samples_ = n_samples
+        self.threshold_ = self._threshold(self.confidence_level, per_call=False)
+        log_progress(self, f"threshold_ (CV+ ranks) = {self.threshold_}")
+
+    def _cross_rank(self, level):
+        """Rank of the CV+ order statistic at a level (float, as a threshold)."""
+        n = self.n_calibration_samples_
+        return float(math.ceil((n + 1) * level - 1e-12))
+
+    def _center_scale(self, X):
+        """Centre and per-output scale of the region at ``X`` (hook, d = 1)."""
+        center = self._point(X)
+        return center, np.ones_like(center)
+
+    def _cross_bounds(self, X, ranks):
+        """CV+ lower and upper bounds per output, each (n, d).
+
+        Row ``i`` of the training set contributes ``c_k(x) - s_k(x) r_i`` and
+        ``c_k(x) + s_k(x) r_i`` with ``k`` its fold and ``r_i`` its
+        out-of-fold score; the bounds are the ``rank``-th largest of the former
+        and the ``rank``-th smallest of the latter (Barber et al., 2021).
+        """
+        parts = [member._center_scale(X) for member in self._members]
+        center = np.stack([c for c, _ in parts], axis=1)[:, self._fold_of]
+        scale = np.stack([s for _, s in parts], axis=1)[:, self._fold_of]
+        r = self._oof_scores.reshape(self._oof_scores.shape[0], -1)[None]
+        low, up = center - scale * r, center + scale * r  # (m, n, d)
+        ranks = np.broadcast_to(np.asarray(ranks, dtype=np.float64), (low.shape[2],))
+        lower = np.empty((low.shape[0], low.shape[2]))
+        upper = np.empty_like(lower)
+        for j, rank in enumerate(ranks):
+            k = int(rank) - 1
+            upper[:, j] = np.partition(up[:, :, j], k, axis=1)[:, k]
+            lower[:, j] = -np.partition(-low[:, :, j], k, axis=1)[:, k]
+        return lower, upper
+
+    def _cross_contains(self, X, y, ranks):
+        lower, upper = self._cross_bounds(X, ranks)
+        return np.all((lower <= y) & (y <= upper), axis=1)
+
+    def _cross_log_volume(self, X, ranks):
+        lower, upper = self._cross_bounds(X, ranks)
+        with np.errstate(divide="ignore"):
+            return np.sum(np.log(np.maximum(upper - lower, 0.0)), axis=1)
+
+    def _cross_row_bytes(self):
+        n = getattr(self, "n_calibration_samples_", 1)
+        return 8 * 6 * n * (getattr(self, "n_outputs_", 1) + 1)
+
+    def _row_bytes(self):
+        extra = self._cross_row_bytes() if self._cross_conformal() else 0
+        return super()._row_bytes() + extra
 
     def _fit_model(self, X, y, random_state):
         est = self._point_estimator(self._get_estimator(), self.n_outputs_)
