@@ -155,6 +155,11 @@ class OTCPRegressor(BaseResidualRegion):
     split-conformal marginal coverage holds. Uniform masses on equal-size
     sets make the OT an assignment problem: no dependency beyond SciPy.
 
+    There is no cross-conformal (CV+ / jackknife+) mode: CV+ needs the region
+    of each fold model to be a centre plus a scaled score ball, and the OT-CP
+    region is a union of Laguerre cells of a transport fitted per fold, with
+    no order-statistic form; use the split (``calibration_size``) mode.
+
     Read more in the :ref:`User Guide <cvqr>`.
 
     Parameters
