@@ -275,3 +275,72 @@ def test_several_levels_in_two_dimensions(name):
     for bad in ([], [[0.5]], "0.9", [0.5, 1.0]):
         with pytest.raises((ValueError, TypeError)):
             est.contains(X[:2], y[:2], confidence_level=bad)
+
+
+# ---------------------------------------------------------------------- CQR
+def test_cqr_sets_the_quantile_levels_of_known_regressors():
+    from sklearn.ensemble import (
+        GradientBoostingRegressor,
+        HistGradientBoostingRegressor,
+    )
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = _data(120, d=1)
+    y = y[:, 0]
+    cases = [
+        (GradientBoostingRegressor(loss="quantile", n_estimators=5), "alpha"),
+        (HistGradientBoostingRegressor(loss="quantile", max_iter=5), "quantile"),
+        (QuantileRegressor(alpha=0.0), "quantile"),
+        (make_pipeline(StandardScaler(), QuantileRegressor(alpha=0.0)), "quantile"),
+    ]
+    for est, param in cases:
+        cqr = ConformalizedQuantileRegressor(
+            est, confidence_level=0.8, random_state=0
+        ).fit(X, y)
+        levels = [
+            (m[-1] if hasattr(m, "steps") else m).get_params()[param]
+            for m in cqr.estimators_
+        ]
+        np.testing.assert_allclose(levels, [0.1, 0.9])
+    from sklearn.linear_model import Ridge
+
+    with pytest.raises(ValueError, match="cannot set the quantile level"):
+        ConformalizedQuantileRegressor(Ridge()).fit(X, y)
+    with pytest.raises(ValueError, match="loss='quantile'"):
+        ConformalizedQuantileRegressor(GradientBoostingRegressor()).fit(X, y)
+    with pytest.raises(ValueError, match=r"\(lower, upper\) pair"):
+        ConformalizedQuantileRegressor([Ridge()] * 3).fit(X, y)
+    with pytest.raises(ValueError, match="needs estimator=\\(lower, upper\\)"):
+        ConformalizedQuantileRegressor(Ridge()).calibrate(X, y)
+
+
+def test_cqr_calibrate_equals_frozen_fit_and_follows_the_policy():
+    from sklearn.frozen import FrozenEstimator
+
+    X, y = _data(300, d=1)
+    y = y[:, 0]
+    pair = [QuantileRegressor(quantile=q, alpha=0.0).fit(X, y) for q in (0.05, 0.95)]
+    a = ConformalizedQuantileRegressor(pair, random_state=0).calibrate(X[:40], y[:40])
+    b = ConformalizedQuantileRegressor(
+        [FrozenEstimator(m) for m in pair], random_state=0
+    ).fit(X[:40], y[:40])
+    assert a.n_calibration_samples_ == 40
+    np.testing.assert_array_equal(a.threshold_, b.threshold_)
+    scores = a.calibration_scores_
+    expected = [conformal_quantile(c, confidence_level=0.95) for c in scores.T]
+    np.testing.assert_array_equal(a.threshold_, expected)
+    # per bound at 1 - alpha / 2: 0.9 needs 19 points per side, 12 are too few
+    # (quoting the user's level); the symmetric correction needs 9
+    with pytest.warns(UserWarning, match=r"confidence_level=0.9\b") as rec:
+        small = ConformalizedQuantileRegressor(pair).calibrate(X[:12], y[:12])
+    assert rec[0].filename == __file__
+    assert "0.95" not in str(rec[0].message)
+    assert np.all(np.isinf(small.threshold_))
+    assert np.all(np.isinf(small.predict_interval(X[:3])) == [[True, True]] * 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sym = ConformalizedQuantileRegressor(pair, symmetric_correction=True)
+        sym.calibrate(X[:12], y[:12])
+    assert np.all(np.isfinite(sym.threshold_))
+    assert sym.threshold_[0] == sym.threshold_[1]
