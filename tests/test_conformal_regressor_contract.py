@@ -344,3 +344,32 @@ def test_cqr_calibrate_equals_frozen_fit_and_follows_the_policy():
         sym.calibrate(X[:12], y[:12])
     assert np.all(np.isfinite(sym.threshold_))
     assert sym.threshold_[0] == sym.threshold_[1]
+
+
+def test_interval_metrics_agree_with_contains_per_level():
+    from sklearn_iclr26.metrics import (
+        interval_coverage_score,
+        mean_interval_width,
+        region_coverage_score,
+    )
+
+    X, y = _data(240, d=1)
+    y = y[:, 0]
+    box = BonferroniBoxRegressor(random_state=0).fit(X, y)
+    intervals = box.predict_interval(X, confidence_level=LEVELS)
+    by_level = region_coverage_score(box.contains(X, y, confidence_level=LEVELS))
+    np.testing.assert_array_equal(interval_coverage_score(y, intervals), by_level)
+    assert interval_coverage_score(y, intervals[..., 2]) == by_level[2]
+    np.testing.assert_allclose(
+        mean_interval_width(intervals),
+        2
+        * np.array(
+            [
+                box.predict_interval(X[:1], lvl)[0, 1] - box.predict(X[:1])[0]
+                for lvl in LEVELS
+            ]
+        ),
+    )
+    assert np.all(np.diff(mean_interval_width(intervals)) > 0)
+    with pytest.raises(ValueError, match="shape"):
+        mean_interval_width(np.zeros((3, 3)))
