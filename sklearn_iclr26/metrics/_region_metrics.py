@@ -19,9 +19,9 @@ __all__ = [
 ]
 
 
-def _check_covered(covered, *, levels=False):
+def _check_covered(covered):
     covered = np.asarray(covered)
-    if covered.ndim != 1 and not (levels and covered.ndim == 2):
+    if covered.ndim != 1:
         raise ValueError(f"covered must be 1-dimensional, got shape {covered.shape}.")
     if covered.shape[0] == 0:
         raise ValueError("covered is empty.")
@@ -34,15 +34,15 @@ def region_coverage_score(covered):
 
     Parameters
     ----------
-    covered : array-like of shape (n_samples,) or (n_samples, n_levels)
+    covered : array-like of shape (n_samples,)
         Boolean membership of each test response in its region, e.g. the
-        output of ``CVQRRegressor.contains(X_test, Y_test)``; one column per
-        level for ``contains(..., confidence_level=[...])``.
+        output of ``CVQRRegressor.contains(X_test, Y_test)`` (for several
+        levels, take ``contains(...).mean(axis=0)``, one column per level).
 
     Returns
     -------
-    coverage : float or ndarray of shape (n_levels,)
-        Mean of ``covered`` (per column for several levels).
+    coverage : float
+        Mean of ``covered``.
 
     Examples
     --------
@@ -50,10 +50,7 @@ def region_coverage_score(covered):
     >>> region_coverage_score([True, True, False, True])
     0.75
     """
-    covered = _check_covered(covered, levels=True)
-    if covered.ndim == 2:
-        return covered.mean(axis=0)
-    return float(np.mean(covered))
+    return float(np.mean(_check_covered(covered)))
 
 
 def _check_intervals(intervals):
@@ -101,7 +98,9 @@ def interval_coverage_score(y_true, intervals):
     check_consistent_length(y, intervals)
     y = y.reshape((-1,) + (1,) * (intervals.ndim - 2))
     covered = (intervals[:, 0] <= y) & (y <= intervals[:, 1])
-    return region_coverage_score(covered)
+    if covered.ndim == 2:
+        return covered.mean(axis=0)
+    return float(np.mean(covered))
 
 
 @validate_params({"intervals": ["array-like"]}, prefer_skip_nested_validation=True)
