@@ -20,6 +20,7 @@ from sklearn_iclr26.causal import (
 )
 from sklearn_iclr26.conformal import (
     BonferroniBoxRegressor,
+    ConformalizedQuantileRegressor,
     CVQRRegressor,
     EllipsoidRegressor,
     OTCPRegressor,
@@ -82,6 +83,7 @@ __all__ = [
     "CVQRRegressor",
     "ClassConditionalNoiseCorrector",
     "ConNASSearch",
+    "ConformalizedQuantileRegressor",
     "DeferralCurveDisplay",
     "DiffusionInterestFusionClassifier",
     "EllipsoidRegressor",

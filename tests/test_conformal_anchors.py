@@ -26,6 +26,7 @@ from sklearn.preprocessing import StandardScaler
 
 from sklearn_iclr26.conformal import (
     BonferroniBoxRegressor,
+    ConformalizedQuantileRegressor,
     CVQRRegressor,
     EllipsoidRegressor,
     OTCPRegressor,
@@ -135,6 +136,106 @@ def test_split_interval_equals_mapie(diabetes):
     ):
         assert box.n_calibration_samples_ == len(y)
         np.testing.assert_allclose(box.threshold_[0], theirs_half, rtol=1e-12)
+
+
+def test_split_predict_interval_equals_mapie(diabetes):
+    mapie = pytest.importorskip("mapie.regression")
+    model, X, y = diabetes
+    theirs = mapie.SplitConformalRegressor(
+        model, confidence_level=0.9, prefit=True
+    ).conformalize(X, y)
+    _, interval = theirs.predict_interval(X)
+    ours = BonferroniBoxRegressor(model).calibrate(X, y).predict_interval(X)
+    np.testing.assert_allclose(ours, interval[:, :, 0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_cqr_equals_mapie_given_the_same_quantile_models(symmetric):
+    mapie = pytest.importorskip("mapie.regression")
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y = load_diabetes(return_X_y=True)
+    X_train, y_train, X_cal, y_cal = X[:250], y[:250], X[250:400], y[250:400]
+
+    def quantile(level):
+        return lightgbm.LGBMRegressor(
+            objective="quantile", alpha=level, n_estimators=30, verbose=-1
+        ).fit(X_train, y_train)
+
+    lower, upper, median = quantile(0.05), quantile(0.95), quantile(0.5)
+    theirs = mapie.ConformalizedQuantileRegressor(
+        [lower, upper, median], confidence_level=0.9, prefit=True
+    ).conformalize(X_cal, y_cal)
+    _, interval = theirs.predict_interval(X, symmetric_correction=symmetric)
+    for cqr in (
+        ConformalizedQuantileRegressor(
+            (lower, upper), symmetric_correction=symmetric
+        ).calibrate(X_cal, y_cal),
+        ConformalizedQuantileRegressor(
+            (FrozenEstimator(lower), FrozenEstimator(upper)),
+            symmetric_correction=symmetric,
+        ).fit(X_cal, y_cal),
+    ):
+        assert cqr.n_calibration_samples_ == len(y_cal)
+        np.testing.assert_allclose(cqr.predict_interval(X), interval[:, :, 0])
+
+
+@pytest.mark.parametrize("method", ["cv+", "jackknife+"])
+@pytest.mark.parametrize("cls", [BonferroniBoxRegressor, EllipsoidRegressor])
+def test_cross_conformal_interval_equals_mapie(cls, method):
+    mapie = pytest.importorskip("mapie.regression")
+    from sklearn.model_selection import KFold, LeaveOneOut
+
+    X, y = load_diabetes(return_X_y=True)
+    X_fit, y_fit, X_test = X[:150], y[:150], X[300:]
+    folds = KFold(5, shuffle=True, random_state=1) if method == "cv+" else LeaveOneOut()
+    theirs = mapie.CrossConformalRegressor(
+        LinearRegression(), confidence_level=0.9, method="plus", cv=folds
+    ).fit_conformalize(X_fit, y_fit)
+    _, interval = theirs.predict_interval(X_test)
+    params = {"cv": None} if cls is EllipsoidRegressor else {}
+    ours = cls(LinearRegression(), conformal_cv=folds, **params).fit(X_fit, y_fit)
+    # equal up to the rounding of mu(x) +- r (a few ulps of |y| ~ 300)
+    np.testing.assert_allclose(
+        ours.predict_interval(X_test), interval[:, :, 0], rtol=0, atol=1e-10
+    )
+    assert ours.n_calibration_samples_ == 150
+    assert len(ours.estimators_) == folds.get_n_splits(X_fit)
+
+
+def test_cross_conformal_is_valid_at_its_guarantee():
+    # CV+ (K=5, n=60) at level 0.8: coverage >= 1 - 2 alpha - min(...) holds
+    # by theory; we assert the mean over 60 draws exceeds 1 - 2 alpha (a
+    # stronger bound than the guarantee) minus 3 standard errors of the mean:
+    # a false failure has probability below 0.2% under the guarantee
+    rng = np.random.RandomState(0)
+    coverage = []
+    for _ in range(60):
+        X = rng.normal(size=(260, 3))
+        y = X @ [1.0, -1.0, 0.5] + rng.standard_t(3, size=260)
+        box = BonferroniBoxRegressor(
+            LinearRegression(), confidence_level=0.8, conformal_cv=5, random_state=0
+        ).fit(X[:60], y[:60])
+        coverage.append(box.contains(X[60:], y[60:]).mean())
+    coverage = np.asarray(coverage)
+    se = coverage.std(ddof=1) / np.sqrt(len(coverage))
+    assert coverage.mean() >= 1 - 2 * 0.2 - 3 * se
+    # and the bounds nest across levels, one call equal to separate calls
+    wide = box.predict_interval(X[:5], confidence_level=[0.5, 0.8])
+    np.testing.assert_array_equal(wide[..., 1], box.predict_interval(X[:5]))
+    assert np.all(wide[:, 0, 1] <= wide[:, 0, 0])
+
+
+def test_cross_conformal_refuses_what_it_cannot_do():
+    from sklearn.model_selection import TimeSeriesSplit
+
+    X, y = load_diabetes(return_X_y=True)
+    model = Ridge().fit(X, y)
+    with pytest.raises(TypeError, match="FrozenEstimator is never refit"):
+        BonferroniBoxRegressor(FrozenEstimator(model), conformal_cv=3).fit(X, y)
+    with pytest.raises(ValueError, match="needs a single target"):
+        EllipsoidRegressor(conformal_cv=3).fit(X, np.c_[y, y])
+    with pytest.raises(ValueError, match="never held out"):
+        BonferroniBoxRegressor(conformal_cv=TimeSeriesSplit(3)).fit(X, y)
 
 
 # ---------------------------------------------------------- frozen models

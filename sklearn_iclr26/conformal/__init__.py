@@ -15,6 +15,7 @@ from sklearn_iclr26.conformal._conformity_scores import (
     socop_scores,
     socop_sets,
 )
+from sklearn_iclr26.conformal._cqr import ConformalizedQuantileRegressor
 from sklearn_iclr26.conformal._cvqr import CVQRRegressor
 from sklearn_iclr26.conformal._ellipsoid_region import EllipsoidRegressor
 from sklearn_iclr26.conformal._otcp import OTCPRegressor
@@ -25,6 +26,7 @@ __all__ = [
     "SCORE_NAMES",
     "BonferroniBoxRegressor",
     "CVQRRegressor",
+    "ConformalizedQuantileRegressor",
     "EllipsoidRegressor",
     "OTCPRegressor",
     "SOCOPClassifier",

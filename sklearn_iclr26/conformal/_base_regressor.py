@@ -34,12 +34,18 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
+from sklearn.exceptions import DataConversionWarning
 from sklearn.frozen import FrozenEstimator
 from sklearn.multioutput import MultiOutputRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils._param_validation import Interval, RealNotInt
+from sklearn.utils._param_validation import (
+    HasMethods,
+    Interval,
+    RealNotInt,
+    StrOptions,
+)
 from sklearn.utils.validation import (
     _num_samples,
     check_array,
@@ -67,8 +73,41 @@ __all__ = [
     "log_unit_ball_volume",
 ]
 
+# the conformal_cv parameter of the regions with a CV+ form
+CONFORMAL_CV_CONSTRAINT = [
+    StrOptions({"split"}),
+    Interval(Integral, 2, None, closed="left"),
+    HasMethods(["split", "get_n_splits"]),
+]
+
+
 # fraction of the rows below which the training part is too small to fit
 _MIN_TRAIN_FRACTION = 0.1
+
+
+def check_confidence_levels(confidence_level):
+    """The levels of a sequence (checked, as floats), ``None`` for one level.
+
+    ``None`` and a single number give ``None`` (the caller checks the one
+    level); a list, tuple or 1-D array gives a non-empty list of floats in
+    (0, 1).
+    """
+    if confidence_level is None or np.ndim(confidence_level) == 0:
+        return None
+    if isinstance(confidence_level, str) or np.ndim(confidence_level) != 1:
+        raise ValueError(
+            "confidence_level must be a float or a 1-D sequence of floats in "
+            f"(0, 1), got {confidence_level!r}."
+        )
+    levels = [check_confidence_level(level) for level in confidence_level]
+    if not levels:
+        raise ValueError("confidence_level is an empty sequence.")
+    return levels
+
+
+def _join(columns, several):
+    """One level's output, or the levels stacked on a trailing axis."""
+    return np.stack(columns, axis=-1) if several else columns[0]
 
 
 def log_unit_ball_volume(d):
@@ -431,27 +470,45 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
             Covariates.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Candidate responses.
-        confidence_level : float, default=None
+        confidence_level : float or sequence of float, default=None
             Level of the regions in (0, 1); ``None`` uses the constructor's.
+            A sequence of ``L`` levels gives one column per level (the
+            regions are nested: a larger level never loses a point).
 
         Returns
         -------
-        inside : ndarray of shape (n_samples,), dtype=bool
+        inside : ndarray of shape (n_samples,) or (n_samples, L), dtype=bool
             Membership of each ``(x, y)``; all ``True`` when the calibration
             set is too small for the level (the region is the whole space).
         """
         check_is_fitted(self)
-        threshold = self._threshold(confidence_level)
+        thresholds, several = self._thresholds(confidence_level)
         X = self._check_X(X)
         y = self._check_y(y, _num_samples(X))
-        if self._is_infinite(threshold):
-            return np.ones(y.shape[0], dtype=bool)
+
+        def one(Xb, yb, threshold):
+            if self._is_infinite(threshold):
+                return np.ones(yb.shape[0], dtype=bool)
+            return self._contains_batch(Xb, yb, threshold)
+
         return batched(
-            lambda Xb, yb: self._contains_batch(Xb, yb, threshold),
+            lambda Xb, yb: _join([one(Xb, yb, t) for t in thresholds], several),
             X,
             y,
-            row_bytes=self._row_bytes(),
+            row_bytes=self._row_bytes() * len(thresholds),
         )
+
+    def _thresholds(self, confidence_level):
+        """Thresholds of one level or of a sequence (and whether it was one).
+
+        Each level follows the calibration policy; the thresholds are order
+        statistics of the same sorted scores, non-decreasing in the level, so
+        the regions of several levels are nested by construction.
+        """
+        levels = check_confidence_levels(confidence_level)
+        if levels is None:
+            return [self._threshold(confidence_level)], False
+        return [self._threshold(level) for level in levels], True
 
     def region_log_volume(self, X, confidence_level=None):
         """Natural log-volume of the region at each ``x`` (units of ``y``).
@@ -460,8 +517,10 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
         ----------
         X : array-like of shape (n_samples, n_features)
             Covariates.
-        confidence_level : float, default=None
+        confidence_level : float or sequence of float, default=None
             Level of the regions in (0, 1); ``None`` uses the constructor's.
+            A sequence of ``L`` levels adds a trailing level axis (nested
+            regions, each equal to a call at that level).
 
         Returns
         -------
@@ -503,14 +562,18 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
 
     def _region_volume(self, X, confidence_level, **kwargs):
         check_is_fitted(self)
-        threshold = self._threshold(confidence_level)
+        thresholds, several = self._thresholds(confidence_level)
         X = self._check_X(X)
-        if self._is_infinite(threshold):
-            return np.full(_num_samples(X), np.inf)
+
+        def one(Xb, threshold):
+            if self._is_infinite(threshold):
+                return np.full(_num_samples(Xb), np.inf)
+            return self._log_volume_batch(Xb, threshold, **kwargs)
+
         return batched(
-            lambda Xb: self._log_volume_batch(Xb, threshold, **kwargs),
+            lambda Xb: _join([one(Xb, t) for t in thresholds], several),
             X,
-            row_bytes=self._volume_row_bytes(**kwargs),
+            row_bytes=self._volume_row_bytes(**kwargs) * len(thresholds),
         )
 
     def _volume_row_bytes(self, **kwargs):
@@ -524,13 +587,43 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
                 f"predict_region needs d <= 2, got d={self.n_outputs_}; use "
                 "contains() and region_log_volume()."
             )
-        threshold = self._threshold(confidence_level)
+        thresholds, several = self._thresholds(confidence_level)
         X = self._check_X(X)
         return batched(
-            lambda Xb: boundary_batch(Xb, threshold),
+            lambda Xb: _join([boundary_batch(Xb, t) for t in thresholds], several),
             X,
-            row_bytes=self._row_bytes() * 100,
+            row_bytes=self._row_bytes() * 100 * len(thresholds),
         )
+
+    def predict_interval(self, X, confidence_level=None):
+        """Prediction intervals ``[lower, upper]`` of a single-target fit.
+
+        The one-target regions are intervals: this is ``predict_region``
+        without its output axis.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Covariates.
+        confidence_level : float or sequence of float, default=None
+            Level of the intervals in (0, 1); ``None`` uses the
+            constructor's. A sequence of ``L`` levels adds a trailing level
+            axis (nested intervals, each equal to a call at that level).
+
+        Returns
+        -------
+        intervals : ndarray of shape (n_samples, 2) or (n_samples, 2, L)
+            Lower (``[:, 0]``) and upper (``[:, 1]``) bounds; ``-inf`` and
+            ``inf`` where the calibration set is too small for the level.
+        """
+        check_is_fitted(self)
+        if self.n_outputs_ != 1:
+            raise ValueError(
+                f"predict_interval needs a single target, and "
+                f"{type(self).__name__} was fitted on {self.n_outputs_} targets; "
+                "use predict_region (d <= 2) or contains()."
+            )
+        return self.predict_region(X, confidence_level=confidence_level)[:, :, 0]
 
     def _infinite_boundary(self, n_rows, n_points):
         out = np.full((n_rows, n_points, self.n_outputs_), np.inf)
@@ -602,6 +695,145 @@ class BaseResidualRegion(BaseConformalRegressor):
         return fit_transaction(
             self, lambda work: work._fit_work(X, y), estimator=frozen
         )
+
+    # ---------------------------------------------------- cross-conformal
+    def _cross_conformal(self):
+        return getattr(self, "conformal_cv", "split") != "split"
+
+    def _fit_work(self, X, y):
+        if not self._cross_conformal():
+            return super()._fit_work(X, y)
+        return self._fit_cross(X, y)
+
+    def _check_cross_conformal(self):
+        """Raise where the region has no CV+ form (hook)."""
+
+    def _fit_cross(self, X, y):
+        """CV+ / jackknife+: fold members, out-of-fold scores, a full model."""
+        from sklearn.model_selection import KFold
+
+        X = self._check_X(X, reset=True)
+        y = self._validate_y(X, y)
+        if (
+            y.ndim == 2
+            and y.shape[1] == 1
+            and not get_tags(self).target_tags.multi_output
+        ):
+            warn_user(
+                "A column-vector y was passed when a 1d array was expected. "
+                "Please change the shape of y to (n_samples,), for example "
+                "using ravel().",
+                DataConversionWarning,
+            )
+            y = y[:, 0]
+        self._y_1d = y.ndim == 1
+        y = y.reshape(y.shape[0], -1)
+        n_samples, self.n_outputs_ = y.shape
+        if isinstance(self._get_estimator(), FrozenEstimator):
+            raise TypeError(
+                f"{type(self).__name__}(conformal_cv={self.conformal_cv!r}) refits "
+                "the estimator on every fold, and a FrozenEstimator is never "
+                "refit: use conformal_cv='split' (or calibrate) with a fitted "
+                "model."
+            )
+        self._check_cross_conformal()
+        rng = check_random_state(self.random_state)
+        cv = self.conformal_cv
+        if isinstance(cv, Integral):
+            seed = int(rng.randint(np.iinfo(np.int32).max))
+            cv = KFold(n_splits=min(cv, n_samples), shuffle=True, random_state=seed)
+        target = y[:, 0] if self.n_outputs_ == 1 else y
+        folds = list(cv.split(X, target))
+        fold_of = np.full(n_samples, -1, dtype=np.intp)
+        for k, (_, test) in enumerate(folds):
+            if np.any(fold_of[test] >= 0):
+                raise ValueError(
+                    "conformal_cv must hold out every row exactly once (a "
+                    "partition, e.g. KFold or LeaveOneOut); a row is held out "
+                    "twice."
+                )
+            fold_of[test] = k
+        if np.any(fold_of < 0):
+            raise ValueError(
+                "conformal_cv must hold out every row exactly once (a partition, "
+                f"e.g. KFold or LeaveOneOut); {int(np.sum(fold_of < 0))} rows "
+                "are never held out."
+            )
+        log_progress(self, f"cross-conformal on {len(folds)} folds")
+        members, scores = [], None
+        for k, (train, test) in enumerate(folds):
+            member = clone(self)
+            member.n_outputs_, member._y_1d = self.n_outputs_, self._y_1d
+            member._fit_model(_safe_indexing(X, train), y[train], random_state=rng)
+            fold_scores = batched(
+                member._conformity_scores_batch,
+                _safe_indexing(X, test),
+                y[test],
+                row_bytes=member._row_bytes(),
+            )
+            if scores is None:
+                scores = np.empty((n_samples, *fold_scores.shape[1:]))
+            scores[test] = fold_scores
+            members.append(member)
+        self._members = members
+        self._fold_of = fold_of
+        self._oof_scores = scores
+        self.estimators_ = [member.estimator_ for member in members]
+        # the full-data model serves predict (the CV+ bounds use the folds)
+        self._fit_model(X, y, random_state=rng)
+        self.calibration_scores_ = np.sort(scores, axis=0)
+        self.n_calibration_samples_ = n_samples
+        self.threshold_ = self._threshold(self.confidence_level, per_call=False)
+        log_progress(self, f"threshold_ (CV+ ranks) = {self.threshold_}")
+
+    def _cross_rank(self, level):
+        """Rank of the CV+ order statistic at a level (float, as a threshold)."""
+        n = self.n_calibration_samples_
+        return float(math.ceil((n + 1) * level - 1e-12))
+
+    def _center_scale(self, X):
+        """Centre and per-output scale of the region at ``X`` (hook, d = 1)."""
+        center = self._point(X)
+        return center, np.ones_like(center)
+
+    def _cross_bounds(self, X, ranks):
+        """CV+ lower and upper bounds per output, each (n, d).
+
+        Row ``i`` of the training set contributes ``c_k(x) - s_k(x) r_i`` and
+        ``c_k(x) + s_k(x) r_i`` with ``k`` its fold and ``r_i`` its
+        out-of-fold score; the bounds are the ``rank``-th largest of the former
+        and the ``rank``-th smallest of the latter (Barber et al., 2021).
+        """
+        parts = [member._center_scale(X) for member in self._members]
+        center = np.stack([c for c, _ in parts], axis=1)[:, self._fold_of]
+        scale = np.stack([s for _, s in parts], axis=1)[:, self._fold_of]
+        r = self._oof_scores.reshape(self._oof_scores.shape[0], -1)[None]
+        low, up = center - scale * r, center + scale * r  # (m, n, d)
+        ranks = np.broadcast_to(np.asarray(ranks, dtype=np.float64), (low.shape[2],))
+        lower = np.empty((low.shape[0], low.shape[2]))
+        upper = np.empty_like(lower)
+        for j, rank in enumerate(ranks):
+            k = int(rank) - 1
+            upper[:, j] = np.partition(up[:, :, j], k, axis=1)[:, k]
+            lower[:, j] = -np.partition(-low[:, :, j], k, axis=1)[:, k]
+        return lower, upper
+
+    def _cross_contains(self, X, y, ranks):
+        lower, upper = self._cross_bounds(X, ranks)
+        return np.all((lower <= y) & (y <= upper), axis=1)
+
+    def _cross_log_volume(self, X, ranks):
+        lower, upper = self._cross_bounds(X, ranks)
+        with np.errstate(divide="ignore"):
+            return np.sum(np.log(np.maximum(upper - lower, 0.0)), axis=1)
+
+    def _cross_row_bytes(self):
+        n = getattr(self, "n_calibration_samples_", 1)
+        return 8 * 6 * n * (getattr(self, "n_outputs_", 1) + 1)
+
+    def _row_bytes(self):
+        extra = self._cross_row_bytes() if self._cross_conformal() else 0
+        return super()._row_bytes() + extra
 
     def _fit_model(self, X, y, random_state):
         est = self._point_estimator(self._get_estimator(), self.n_outputs_)

@@ -9,7 +9,10 @@ import numpy as np
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import _num_samples
 
-from sklearn_iclr26.conformal._base_regressor import BaseResidualRegion
+from sklearn_iclr26.conformal._base_regressor import (
+    CONFORMAL_CV_CONSTRAINT,
+    BaseResidualRegion,
+)
 from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
 
 __all__ = ["BonferroniBoxRegressor"]
@@ -44,6 +47,26 @@ class BonferroniBoxRegressor(BaseResidualRegion):
         Fraction (float in (0, 1)) or number (int) of samples held out for
         calibration. Unused with a fitted model (a ``FrozenEstimator``, or
         :meth:`calibrate`): there is nothing to fit, every row calibrates.
+    conformal_cv : "split", int or CV splitter, default="split"
+        ``"split"``: split conformal on ``calibration_size`` of the rows
+        (coverage at least ``confidence_level``). An int ``K`` (shuffled
+        ``KFold``, seeded by ``random_state``) or a splitter whose test folds
+        partition the rows (``KFold``, ``LeaveOneOut``...): **CV+**
+        (**jackknife+** with ``LeaveOneOut``; Barber, Candès, Ramdas and
+        Tibshirani, 2021), per output at miscoverage ``alpha / d``: the point
+        model is refit on each fold's training rows, every row's residual
+        ``r_i`` is out of fold (no row is lost to calibration), and the
+        bounds at ``x`` are the order statistics of ``mu_k(i)(x) -+ r_i``
+        over the rows (MAPIE's ``CrossConformalRegressor(method="plus")``).
+        Guarantee, weaker than split conformal's (``alpha = 1 -
+        confidence_level``, ``n`` rows): coverage at least ``1 - 2 alpha`` for
+        jackknife+, at least ``1 - 2 alpha - min(2 (1 - 1/K) / (n/K + 1),
+        (1 - K/n) / (K + 1))`` for ``d = 1`` CV+ with ``K`` folds (the
+        Bonferroni union over ``d`` outputs adds that term ``d`` times); in
+        practice it is usually near ``1 - alpha``. ``calibration_size`` is
+        then unused, ``threshold_`` holds the per-output rank of the order
+        statistic, ``predict`` uses a model fitted on all rows. A
+        ``FrozenEstimator`` cannot be refit: use ``"split"``.
     random_state : int, RandomState instance or None, default=None
         Seeds the split (and the regressor's ``random_state`` parameters that
         are ``None``).
@@ -53,7 +76,10 @@ class BonferroniBoxRegressor(BaseResidualRegion):
     Attributes
     ----------
     estimator_ : regressor
-        The fitted point regressor.
+        The fitted point regressor (on all rows with ``conformal_cv``).
+    estimators_ : list of regressors
+        The point models of the folds; only with a cross-conformal
+        ``conformal_cv``.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -67,7 +93,8 @@ class BonferroniBoxRegressor(BaseResidualRegion):
         Number of calibration samples.
     threshold_ : ndarray of shape (n_outputs,)
         Half-widths of the box at ``confidence_level`` (``inf`` when the
-        calibration set is too small for the level).
+        calibration set is too small for the level); with a cross-conformal
+        ``conformal_cv``, the rank of the CV+ order statistic per output.
 
     See Also
     --------
@@ -91,6 +118,7 @@ class BonferroniBoxRegressor(BaseResidualRegion):
     _parameter_constraints: dict = {
         **BaseResidualRegion._parameter_constraints,
         "estimator": [HasMethods(["fit", "predict"]), None],
+        "conformal_cv": CONFORMAL_CV_CONSTRAINT,
     }
 
     def __init__(
@@ -99,12 +127,14 @@ class BonferroniBoxRegressor(BaseResidualRegion):
         *,
         confidence_level=0.9,
         calibration_size=0.25,
+        conformal_cv="split",
         random_state=None,
         verbose=0,
     ):
         self.estimator = estimator
         self.confidence_level = confidence_level
         self.calibration_size = calibration_size
+        self.conformal_cv = conformal_cv
         self.random_state = random_state
         self.verbose = verbose
 
@@ -123,6 +153,8 @@ class BonferroniBoxRegressor(BaseResidualRegion):
 
     def _threshold_at(self, confidence_level):
         alpha = (1.0 - confidence_level) / self.n_outputs_
+        if self._cross_conformal():
+            return np.full(self.n_outputs_, self._cross_rank(1.0 - alpha))
         return np.array(
             [
                 conformal_quantile(col, confidence_level=1.0 - alpha)
@@ -134,9 +166,13 @@ class BonferroniBoxRegressor(BaseResidualRegion):
         return np.full(self.n_outputs_, np.inf)
 
     def _contains_batch(self, X, y, threshold):
+        if self._cross_conformal():
+            return self._cross_contains(X, y, threshold)
         return np.all(np.abs(y - self._point(X)) <= threshold, axis=1)
 
     def _log_volume_batch(self, X, threshold):
+        if self._cross_conformal():
+            return self._cross_log_volume(X, threshold)
         with np.errstate(divide="ignore"):  # a zero half-width: volume 0
             value = float(np.sum(np.log(2 * threshold)))
         return np.full(_num_samples(X), value)
@@ -148,8 +184,10 @@ class BonferroniBoxRegressor(BaseResidualRegion):
         ----------
         X : array-like of shape (n_samples, n_features)
             Covariates.
-        confidence_level : float, default=None
+        confidence_level : float or sequence of float, default=None
             Level of the box in (0, 1); ``None`` uses the constructor's.
+            A sequence of ``L`` levels adds a trailing level axis (nested
+            regions, each equal to a call at that level).
 
         Returns
         -------
@@ -163,6 +201,9 @@ class BonferroniBoxRegressor(BaseResidualRegion):
                 signs = np.array([[-1.0], [1.0]])
             else:
                 signs = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
+            if self._cross_conformal() and np.all(np.isfinite(threshold)):
+                lower, upper = self._cross_bounds(Xb, threshold)
+                return np.where(signs[None] < 0, lower[:, None], upper[:, None])
             center = self._point(Xb)
             with np.errstate(invalid="ignore"):
                 return center[:, None, :] + signs[None] * threshold[None, None, :]

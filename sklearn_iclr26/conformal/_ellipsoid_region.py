@@ -13,6 +13,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _num_samples
 
 from sklearn_iclr26.conformal._base_regressor import (
+    CONFORMAL_CV_CONSTRAINT,
     BaseResidualRegion,
     boundary_directions,
     default_transformer,
@@ -79,6 +80,26 @@ class EllipsoidRegressor(BaseResidualRegion):
         region's covariance, which must be independent of the calibration rows
         (0.25 measured as good a default as 0.5 or 0.75 on enb, jura and
         slump, see the User Guide; use 0.5 on a few dozen rows).
+    conformal_cv : "split", int or CV splitter, default="split"
+        ``"split"``: split conformal on ``calibration_size`` of the rows
+        (coverage at least ``confidence_level``). An int ``K`` (shuffled
+        ``KFold``, seeded by ``random_state``) or a splitter whose test folds
+        partition the rows (``KFold``, ``LeaveOneOut``...): **CV+**
+        (**jackknife+** with ``LeaveOneOut``; Barber, Candès, Ramdas and
+        Tibshirani, 2021), for **one target only**: the point model and the
+        residual scale ``s_k(x)`` (global, or of the neighbours with
+        ``covariance="local"``) are refit on each fold's training rows, every
+        row's normalized residual ``r_i`` is out of fold, and the interval at
+        ``x`` is the order statistics of ``mu_k(i)(x) -+ s_k(i)(x) r_i``.
+        Guarantee (``alpha = 1 - confidence_level``, ``n`` rows): coverage at
+        least ``1 - 2 alpha`` for jackknife+, at least ``1 - 2 alpha - min(2
+        (1 - 1/K) / (n/K + 1), (1 - K/n) / (K + 1))`` for CV+ with ``K`` folds;
+        in practice usually near ``1 - alpha``. With several targets the CV+
+        set is a count over ellipsoids of different centres, not an
+        ellipsoid, and fit raises: use ``"split"``. ``calibration_size`` is
+        then unused, ``threshold_`` is the rank of the order statistic,
+        ``predict`` uses a model fitted on all rows. A ``FrozenEstimator``
+        cannot be refit: use ``"split"``.
     random_state : int, RandomState instance or None, default=None
         Seeds the split (and the regressor's ``random_state`` parameters that
         are ``None``).
@@ -88,7 +109,10 @@ class EllipsoidRegressor(BaseResidualRegion):
     Attributes
     ----------
     estimator_ : regressor
-        The fitted point regressor.
+        The fitted point regressor (on all rows with ``conformal_cv``).
+    estimators_ : list of regressors
+        The point models of the folds; only with a cross-conformal
+        ``conformal_cv``.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -107,7 +131,8 @@ class EllipsoidRegressor(BaseResidualRegion):
         Number of calibration samples.
     threshold_ : float
         Conformal threshold (Mahalanobis radius) at ``confidence_level``
-        (``inf`` when the calibration set is too small for the level).
+        (``inf`` when the calibration set is too small for the level); with a
+        cross-conformal ``conformal_cv``, the rank of the CV+ order statistic.
 
     See Also
     --------
@@ -140,6 +165,7 @@ class EllipsoidRegressor(BaseResidualRegion):
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "shrinkage": [Interval(Real, 0, 1, closed="both")],
         "transformer": [HasMethods(["fit", "transform"]), None],
+        "conformal_cv": CONFORMAL_CV_CONSTRAINT,
     }
 
     def __init__(
@@ -153,6 +179,7 @@ class EllipsoidRegressor(BaseResidualRegion):
         shrinkage=0.95,
         transformer=None,
         calibration_size=0.25,
+        conformal_cv="split",
         random_state=None,
         verbose=0,
     ):
@@ -164,6 +191,7 @@ class EllipsoidRegressor(BaseResidualRegion):
         self.shrinkage = shrinkage
         self.transformer = transformer
         self.calibration_size = calibration_size
+        self.conformal_cv = conformal_cv
         self.random_state = random_state
         self.verbose = verbose
 
@@ -208,7 +236,27 @@ class EllipsoidRegressor(BaseResidualRegion):
     def _row_bytes(self):
         d = getattr(self, "n_outputs_", 1)
         k = getattr(self, "n_neighbors_", 1) if self.covariance == "local" else 1
-        return 8 * (4 * k * d + 4 * d * d + 64)
+        extra = self._cross_row_bytes() if self._cross_conformal() else 0
+        return 8 * (4 * k * d + 4 * d * d + 64) + extra
+
+    # ------------------------------------------------------ cross-conformal
+    def _check_cross_conformal(self):
+        if self.n_outputs_ != 1:
+            raise ValueError(
+                f"EllipsoidRegressor(conformal_cv={self.conformal_cv!r}) needs a "
+                f"single target, got {self.n_outputs_}: with several targets the "
+                "CV+ set is a count over ellipsoids of different centres, not an "
+                "ellipsoid. Use conformal_cv='split'."
+            )
+
+    def _center_scale(self, X):
+        scale = np.sqrt(self._covariances(X)[:, 0, 0])[:, None]
+        return self._point(X), scale
+
+    def _threshold_at(self, confidence_level):
+        if self._cross_conformal():
+            return self._cross_rank(confidence_level)
+        return super()._threshold_at(confidence_level)
 
     def _covariances(self, X):
         n, d = _num_samples(X), self.n_outputs_
@@ -234,9 +282,13 @@ class EllipsoidRegressor(BaseResidualRegion):
         return self._mahalanobis(X, R)
 
     def _contains_batch(self, X, y, threshold):
+        if self._cross_conformal():
+            return self._cross_contains(X, y, threshold)
         return self._mahalanobis(X, y - self._point(X)) <= threshold
 
     def _log_volume_batch(self, X, threshold):
+        if self._cross_conformal():
+            return self._cross_log_volume(X, threshold)
         d = self.n_outputs_
         logdet = np.linalg.slogdet(self._covariances(X))[1]
         # threshold 0 (a constant or perfectly predicted target): volume 0
@@ -250,8 +302,10 @@ class EllipsoidRegressor(BaseResidualRegion):
         ----------
         X : array-like of shape (n_samples, n_features)
             Covariates.
-        confidence_level : float, default=None
+        confidence_level : float or sequence of float, default=None
             Level of the regions in (0, 1); ``None`` uses the constructor's.
+            A sequence of ``L`` levels adds a trailing level axis (nested
+            regions, each equal to a call at that level).
         n_points : int, default=100
             Number of boundary points for ``d = 2``.
 
@@ -266,6 +320,8 @@ class EllipsoidRegressor(BaseResidualRegion):
             center = self._point(Xb)
             if not np.isfinite(threshold):
                 return self._infinite_boundary(center.shape[0], len(directions))
+            if self._cross_conformal():  # one target: the CV+ interval
+                return np.stack(self._cross_bounds(Xb, threshold), axis=1)
             chol = np.linalg.cholesky(self._covariances(Xb))
             offsets = threshold * np.einsum("nij,kj->nki", chol, directions)
             return center[:, None, :] + offsets
@@ -274,6 +330,8 @@ class EllipsoidRegressor(BaseResidualRegion):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        if self.conformal_cv != "split":  # CV+ has an interval form only
+            tags.target_tags.multi_output = False
         if self.covariance == "local":
             # the neighbour search computes on X (or the transformer's output)
             tags.input_tags.sparse = False

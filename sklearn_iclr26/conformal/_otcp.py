@@ -107,6 +107,29 @@ def transport_potentials(points, grid):
     return assignment, psi - psi.min()
 
 
+def _interval_1d(grid, psi, threshold):
+    """The standardized interval ``{s : |R(s)| <= threshold}`` of a 1-D map.
+
+    In one dimension the rank map ``grid[argmax_j g_j s - psi_j]`` is
+    non-decreasing in ``s``, and every grid line owns a cell (each holds its
+    assigned point strictly inside), so the cells follow the sorted grid and
+    cell ``j`` ends where lines ``j`` and ``j + 1`` cross. The region is the
+    union of the cells of the grid points with ``|g_j| <= threshold``: an
+    interval from the left end of the first such cell to the right end of the
+    last (infinite where that cell is the first or last one).
+    """
+    order = np.argsort(grid[:, 0], kind="stable")
+    g, p = grid[order, 0], psi[order]
+    breaks = np.diff(p) / np.diff(g)  # breaks[j]: cell j / cell j + 1
+    inside = np.flatnonzero(np.abs(g) <= threshold)
+    if inside.size == 0:  # no grid point that small: an empty region
+        return np.nan, np.nan
+    lo, hi = inside[0], inside[-1]
+    lower = -np.inf if lo == 0 else breaks[lo - 1]
+    upper = np.inf if hi == g.shape[0] - 1 else breaks[hi]
+    return lower, upper
+
+
 def _ranks(S, grid, psi):
     """Rank map ``grid[argmax_j <grid_j, s> - psi_j]`` for the rows of ``S``."""
     return grid[np.argmax(S @ grid.T - psi, axis=1)]
@@ -131,6 +154,11 @@ class OTCPRegressor(BaseResidualRegion):
     Scores are a fixed function of ``(x, y)`` given the training part, so
     split-conformal marginal coverage holds. Uniform masses on equal-size
     sets make the OT an assignment problem: no dependency beyond SciPy.
+
+    There is no cross-conformal (CV+ / jackknife+) mode: CV+ needs the region
+    of each fold model to be a centre plus a scaled score ball, and the OT-CP
+    region is a union of Laguerre cells of a transport fitted per fold, with
+    no order-statistic form; use the split (``calibration_size``) mode.
 
     Read more in the :ref:`User Guide <cvqr>`.
 
@@ -350,6 +378,56 @@ class OTCPRegressor(BaseResidualRegion):
     def _contains_batch(self, X, y, threshold):
         return self._residual_scores(X, y - self._point(X)) <= threshold
 
+    def predict_region(self, X, confidence_level=None):
+        """Interval endpoints of a single-target fit (``d = 1``).
+
+        In one dimension the OT rank map is monotone, so the region is an
+        interval with exact endpoints (the crossings of the potential's
+        lines, see :meth:`predict_interval`). For ``d >= 2`` the OT-CP region
+        is a union of Laguerre cells with no closed-form boundary: use
+        :meth:`contains` and :meth:`region_log_volume`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Covariates.
+        confidence_level : float or sequence of float, default=None
+            Level of the regions in (0, 1); ``None`` uses the constructor's.
+            A sequence of ``L`` levels adds a trailing level axis (nested
+            regions, each equal to a call at that level).
+
+        Returns
+        -------
+        boundary : ndarray of shape (n_samples, 2, 1) or (n_samples, 2, 1, L)
+            The interval ``[lower, upper]`` (infinite where the threshold is).
+        """
+        if getattr(self, "n_outputs_", 1) != 1:
+            raise ValueError(
+                f"OTCPRegressor.predict_region needs d = 1, got d={self.n_outputs_}: "
+                "for d >= 2 the region is a union of Laguerre cells with no "
+                "closed-form boundary; use contains() and region_log_volume()."
+            )
+
+        def interval(Xb, threshold):
+            center = self._point(Xb)
+            n = center.shape[0]
+            if not np.isfinite(threshold):
+                return self._infinite_boundary(n, 2)
+            if self.transport == "global":
+                bounds = np.tile(
+                    _interval_1d(self.grid_, self.potential_, threshold), (n, 1)
+                )
+            else:
+                local = self._neighbourhoods(Xb)
+                bounds = np.empty((n, 2))
+                for i in range(n):
+                    _, psi = transport_potentials(local[i], self.grid_)
+                    bounds[i] = _interval_1d(self.grid_, psi, threshold)
+            with np.errstate(invalid="ignore"):
+                return (center + self.residual_scale_ * bounds)[:, :, None]
+
+        return self._predict_region(X, confidence_level, interval)
+
     # ------------------------------------------------------------- volume
     def _log_volume_one(self, points, psi, threshold, n_samples):
         """Importance-sampling log-volume (standardized units) of one region."""
@@ -404,8 +482,10 @@ class OTCPRegressor(BaseResidualRegion):
         ----------
         X : array-like of shape (n_samples, n_features)
             Covariates.
-        confidence_level : float, default=None
+        confidence_level : float or sequence of float, default=None
             Level of the regions in (0, 1); ``None`` uses the constructor's.
+            A sequence of ``L`` levels adds a trailing level axis (nested
+            regions, each equal to a call at that level).
         n_samples : int, default=1024
             Monte-Carlo points per region.
 

@@ -26,10 +26,12 @@ TEST_PARAMS = {
             "inner_max_iter": 20,
         }
     ],
-    "BonferroniBoxRegressor": [{}],
+    "BonferroniBoxRegressor": [{}, {"conformal_cv": 3}],
+    "ConformalizedQuantileRegressor": [{}, {"symmetric_correction": True}],
     "EllipsoidRegressor": [
         {},
         {"covariance": "local", "n_neighbors": 10},
+        {"conformal_cv": 3},
     ],
     "OTCPRegressor": [
         {},

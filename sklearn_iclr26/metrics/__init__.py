@@ -10,7 +10,9 @@ from sklearn_iclr26.metrics._identifiability import (
 )
 from sklearn_iclr26.metrics._rank_diagnostics import rank_calibration
 from sklearn_iclr26.metrics._region_metrics import (
+    interval_coverage_score,
     log_volume_per_dimension,
+    mean_interval_width,
     region_coverage_score,
     worst_slab_coverage_score,
 )
@@ -32,8 +34,10 @@ __all__ = [
     "coverage_score",
     "get_scorer",
     "get_scorer_names",
+    "interval_coverage_score",
     "linear_identifiability_check",
     "log_volume_per_dimension",
+    "mean_interval_width",
     "mean_set_size",
     "multiple_prediction_rate",
     "rank_calibration",

@@ -11,7 +11,9 @@ from sklearn.utils._param_validation import Interval, StrOptions, validate_param
 from sklearn.utils.validation import check_array, check_consistent_length
 
 __all__ = [
+    "interval_coverage_score",
     "log_volume_per_dimension",
+    "mean_interval_width",
     "region_coverage_score",
     "worst_slab_coverage_score",
 ]
@@ -34,7 +36,8 @@ def region_coverage_score(covered):
     ----------
     covered : array-like of shape (n_samples,)
         Boolean membership of each test response in its region, e.g. the
-        output of ``CVQRRegressor.contains(X_test, Y_test)``.
+        output of ``CVQRRegressor.contains(X_test, Y_test)`` (for several
+        levels, take ``contains(...).mean(axis=0)``, one column per level).
 
     Returns
     -------
@@ -48,6 +51,83 @@ def region_coverage_score(covered):
     0.75
     """
     return float(np.mean(_check_covered(covered)))
+
+
+def _check_intervals(intervals):
+    intervals = check_array(
+        intervals, ensure_2d=False, allow_nd=True, ensure_all_finite=False
+    )
+    if intervals.ndim not in (2, 3) or intervals.shape[1] != 2:
+        raise ValueError(
+            "intervals must have shape (n_samples, 2) or (n_samples, 2, n_levels) "
+            f"(lower, upper), got {intervals.shape}."
+        )
+    if np.isnan(intervals).any():
+        raise ValueError("intervals contain NaN.")
+    return intervals
+
+
+@validate_params(
+    {"y_true": ["array-like"], "intervals": ["array-like"]},
+    prefer_skip_nested_validation=True,
+)
+def interval_coverage_score(y_true, intervals):
+    """Fraction of test responses inside their prediction interval.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Test responses.
+    intervals : array-like of shape (n_samples, 2) or (n_samples, 2, n_levels)
+        Lower and upper bounds, e.g. the output of ``predict_interval``
+        (closed intervals; infinite bounds allowed).
+
+    Returns
+    -------
+    coverage : float or ndarray of shape (n_levels,)
+        Coverage (per level for three-dimensional ``intervals``).
+
+    Examples
+    --------
+    >>> from sklearn_iclr26.metrics import interval_coverage_score
+    >>> interval_coverage_score([0.5, 2.0], [[0.0, 1.0], [0.0, 1.0]])
+    0.5
+    """
+    intervals = _check_intervals(intervals)
+    y = check_array(y_true, ensure_2d=False, input_name="y_true").ravel()
+    check_consistent_length(y, intervals)
+    y = y.reshape((-1,) + (1,) * (intervals.ndim - 2))
+    covered = (intervals[:, 0] <= y) & (y <= intervals[:, 1])
+    if covered.ndim == 2:
+        return covered.mean(axis=0)
+    return float(np.mean(covered))
+
+
+@validate_params({"intervals": ["array-like"]}, prefer_skip_nested_validation=True)
+def mean_interval_width(intervals):
+    """Mean width ``upper - lower`` of prediction intervals.
+
+    Parameters
+    ----------
+    intervals : array-like of shape (n_samples, 2) or (n_samples, 2, n_levels)
+        Lower and upper bounds, e.g. the output of ``predict_interval``.
+        Crossed bounds (an empty CQR interval) count as width 0.
+
+    Returns
+    -------
+    width : float or ndarray of shape (n_levels,)
+        Mean width (``inf`` if any interval is unbounded; per level for
+        three-dimensional ``intervals``).
+
+    Examples
+    --------
+    >>> from sklearn_iclr26.metrics import mean_interval_width
+    >>> mean_interval_width([[0.0, 1.0], [1.0, 4.0]])
+    2.0
+    """
+    intervals = _check_intervals(intervals)
+    width = np.maximum(intervals[:, 1] - intervals[:, 0], 0.0).mean(axis=0)
+    return float(width) if np.ndim(width) == 0 else width
 
 
 @validate_params(

@@ -1,0 +1,419 @@
+"""Split conformalized quantile regression (CQR, Romano et al. 2019)."""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import math
+
+import numpy as np
+from sklearn.base import _fit_context, clone
+from sklearn.exceptions import DataConversionWarning
+from sklearn.frozen import FrozenEstimator
+from sklearn.pipeline import Pipeline
+from sklearn.utils._param_validation import HasMethods
+from sklearn.utils.validation import _num_samples
+
+from sklearn_iclr26.conformal._base_regressor import BaseConformalRegressor
+from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
+from sklearn_iclr26.conformal._transaction import fit_transaction, frozen_fitted
+from sklearn_iclr26.utils._random import set_child_random_state
+from sklearn_iclr26.utils._verbose import log_progress
+from sklearn_iclr26.utils._warnings import warn_user
+
+__all__ = ["ConformalizedQuantileRegressor"]
+
+# (loss parameter, its quantile value, quantile-level parameter) of the
+# quantile regressors known by name; any other regressor with a ``quantile``
+# parameter is used through it
+_QUANTILE_PARAMS = {
+    "LGBMRegressor": ("objective", "quantile", "alpha"),
+    "GradientBoostingRegressor": ("loss", "quantile", "alpha"),
+    "HistGradientBoostingRegressor": ("loss", "quantile", "quantile"),
+    "QuantileRegressor": (None, None, "quantile"),
+}
+
+
+def _default_quantile_regressor():
+    try:
+        from lightgbm import LGBMRegressor
+    except ImportError as exc:  # pragma: no cover - lightgbm is a dependency
+        raise ImportError(
+            "ConformalizedQuantileRegressor(estimator=None) uses LightGBM's "
+            "quantile objective; install lightgbm or pass a quantile regressor."
+        ) from exc
+    return LGBMRegressor(objective="quantile", verbose=-1)
+
+
+def _quantile_parameter(estimator):
+    """The ``set_params`` name of ``estimator``'s quantile level."""
+    prefix, final = "", estimator
+    if isinstance(estimator, Pipeline):
+        prefix, final = f"{estimator.steps[-1][0]}__", estimator[-1]
+    name = type(final).__name__
+    params = final.get_params(deep=False)
+    if name in _QUANTILE_PARAMS:
+        loss, value, level = _QUANTILE_PARAMS[name]
+        if loss is not None and params.get(loss) != value:
+            raise ValueError(
+                f"{name} fits a quantile with {loss}={value!r}, got "
+                f"{loss}={params.get(loss)!r}: set it, or pass a (lower, upper) "
+                "pair of quantile regressors."
+            )
+        return prefix + level
+    if "quantile" in params:
+        return prefix + "quantile"
+    raise ValueError(
+        f"ConformalizedQuantileRegressor cannot set the quantile level of {name}: "
+        "pass a quantile regressor among LGBMRegressor(objective='quantile'), "
+        "GradientBoostingRegressor(loss='quantile'), "
+        "HistGradientBoostingRegressor(loss='quantile'), QuantileRegressor (or "
+        "any regressor with a `quantile` parameter), or a (lower, upper) pair "
+        "of regressors of the two quantiles."
+    )
+
+
+def _is_pair(estimator):
+    return isinstance(estimator, (list, tuple))
+
+
+class ConformalizedQuantileRegressor(BaseConformalRegressor):
+    """Split conformalized quantile regression (CQR) intervals.
+
+    Two quantile regressors ``q_lo`` and ``q_hi`` are fitted by pinball
+    loss at the levels ``alpha / 2`` and ``1 - alpha / 2`` (``alpha = 1 -
+    confidence_level``) on a training part; on the calibration part, the
+    signed scores ``q_lo(x) - y`` and ``y - q_hi(x)`` (positive outside the
+    band) give the corrections, and the interval is ``[q_lo(x) - t_lo,
+    q_hi(x) + t_hi]`` (Romano, Patterson and Candès, 2019). Its width adapts to
+    ``x`` through the quantile models while the conformal step makes its
+    marginal coverage at least ``confidence_level`` for any pair of models.
+
+    * ``symmetric_correction=False`` (the default, as MAPIE's): each side is
+      corrected by its own order statistic at level ``1 - alpha / 2``; the
+      union bound gives coverage at least ``1 - alpha`` and each tail's
+      miscoverage is at most ``alpha / 2``.
+    * ``symmetric_correction=True`` (the paper's CQR): one correction ``t``,
+      the conformal quantile of ``max(q_lo(x) - y, y - q_hi(x))`` at level
+      ``1 - alpha``.
+
+    A correction may be negative (the quantile band over-covers): the
+    interval then shrinks, and it is empty where the corrected bounds cross.
+    The quantile models are fitted at the constructor's level; a per-call
+    ``confidence_level`` keeps them and recomputes the corrections, which is
+    still valid at the new level (the conformal step holds for any pair of
+    models) but less efficient far from the fitted level.
+
+    Read more in the :ref:`User Guide <cqr>`.
+
+    Parameters
+    ----------
+    estimator : regressor, (regressor, regressor) or None, default=None
+        A quantile regressor, cloned twice and fitted with its quantile level
+        set to ``alpha / 2`` and ``1 - alpha / 2``: its level parameter is
+        ``alpha`` for ``LGBMRegressor(objective="quantile")`` and
+        ``GradientBoostingRegressor(loss="quantile")``, ``quantile`` for
+        ``HistGradientBoostingRegressor(loss="quantile")``,
+        ``QuantileRegressor`` and any regressor with a ``quantile`` parameter;
+        the final step of a ``Pipeline`` is set. ``None`` means
+        ``lightgbm.LGBMRegressor(objective="quantile", verbose=-1)``. A pair
+        ``(lower, upper)`` is used as given (each cloned and fitted, the
+        levels are yours); a pair of fitted models is used as it is by
+        :meth:`calibrate`, or when each is wrapped in
+        :class:`~sklearn.frozen.FrozenEstimator` (never refit: every row
+        calibrates).
+    confidence_level : float, default=0.9
+        Coverage level of the intervals, in (0, 1); also sets the levels of
+        the quantile models.
+    symmetric_correction : bool, default=False
+        One correction for both bounds (the conformal quantile of the larger
+        of the two signed scores) instead of one per bound.
+    calibration_size : float or int, default=0.25
+        Fraction (float in (0, 1)) or number (int) of samples held out for
+        calibration. Unused with fitted models (``FrozenEstimator``, or
+        :meth:`calibrate`): every row calibrates.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the split (and the regressors' ``random_state`` parameters that
+        are ``None``).
+    verbose : int, default=0
+        If positive, print the fitting steps.
+
+    Attributes
+    ----------
+    estimators_ : list of two regressors
+        The fitted lower and upper quantile models.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit. Defined only when `X` has feature
+        names that are all strings.
+    n_outputs_ : int
+        Always 1 (CQR is a single-target method).
+    calibration_scores_ : ndarray of shape (n_calibration_samples, 2) or \
+(n_calibration_samples,)
+        The signed calibration scores ``q_lo(x) - y`` and ``y - q_hi(x)``,
+        sorted per column; with ``symmetric_correction=True`` their row-wise
+        maximum, sorted.
+    n_calibration_samples_ : int
+        Number of calibration samples.
+    threshold_ : ndarray of shape (2,)
+        The corrections ``(t_lo, t_hi)`` at ``confidence_level`` (equal with
+        ``symmetric_correction=True``; ``inf`` when the calibration set is
+        too small for the level: ``2 / alpha - 1`` points per side without
+        the symmetric correction, ``1 / alpha - 1`` with it).
+
+    See Also
+    --------
+    BonferroniBoxRegressor : Constant-width split-conformal intervals.
+    CVQRRegressor : Vector-quantile regions (CVQR with one target is another
+        conditional-quantile interval).
+
+    References
+    ----------
+    .. [1] Romano, Patterson and Candès, "Conformalized Quantile Regression",
+       NeurIPS 2019.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import QuantileRegressor
+    >>> from sklearn_iclr26.conformal import ConformalizedQuantileRegressor
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.uniform(0, 2, size=(300, 1))
+    >>> y = X[:, 0] + X[:, 0] * rng.normal(size=300)
+    >>> cqr = ConformalizedQuantileRegressor(
+    ...     QuantileRegressor(alpha=0.0), random_state=0).fit(X, y)
+    >>> cqr.predict_interval(X[:3]).shape
+    (3, 2)
+    >>> cqr.predict_interval(X[:3], confidence_level=[0.5, 0.9]).shape
+    (3, 2, 2)
+    """
+
+    _parameter_constraints: dict = {
+        **BaseConformalRegressor._parameter_constraints,
+        "estimator": [HasMethods(["fit", "predict"]), list, tuple, None],
+        "symmetric_correction": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        confidence_level=0.9,
+        symmetric_correction=False,
+        calibration_size=0.25,
+        random_state=None,
+        verbose=0,
+    ):
+        self.estimator = estimator
+        self.confidence_level = confidence_level
+        self.symmetric_correction = symmetric_correction
+        self.calibration_size = calibration_size
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------- models
+    def _pair(self):
+        """The two (unfitted or frozen) quantile models, lower then upper."""
+        if _is_pair(self.estimator):
+            if len(self.estimator) != 2:
+                raise ValueError(
+                    "estimator as a sequence must be a (lower, upper) pair of "
+                    f"quantile regressors, got {len(self.estimator)} items."
+                )
+            return [clone(est) for est in self.estimator]
+        est = (
+            _default_quantile_regressor() if self.estimator is None else self.estimator
+        )
+        name = _quantile_parameter(est)
+        alpha = 1.0 - self.confidence_level
+        return [
+            clone(est).set_params(**{name: level})
+            for level in (alpha / 2, 1.0 - alpha / 2)
+        ]
+
+    def _frozen(self):
+        return _is_pair(self.estimator) and all(
+            isinstance(est, FrozenEstimator) for est in self.estimator
+        )
+
+    def _split(self, n_samples, rng):
+        if self._frozen():  # nothing to fit: every row is calibration data
+            rows = rng.permutation(n_samples)
+            return rows, rows[:0]
+        return super()._split(n_samples, rng)
+
+    def _validate_y(self, X, y):
+        y = super()._validate_y(X, y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            warn_user(
+                "A column-vector y was passed when a 1d array was expected. "
+                "Please change the shape of y to (n_samples,), for example "
+                "using ravel().",
+                DataConversionWarning,
+            )
+            y = y[:, 0]
+        return y
+
+    def _fit_model(self, X, y, random_state):
+        if self.n_outputs_ != 1:
+            raise ValueError(
+                "ConformalizedQuantileRegressor is a single-target method, got y "
+                f"with {self.n_outputs_} columns; for several targets use "
+                "BonferroniBoxRegressor, EllipsoidRegressor or CVQRRegressor."
+            )
+        models = self._pair()
+        if not self._frozen():
+            for est in models:
+                set_child_random_state(est, random_state)
+                est.fit(X, y[:, 0])
+            log_progress(self, f"fitted two {type(models[0]).__name__} quantiles")
+        self.estimators_ = models
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def calibrate(self, X, y):
+        """Calibrate the intervals of a (lower, upper) pair fitted elsewhere.
+
+        ``estimator`` must be a pair of fitted quantile models; they are used
+        as they are, as ``fit(X, y)`` with each wrapped in
+        ``FrozenEstimator`` would (MAPIE's ``conformalize``), and every row
+        calibrates. The rows must not have been used to train the models.
+        Like ``fit``, it changes nothing if it fails.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Calibration covariates.
+        y : array-like of shape (n_samples,)
+            Calibration responses.
+
+        Returns
+        -------
+        self : object
+            The calibrated estimator.
+        """
+        if not _is_pair(self.estimator) or len(self.estimator) != 2:
+            raise ValueError(
+                "ConformalizedQuantileRegressor.calibrate uses fitted models as "
+                "they are and needs estimator=(lower, upper), a pair of fitted "
+                "quantile regressors; call fit to train them on a split."
+            )
+        frozen = tuple(frozen_fitted(est, self) for est in self.estimator)
+        return fit_transaction(
+            self, lambda work: work._fit_work(X, y), estimator=frozen
+        )
+
+    def _bounds(self, X):
+        """Lower and upper quantile predictions, shape (n, 2)."""
+        pred = [
+            np.asarray(est.predict(X), dtype=np.float64).reshape(-1)
+            for est in self.estimators_
+        ]
+        if pred[0].shape[0] != _num_samples(X) or pred[1].shape != pred[0].shape:
+            raise ValueError(
+                "The quantile models must predict one value per row, got shapes "
+                f"{pred[0].shape} and {pred[1].shape} for {_num_samples(X)} rows."
+            )
+        return np.stack(pred, axis=1)
+
+    def _predict_batch(self, X):
+        return self._bounds(X).mean(axis=1, keepdims=True)
+
+    # ------------------------------------------------------------- scores
+    def _conformity_scores_batch(self, X, y):
+        q = self._bounds(X)
+        scores = np.stack([q[:, 0] - y[:, 0], y[:, 0] - q[:, 1]], axis=1)
+        return scores.max(axis=1) if self.symmetric_correction else scores
+
+    def _n_calibration_needed(self, confidence_level):
+        if self.symmetric_correction:
+            return None
+        # each bound at miscoverage alpha / 2 needs 2 / alpha - 1 points
+        return math.ceil(2.0 / (1.0 - confidence_level) - 1.0 - 1e-9)
+
+    def _threshold_at(self, confidence_level):
+        if self.symmetric_correction:
+            t = conformal_quantile(self.calibration_scores_, confidence_level)
+            return np.array([t, t])
+        level = 1.0 - (1.0 - confidence_level) / 2.0
+        return np.array(
+            [conformal_quantile(col, level) for col in self.calibration_scores_.T]
+        )
+
+    def _infinite_threshold(self):
+        return np.full(2, np.inf)
+
+    def _interval(self, X, threshold):
+        q = self._bounds(X)
+        return np.stack([q[:, 0] - threshold[0], q[:, 1] + threshold[1]], axis=1)
+
+    def _contains_batch(self, X, y, threshold):
+        bounds = self._interval(X, threshold)
+        return (bounds[:, 0] <= y[:, 0]) & (y[:, 0] <= bounds[:, 1])
+
+    def _log_volume_batch(self, X, threshold):
+        bounds = self._interval(X, threshold)
+        width = np.maximum(bounds[:, 1] - bounds[:, 0], 0.0)
+        with np.errstate(divide="ignore"):  # an empty interval: volume 0
+            return np.log(width)
+
+    def conformity_scores(self, X, y):
+        """Signed CQR scores of ``(x, y)`` pairs (positive: outside the band).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Covariates.
+        y : array-like of shape (n_samples,)
+            Responses.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, 2) or (n_samples,)
+            ``q_lo(x) - y`` and ``y - q_hi(x)``; their maximum with
+            ``symmetric_correction=True``.
+        """
+        return super().conformity_scores(X, y)
+
+    def predict_region(self, X, confidence_level=None):
+        """Interval endpoints in the regions' layout, shape (n_samples, 2, 1).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Covariates.
+        confidence_level : float or sequence of float, default=None
+            Level of the intervals in (0, 1); ``None`` uses the constructor's.
+            A sequence of ``L`` levels adds a trailing level axis (nested
+            intervals, each equal to a call at that level).
+
+        Returns
+        -------
+        boundary : ndarray of shape (n_samples, 2, 1) or (n_samples, 2, 1, L)
+            ``[lower, upper]`` (infinite where the threshold is).
+        """
+
+        def interval(Xb, threshold):
+            with np.errstate(invalid="ignore"):
+                return self._interval(Xb, threshold)[:, :, None]
+
+        return self._predict_region(X, confidence_level, interval)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = False
+        if _is_pair(self.estimator):
+            return tags
+        from sklearn.utils import get_tags
+
+        try:
+            est = (
+                _default_quantile_regressor()
+                if self.estimator is None
+                else self.estimator
+            )
+        except ImportError:  # pragma: no cover
+            return tags
+        child = get_tags(est).input_tags
+        tags.input_tags.allow_nan = child.allow_nan
+        tags.input_tags.sparse = child.sparse
+        return tags
