@@ -1,5 +1,5 @@
 # Single entry point. `make test` and `make demo` do all the set-up on a fresh
-# machine with Python 3.10+: a virtual environment in .venv, torch first (CPU
+# machine with Python 3.11+: a virtual environment in .venv, torch first (CPU
 # build: `pip install torch==2.13.0`), then the package with its test extras.
 
 PYTHON ?= python3
