@@ -52,7 +52,7 @@ def run_demo():
     Hs = StandardScaler().fit_transform(H)
     concepts = (np.asarray(y_rep)[:, None] == np.unique(y_rep)[None, :]).astype(int)
     codes = {
-        "sae": SparseAutoencoder(32, k=4, max_iter=50, random_state=0).fit_transform(
+        "sae": SparseAutoencoder(32, n_nonzero_coefs=4, max_iter=50, random_state=0).fit_transform(
             Hs
         ),
         "pca": PCA(32).fit_transform(Hs),
@@ -68,7 +68,7 @@ def run_demo():
     return [
         {
             "method": "SAE concept identifiability",
-            "estimator": "SparseAutoencoder(32, k=4)",
+            "estimator": "SparseAutoencoder(32, n_nonzero_coefs=4)",
             "dataset": "penbased (keel), MLP hidden layer, 10 class concepts",
             "metric": "concept identifiability score vs probe logits",
             "value": score["sae"],

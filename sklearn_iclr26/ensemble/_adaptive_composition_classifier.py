@@ -46,6 +46,7 @@ class AdaptiveCompositionClassifier(TorchClassifierMixin, BaseAdaptiveCompositio
     proxy_errors_ : ndarray of shape (n_modules,)
         Misclassification rate of each module's proxy (NaN: dropped).
     {ATTRIBUTES_DOC}
+
     See Also
     --------
     AdaptiveCompositionRegressor : The regression counterpart.

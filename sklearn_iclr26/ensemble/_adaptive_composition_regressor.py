@@ -57,6 +57,7 @@ class AdaptiveCompositionRegressor(TorchRegressorMixin, BaseAdaptiveComposition)
     proxy_errors_ : ndarray of shape (n_modules,)
         Mean absolute error of each module's proxy predictions (NaN: dropped).
     {ATTRIBUTES_DOC}
+
     See Also
     --------
     ModuleHub : The hub of modules.
