@@ -44,6 +44,7 @@ from sklearn_iclr26.inference import (
 from sklearn_iclr26.label_noise import (
     ClassConditionalNoiseCorrector,
     InstanceNoiseCorrector,
+    LabelIssuesDisplay,
 )
 from sklearn_iclr26.memorization import (
     RandomLabelProbe,
@@ -90,6 +91,7 @@ __all__ = [
     "GeodesicCATERegressor",
     "InstanceNoiseCorrector",
     "InteractionSequenceEncoder",
+    "LabelIssuesDisplay",
     "MetaPCNClassifier",
     "MetaPCNRegressor",
     "MultiPPIMeanEstimator",

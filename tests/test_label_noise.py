@@ -659,3 +659,204 @@ def test_class_conditional_bad_matrix_and_shrink_warning(noisy_binary):
                 random_state=0,
             ).fit(X, y_random)
         assert np.all(np.diag(cc.transition_matrix_) >= 0.55 - 1e-12)
+
+
+# ------------------------------------------------------------ label issues
+
+
+@pytest.fixture(scope="module")
+def noisy_multiclass():
+    X, y = make_classification(
+        n_samples=450,
+        n_features=8,
+        n_informative=6,
+        n_classes=3,
+        class_sep=1.5,
+        random_state=0,
+    )
+    y_noisy, flipped = make_label_noise(y, kind="symmetric", rate=0.2, random_state=0)
+    # string labels: the correctors encode them, the masks do not care
+    labels = np.array(["ant", "bee", "cat"])[y_noisy]
+    return X, labels, flipped
+
+
+def _correctors():
+    return [
+        InstanceNoiseCorrector(LogisticRegression(), random_state=0),
+        # LightGBM's default min_child_samples: with 5 the in-sample fit is so
+        # confident that noise_rate_ (0.02) flags no row (the ranking holds)
+        InstanceNoiseCorrector(
+            _lgbm(n_estimators=120, min_child_samples=20), random_state=0
+        ),
+        ClassConditionalNoiseCorrector(LogisticRegression(), random_state=0),
+        ClassConditionalNoiseCorrector(
+            LogisticRegression(),
+            transition_matrix=np.full((3, 3), 0.1) + 0.7 * np.eye(3),
+            random_state=0,
+        ),
+    ]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("clf", _correctors(), ids=lambda c: type(c).__name__)
+def test_find_label_issues_agrees_with_mislabel_scores(noisy_multiclass, clf):
+    """The ranked indices are the flagged rows sorted by ``mislabel_scores_``
+    (exact), the mask is ``label_issues_``, both equal the public function's
+    rule on the probabilities the corrector reads, and the flags find flips."""
+    from sklearn_iclr26.label_noise import find_label_issues
+
+    X, labels, flipped = noisy_multiclass
+    mask = clone(clf).find_label_issues(X, labels)
+    fitted = clone(clf).fit(X, labels)
+    np.testing.assert_array_equal(mask, fitted.label_issues_)
+    assert mask.dtype == bool and mask.shape == (len(labels),)
+    scores = fitted.mislabel_scores_
+    flagged = np.flatnonzero(mask)
+    ranked = clone(clf).find_label_issues(
+        X, labels, return_indices_ranked_by="mislabel_score"
+    )
+    np.testing.assert_array_equal(
+        ranked, flagged[np.argsort(-scores[flagged], kind="stable")]
+    )
+    assert np.all(np.diff(scores[ranked]) <= 0)
+    codes = np.searchsorted(fitted.classes_, labels)
+    proba = fitted._issue_proba
+    for rank_by in ("self_confidence", "normalized_margin"):
+        idx = clone(clf).find_label_issues(X, labels, return_indices_ranked_by=rank_by)
+        np.testing.assert_array_equal(np.sort(idx), flagged)
+        np.testing.assert_array_equal(
+            idx,
+            find_label_issues(
+                codes,
+                proba,
+                filter_by=(
+                    "posterior"
+                    if isinstance(clf, InstanceNoiseCorrector)
+                    else "confident_learning"
+                ),
+                noise_rate=getattr(fitted, "noise_rate_", None),
+                return_indices_ranked_by=rank_by,
+            ),
+        )
+    if isinstance(clf, InstanceNoiseCorrector):
+        # the posterior rule flags the top of the mislabel ranking
+        np.testing.assert_array_equal(mask, scores > 0.5)
+        if mask.any() and not mask.all():
+            assert scores[mask].min() > scores[~mask].max()
+    else:
+        rows = np.arange(len(codes))
+        np.testing.assert_allclose(scores, 1.0 - proba[rows, codes])
+    # a real detector (20 % flips): flagged rows are mostly flips, and the
+    # ranking separates them
+    assert mask.sum() >= 20
+    assert np.mean(flipped[mask]) > 0.5
+    assert np.mean(mask[flipped]) > 0.2
+    assert roc_auc_score(flipped, scores) > 0.85
+
+
+def test_find_label_issues_bad_ranking_raises_before_fitting(noisy_multiclass):
+    X, labels, _ = noisy_multiclass
+    clf = InstanceNoiseCorrector(LogisticRegression())
+    with pytest.raises(ValueError, match="return_indices_ranked_by must be"):
+        clf.find_label_issues(X, labels, return_indices_ranked_by="csg")
+    assert not hasattr(clf, "classes_")
+
+
+def test_find_label_issues_function_rules():
+    from sklearn_iclr26.label_noise import find_label_issues
+    from sklearn_iclr26.label_noise._class_conditional import (
+        confident_joint_transition_matrix,
+        implied_flip_rate,
+    )
+
+    rng = np.random.RandomState(0)
+    pred_probs = rng.dirichlet(np.ones(4), size=300)
+    labels = rng.randint(0, 4, 300)
+    p = pred_probs[np.arange(300), labels]
+    # posterior > 1/2 <=> p < r
+    for rate in (0.1, 0.3):
+        mask = find_label_issues(
+            labels, pred_probs, filter_by="posterior", noise_rate=rate
+        )
+        np.testing.assert_array_equal(mask, p < rate)
+    rate = implied_flip_rate(
+        confident_joint_transition_matrix(pred_probs, labels), labels
+    )
+    np.testing.assert_array_equal(
+        find_label_issues(labels, pred_probs, filter_by="posterior"), p < rate
+    )
+    # predicted_neq_given: argmax differs from the label
+    np.testing.assert_array_equal(
+        find_label_issues(labels, pred_probs, filter_by="predicted_neq_given"),
+        pred_probs.argmax(axis=1) != labels,
+    )
+    # mask and ranked indices agree for every rule and ranking
+    for filter_by in ("confident_learning", "predicted_neq_given", "posterior"):
+        mask = find_label_issues(labels, pred_probs, filter_by=filter_by)
+        for rank_by in ("self_confidence", "normalized_margin", "mislabel_score"):
+            idx = find_label_issues(
+                labels,
+                pred_probs,
+                filter_by=filter_by,
+                return_indices_ranked_by=rank_by,
+            )
+            np.testing.assert_array_equal(np.sort(idx), np.flatnonzero(mask))
+        idx = find_label_issues(
+            labels,
+            pred_probs,
+            filter_by=filter_by,
+            return_indices_ranked_by="self_confidence",
+        )
+        assert np.all(np.diff(p[idx]) >= 0)
+
+
+def test_find_label_issues_function_errors():
+    from sklearn_iclr26.label_noise import find_label_issues
+
+    pred_probs = np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]])
+    with pytest.raises(ValueError, match=r"labels must lie in \[0, 1\]"):
+        find_label_issues([0, 2, 1], pred_probs)
+    with pytest.raises(ValueError, match="integer class codes"):
+        find_label_issues(["a", "b", "a"], pred_probs)
+    with pytest.raises(ValueError, match="at least 2 columns"):
+        find_label_issues([0, 0, 0], pred_probs[:, :1])
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        find_label_issues([0, 1], pred_probs)
+    with pytest.raises(ValueError, match="non-negative"):
+        find_label_issues([0, 1, 0], -pred_probs)
+    with pytest.raises(InvalidParameterError, match="filter_by"):
+        find_label_issues([0, 1, 0], pred_probs, filter_by="prune_by_noise_rate")
+    with pytest.raises(InvalidParameterError, match="noise_rate"):
+        find_label_issues([0, 1, 0], pred_probs, filter_by="posterior", noise_rate=1)
+    with pytest.raises(InvalidParameterError, match="return_indices_ranked_by"):
+        find_label_issues([0, 1, 0], pred_probs, return_indices_ranked_by="csg")
+
+
+def test_label_issues_display_ranks_the_flagged_rows(noisy_multiclass):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sklearn_iclr26.label_noise import LabelIssuesDisplay
+
+    X, labels, flipped = noisy_multiclass
+    clf = InstanceNoiseCorrector(LogisticRegression(), random_state=0).fit(X, labels)
+    disp = LabelIssuesDisplay.from_estimator(clf, X, labels, flipped=flipped)
+    # from the training rows, the display reproduces the fitted flags
+    np.testing.assert_array_equal(disp.label_issues, clf.label_issues_)
+    np.testing.assert_allclose(disp.mislabel_scores, clf.mislabel_scores_, atol=1e-12)
+    scores = disp.mislabel_scores[disp.ranked_indices_]
+    assert np.all(np.diff(scores) <= 0)
+    np.testing.assert_allclose(disp.line_.get_ydata(), scores)
+    assert len(disp.issues_line_.get_xdata()) == clf.label_issues_.sum()
+    assert len(disp.flipped_line_.get_xdata()) == flipped.sum()
+    with pytest.raises(ValueError, match="not fitted on"):
+        LabelIssuesDisplay.from_estimator(
+            clf, X, np.where(labels == "ant", "dog", labels)
+        )
+    with pytest.raises(ValueError, match="filter_by must be"):
+        LabelIssuesDisplay.from_predictions([0, 1], [[0.5, 0.5]] * 2, filter_by="x")
+    with pytest.raises(ValueError, match="flipped has"):
+        LabelIssuesDisplay.from_predictions([0, 1], [[0.5, 0.5]] * 2, flipped=[True])
+    plt.close("all")

@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from sklearn_iclr26.label_noise._backends import get_backend
 from sklearn_iclr26.label_noise._common import validate_meta_fit, validate_meta_X
+from sklearn_iclr26.label_noise._label_issues import RANKINGS, rank_issues
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import set_child_random_state
 from sklearn_iclr26.utils._torch import fit_or_restore
@@ -82,6 +83,57 @@ class BaseNoiseCorrector(
         self._fit_corrected(backend, X, y_encoded, sample_weight, rng)
         self._backend = backend
         return self
+
+    def find_label_issues(
+        self, X, y, sample_weight=None, *, return_indices_ranked_by=None
+    ):
+        """Fit on ``(X, y)`` and return the likely mislabeled rows.
+
+        Mirrors ``cleanlab.classification.CleanLearning.find_label_issues``
+        (and :meth:`SampleGradientMemorization.find_label_issues`): the mask
+        ``label_issues_``, or the indices of the flagged rows ranked by
+        severity. The rule is the corrector's own (see ``label_issues_``); the
+        same rule from out-of-fold probabilities is
+        :func:`~sklearn_iclr26.label_noise.find_label_issues`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Training data, handed to the inner estimator untouched.
+        y : array-like of shape (n_samples,)
+            Observed, possibly noisy, labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights, passed to :meth:`fit`.
+        return_indices_ranked_by : {"mislabel_score", "self_confidence", \
+                "normalized_margin"} or None, default=None
+            ``None`` returns the boolean mask ``label_issues_``. Otherwise the
+            indices of the flagged rows, most suspicious first: by
+            ``mislabel_scores_`` (descending, ties in row order), or by
+            cleanlab's label quality score of that name (ascending) computed on
+            the probabilities the rule reads.
+
+        Returns
+        -------
+        label_issues : ndarray of bool of shape (n_samples,) or ndarray of int
+            The mask or the ranked indices.
+        """
+        if return_indices_ranked_by is not None and (
+            return_indices_ranked_by not in RANKINGS
+        ):
+            raise ValueError(
+                f"return_indices_ranked_by must be None or one of {RANKINGS}, got "
+                f"{return_indices_ranked_by!r}."
+            )
+        self.fit(X, y, sample_weight=sample_weight)
+        if return_indices_ranked_by is None:
+            return self.label_issues_.copy()
+        return rank_issues(
+            self.label_issues_,
+            self._issue_labels,
+            self._issue_proba,
+            self.mislabel_scores_,
+            return_indices_ranked_by,
+        )
 
     def _row_bytes(self):
         return 64 * 8 * (getattr(self, "n_features_in_", 1) + len(self.classes_))

@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from sklearn_iclr26.label_noise._backends import ForwardLossSpec
 from sklearn_iclr26.label_noise._base import BaseNoiseCorrector
+from sklearn_iclr26.label_noise._label_issues import issues_and_scores
 from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
@@ -179,6 +180,16 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
         (``nan`` when ``transition_matrix`` is given): an upper bound on the
         flip rate that a good classifier would see, for comparison with the
         flip rate ``T`` implies.
+    mislabel_scores_ : ndarray of shape (n_samples,)
+        ``1 - p``, with ``p`` the out-of-fold probability of the observed
+        label (cleanlab's self-confidence, reversed): larger = more likely
+        mislabeled.
+    label_issues_ : ndarray of bool of shape (n_samples,)
+        Training rows flagged as likely mislabeled: those counted off the
+        diagonal of the confident joint of the out-of-fold probabilities
+        (cleanlab's ``filter_by="confident_learning"``, the rule of
+        :func:`find_label_issues`). The out-of-fold probabilities are
+        computed also when ``transition_matrix`` is given (``cv`` more fits).
     init_score_ : float
         Raw-score offset (LightGBM forward mode), else 0.
     n_features_in_ : int
@@ -249,20 +260,7 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
 
         return make_pipeline(StandardScaler(), LogisticRegression())
 
-    def _transition_matrix(self, backend, X, y, sample_weight, n_classes, rng):
-        self.oof_disagreement_ = float("nan")
-        if self.transition_matrix is not None:
-            T = np.asarray(self.transition_matrix, dtype=np.float64)
-            if T.shape != (n_classes, n_classes):
-                raise ValueError(
-                    f"transition_matrix must have shape ({n_classes}, {n_classes}), "
-                    f"got {T.shape}."
-                )
-            if np.any(T < 0) or not np.allclose(T.sum(axis=1), 1.0):
-                raise ValueError(
-                    "transition_matrix must be non-negative with rows summing to 1."
-                )
-            return T
+    def _out_of_fold_proba(self, backend, X, y, sample_weight, rng):
         n_splits = min(self.cv, int(np.bincount(y).min()))
         params = backend._route(sample_weight=sample_weight)
         if n_splits >= 2:
@@ -279,6 +277,24 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
             )
         else:
             proba = backend.fit_weighted(X, y, sample_weight).predict_proba(X)
+        return proba, n_splits
+
+    def _transition_matrix(self, backend, X, y, sample_weight, n_classes, rng):
+        self.oof_disagreement_ = float("nan")
+        if self.transition_matrix is not None:
+            T = np.asarray(self.transition_matrix, dtype=np.float64)
+            if T.shape != (n_classes, n_classes):
+                raise ValueError(
+                    f"transition_matrix must have shape ({n_classes}, {n_classes}), "
+                    f"got {T.shape}."
+                )
+            if np.any(T < 0) or not np.allclose(T.sum(axis=1), 1.0):
+                raise ValueError(
+                    "transition_matrix must be non-negative with rows summing to 1."
+                )
+            return T
+        proba, n_splits = self._out_of_fold_proba(backend, X, y, sample_weight, rng)
+        self._oof = proba
         if self.transition_estimate == "anchor":
             T = estimate_transition_matrix(proba, self.anchor_quantile)
         else:
@@ -334,8 +350,19 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
                 f"{backend.what} does not accept sample_weight in fit, which "
                 "method='backward' needs."
             )
+        self._oof = None
         T = self._transition_matrix(backend, X, y_enc, sample_weight, n_classes, rng)
         self.transition_matrix_ = T
+        if self._oof is None:  # T given: the label issues still need them
+            self._oof, _ = self._out_of_fold_proba(
+                backend, X, y_enc, sample_weight, rng
+            )
+        proba = np.asarray(self._oof, dtype=np.float64)
+        self.label_issues_, self.mislabel_scores_ = issues_and_scores(
+            y_enc, proba, "confident_learning"
+        )
+        self._issue_proba, self._issue_labels = proba, y_enc
+        del self._oof
         self.init_score_ = 0.0
         if self.method == "backward":
             if abs(np.linalg.det(T)) < 1e-8:

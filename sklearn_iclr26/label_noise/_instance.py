@@ -17,6 +17,7 @@ from sklearn_iclr26.label_noise._common import (
     proba_from_raw,
     warmup_count,
 )
+from sklearn_iclr26.label_noise._label_issues import mislabel_posterior
 from sklearn_iclr26.label_noise._loss import PHIS, flip_rate
 from sklearn_iclr26.label_noise._rho import difficulty_to_rho, offline_difficulty
 from sklearn_iclr26.utils._verbose import log_progress
@@ -175,6 +176,11 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
         disagreement ``1 - p`` at every ``beta`` (``beta`` only moves ``r``, a
         constant), so it ranks as cleanlab's self-confidence on the fitted
         probabilities; see Notes for why the per-row ``rho_`` is not used.
+    label_issues_ : ndarray of bool of shape (n_samples,)
+        Training rows flagged as likely mislabeled: ``mislabel_scores_ >
+        1/2`` (more likely flipped than not, i.e. ``p < noise_rate_``), the
+        rule of :func:`find_label_issues` with ``filter_by="posterior"``. See
+        :meth:`find_label_issues` for the ranked indices.
     init_scores_ : ndarray of shape (n_subproblems,)
         Constant raw-score offset of each sub-problem (the LightGBM
         ``init_score``, ``logit`` of the weighted label mean; 0 otherwise).
@@ -450,6 +456,16 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
         self.rho_ = rho
         self.noise_rate_ = float(np.average(rho, weights=sample_weight))
         self.mislabel_scores_ = mislabel_posterior(log_odds_wrong, self.noise_rate_)
+        # the rule of find_label_issues(filter_by="posterior"): more likely
+        # flipped than not under the fitted flip rate
+        self.label_issues_ = self.mislabel_scores_ > 0.5
+        if n_classes == 2:
+            self._issue_proba = proba_from_raw(raw)
+        else:
+            self._issue_proba = proba / np.maximum(
+                proba.sum(axis=1, keepdims=True), 1e-300
+            )
+        self._issue_labels = y_enc
         log_progress(self, f"done; noise_rate_={self.noise_rate_:.3f}")
 
     def _decision_rows(self, X):
@@ -491,19 +507,6 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
         if raw.ndim == 1:
             return self.classes_[(raw > 0).astype(int)]
         return self.classes_[np.argmax(raw, axis=1)]
-
-
-def mislabel_posterior(log_odds_wrong, rate):
-    """Posterior flip probability ``P(F = 1 | x, y~)`` under the flip rate ``rate``.
-
-    ``log_odds_wrong`` is ``log((1 - p) / p)`` with ``p`` the model's
-    probability of the observed label; the result is ``expit(logit(rate) +
-    log_odds_wrong)`` = ``r (1 - p) / (r (1 - p) + (1 - r) p)``, strictly
-    increasing in ``1 - p``. ``rate`` is clipped to [1e-12, 1 - 1e-12] so
-    that the ranking survives an underflowed rate.
-    """
-    rate = min(max(float(rate), 1e-12), 1.0 - 1e-12)
-    return expit(np.log(rate) - np.log1p(-rate) + np.asarray(log_odds_wrong))
 
 
 def reweight_weights(p_obs, rho):

@@ -64,3 +64,20 @@ EXPECTED_FAILED_CHECKS = {
     "InstanceNoiseCorrector": _corrector_failures,
     "ClassConditionalNoiseCorrector": _cc_failures,
 }
+
+
+def _label_issues_case():
+    from sklearn.datasets import make_classification
+
+    from sklearn_iclr26.datasets import make_label_noise
+    from sklearn_iclr26.label_noise import InstanceNoiseCorrector
+
+    X, y = make_classification(
+        n_samples=200, n_features=6, n_informative=4, n_classes=3, random_state=0
+    )
+    y_noisy, _ = make_label_noise(y, kind="symmetric", rate=0.2, random_state=0)
+    estimator = InstanceNoiseCorrector(LogisticRegression(), random_state=0)
+    return estimator, X, y_noisy, {}
+
+
+DISPLAY_CASES = {"LabelIssuesDisplay": _label_issues_case}
