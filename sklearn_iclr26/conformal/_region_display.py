@@ -39,7 +39,7 @@ class RegionDisplay:
     ``region_log_volume``). Build it with :meth:`from_estimator` or
     :meth:`from_predictions` (intervals or boundaries already computed).
 
-    Read more in the :ref:`User Guide <intervals>`.
+    Read more in the :ref:`User Guide <cqr>`.
 
     Parameters
     ----------
