@@ -308,3 +308,25 @@ def test_region_display_from_predictions_checks_shapes():
     )
     assert disp.ax_.get_xlabel() == "sample index"
     assert "(33% outside)" in disp.points_.get_label()
+
+
+def test_region_display_cvqr_boundary_and_hpd_grid(regression):
+    from sklearn_iclr26.conformal import CVQRRegressor
+    from sklearn_iclr26.conformal._test_instances import TEST_PARAMS
+
+    X, Y = regression
+    params = TEST_PARAMS["CVQRRegressor"][0]
+    pb = CVQRRegressor(random_state=0, **params).fit(X[:300], Y[:300])
+    disp = RegionDisplay.from_estimator(pb, X[300:], Y[300:], rows=[0])
+    np.testing.assert_allclose(disp.boundaries, pb.predict_region(X[300:][[0]]))
+    # HPD regions are density level sets without a boundary: auto uses the grid
+    hpd = CVQRRegressor(conformity_score="hpd", random_state=0, **params)
+    hpd.fit(X[:300], Y[:300])
+    disp = RegionDisplay.from_estimator(
+        hpd, X[300:], Y[300:], rows=[0], grid_resolution=15
+    )
+    assert disp.boundaries is None
+    gx, gy = np.meshgrid(disp.grid_x, disp.grid_y, indexing="ij")
+    points = np.column_stack([gx.ravel(), gy.ravel()])
+    inside = hpd.contains(np.repeat(X[300:][[0]], len(points), axis=0), points)
+    np.testing.assert_array_equal(disp.inside[0].ravel(), inside)
