@@ -20,10 +20,13 @@ from sklearn_iclr26.causal import (
 )
 from sklearn_iclr26.conformal import (
     BonferroniBoxRegressor,
+    ConditionalCoverageDisplay,
     ConformalizedQuantileRegressor,
     CVQRRegressor,
     EllipsoidRegressor,
     OTCPRegressor,
+    RegionDisplay,
+    SetSizeDisplay,
     SOCOPClassifier,
     SplitConformalClassifier,
 )
@@ -84,6 +87,7 @@ __all__ = [
     "CVQRRegressor",
     "ClassConditionalNoiseCorrector",
     "ConNASSearch",
+    "ConditionalCoverageDisplay",
     "ConformalizedQuantileRegressor",
     "DeferralCurveDisplay",
     "DiffusionInterestFusionClassifier",
@@ -100,9 +104,11 @@ __all__ = [
     "RLPHeadClassifier",
     "RandomLabelProbe",
     "RandomNASSearch",
+    "RegionDisplay",
     "ResamplingUtilityEstimator",
     "SOCOPClassifier",
     "SampleGradientMemorization",
+    "SetSizeDisplay",
     "SparseAutoencoder",
     "SplitConformalClassifier",
     "TLearnerRegressor",

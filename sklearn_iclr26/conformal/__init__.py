@@ -15,10 +15,13 @@ from sklearn_iclr26.conformal._conformity_scores import (
     socop_scores,
     socop_sets,
 )
+from sklearn_iclr26.conformal._coverage_display import ConditionalCoverageDisplay
 from sklearn_iclr26.conformal._cqr import ConformalizedQuantileRegressor
 from sklearn_iclr26.conformal._cvqr import CVQRRegressor
 from sklearn_iclr26.conformal._ellipsoid_region import EllipsoidRegressor
 from sklearn_iclr26.conformal._otcp import OTCPRegressor
+from sklearn_iclr26.conformal._region_display import RegionDisplay
+from sklearn_iclr26.conformal._set_size_display import SetSizeDisplay
 from sklearn_iclr26.conformal._socop import SOCOPClassifier
 from sklearn_iclr26.conformal._split_classifier import SplitConformalClassifier
 
@@ -26,10 +29,13 @@ __all__ = [
     "SCORE_NAMES",
     "BonferroniBoxRegressor",
     "CVQRRegressor",
+    "ConditionalCoverageDisplay",
     "ConformalizedQuantileRegressor",
     "EllipsoidRegressor",
     "OTCPRegressor",
+    "RegionDisplay",
     "SOCOPClassifier",
+    "SetSizeDisplay",
     "SplitConformalClassifier",
     "aps_scores",
     "conformal_quantile",

@@ -51,3 +51,34 @@ TEST_PARAMS = {
 }
 
 EXPECTED_FAILED_CHECKS = {}
+
+
+def _classifier_display_case():
+    """Small case of the common display test for the set displays."""
+    from sklearn.datasets import make_classification
+
+    from sklearn_iclr26.conformal import SplitConformalClassifier
+
+    X, y = make_classification(
+        n_samples=300, n_features=6, n_informative=4, n_classes=3, random_state=0
+    )
+    return SplitConformalClassifier(random_state=0), X, y, {}
+
+
+def _region_display_case():
+    """Small two-target case of the common display test for RegionDisplay."""
+    import numpy as np
+
+    from sklearn_iclr26.conformal import EllipsoidRegressor
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(200, 3))
+    Y = X[:, :2] + rng.normal(scale=0.3, size=(200, 2))
+    return EllipsoidRegressor(random_state=0), X, Y, {}
+
+
+DISPLAY_CASES = {
+    "ConditionalCoverageDisplay": _classifier_display_case,
+    "RegionDisplay": _region_display_case,
+    "SetSizeDisplay": _classifier_display_case,
+}
