@@ -52,9 +52,9 @@ def run_demo():
     Hs = StandardScaler().fit_transform(H)
     concepts = (np.asarray(y_rep)[:, None] == np.unique(y_rep)[None, :]).astype(int)
     codes = {
-        "sae": SparseAutoencoder(32, n_nonzero_coefs=4, max_iter=50, random_state=0).fit_transform(
-            Hs
-        ),
+        "sae": SparseAutoencoder(
+            32, n_nonzero_coefs=4, max_iter=50, random_state=0
+        ).fit_transform(Hs),
         "pca": PCA(32).fit_transform(Hs),
     }
     score = {
