@@ -191,3 +191,55 @@ def test_invalid_noise_models_raise(noise, match):
     X, y = load_iris(return_X_y=True)
     with pytest.raises(ValueError, match=match):
         SplitConformalClassifier(label_noise=noise).fit(X, y)
+
+
+def test_finite_sample_margin_matches_the_reference_formula():
+    from scipy import stats
+
+    from sklearn_iclr26.conformal._noisy_calibration import finite_sample_margin
+
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 2, size=400)
+    # no noise: V = I, the margin is the mean one-sided KS statistic c_n,
+    # checked against a Monte-Carlo estimate as the reference code computes it
+    c = finite_sample_margin(np.eye(2), y)
+    draws = [
+        np.max(np.arange(1, 401) / 400 - np.sort(rng.uniform(size=400)))
+        for _ in range(4000)
+    ]
+    assert abs(c - np.mean(draws)) < 0.002
+    assert c == pytest.approx(stats.ksone.mean(400), rel=1e-3)
+    # with noise: c_n plus the term in |V| (marginal, K^2 = 4)
+    counts = np.bincount(y, minlength=2) / 400
+    W = np.linalg.inv(T2)
+    prior = W.T @ counts
+    V = W.T * counts[None, :] / prior[:, None]
+    off = np.abs(V).sum(1) - np.abs(np.diag(V))
+    n_min = np.bincount(y).min()
+    coeff = (2 * off.max() + np.abs(prior - counts).sum()) / np.sqrt(n_min)
+    term = min(
+        4 * np.sqrt(np.pi / 2),
+        1 / np.sqrt(n_min) + np.sqrt((np.log(8) + np.log(n_min)) / 2),
+    )
+    assert finite_sample_margin(T2, y) == pytest.approx(c + coeff * term, rel=1e-9)
+
+
+def test_finite_sample_correction_covers_and_is_conservative():
+    rng = np.random.default_rng(5)
+    X, _, y_noisy = _sample(20000, rng)
+    X_test, y_test, _ = _sample(20000, rng)
+    plugin = _calibrated(X, y_noisy, label_noise=T2)
+    finite = _calibrated(
+        X, y_noisy, label_noise=T2, label_noise_correction="finite_sample"
+    )
+    assert finite.threshold_ > plugin.threshold_
+    covered = finite.predict_set(X_test)[np.arange(20000), y_test].mean()
+    assert covered >= 0.9
+    with pytest.raises(ValueError, match="finite_sample"):
+        finite.predict_p(X_test[:5])
+    # too few rows for level + margin: warns, every label
+    with pytest.warns(UserWarning, match="margin"):
+        small = _calibrated(
+            X[:60], y_noisy[:60], label_noise=T2, label_noise_correction="finite_sample"
+        )
+    assert np.isinf(small.threshold_)

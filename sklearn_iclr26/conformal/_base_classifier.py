@@ -40,6 +40,7 @@ from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
 from sklearn_iclr26.conformal._noisy_calibration import (
     DemixedCDF,
     demixing_weights,
+    finite_sample_margin,
     noise_transition_matrix,
 )
 from sklearn_iclr26.conformal._transaction import fit_transaction, frozen_fitted
@@ -177,6 +178,7 @@ class BaseConformalClassifier(
         "allow_empty": ["boolean"],
         "conditional": [StrOptions({"class", "bins"}), None],
         "label_noise": [Interval(Real, 0, 1, closed="left"), "array-like", None],
+        "label_noise_correction": [StrOptions({"plugin", "finite_sample"})],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
     }
@@ -455,18 +457,27 @@ class BaseConformalClassifier(
     def _fit_demixed(self, cal_matrix, cal_y, T, bins, cal_index):
         """The de-mixed calibration CDF(s) under the noise model ``T``."""
         weights = demixing_weights(T)[cal_y]
+        finite = self.label_noise_correction == "finite_sample"
+
+        def margin(rows, label=None):
+            return finite_sample_margin(T, cal_y[rows], label) if finite else None
+
+        every = np.arange(cal_y.shape[0])
         if self.conditional is None:
-            self._demixed = [DemixedCDF(cal_matrix, weights)]
+            self._demixed = [DemixedCDF(cal_matrix, weights, margin=margin(every))]
         elif self.conditional == "class":
             self._demixed = [
-                DemixedCDF(cal_matrix, weights, label=k) for k in range(T.shape[0])
+                DemixedCDF(cal_matrix, weights, label=k, margin=margin(every, k))
+                for k in range(T.shape[0])
             ]
         else:
             _, groups = np.unique(bins[cal_index], return_inverse=True)
-            self._demixed = [
-                DemixedCDF(cal_matrix[groups == g], weights[groups == g])
-                for g in range(groups.max() + 1)
-            ]
+            self._demixed = []
+            for g in range(groups.max() + 1):
+                rows = np.flatnonzero(groups == g)
+                self._demixed.append(
+                    DemixedCDF(cal_matrix[rows], weights[rows], margin=margin(rows))
+                )
 
     def _demixed_thresholds(self, level):
         """Threshold(s) of the de-mixed CDF(s): a float, or one per group."""

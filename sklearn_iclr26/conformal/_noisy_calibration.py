@@ -21,8 +21,9 @@ the class priors cancel (marginal) or are estimated from the same weights
 (per class). The threshold is the split-conformal rule applied to it: the
 smallest candidate score ``t`` with ``n F_hat(t) >= (n + 1) level``, which
 for ``T = I`` is the ``ceil((n + 1) level)``-th smallest true-label score,
-exactly. The paper's finite-sample margin ``delta`` is not applied (see the
-estimators' ``label_noise`` parameter).
+exactly. With ``label_noise_correction="finite_sample"`` the rule is the
+paper's, margin included: ``F_hat(t) >= level + delta`` (see
+``finite_sample_margin``).
 """
 
 # Authors: The sklearn-iclr26 developers
@@ -33,6 +34,61 @@ from numbers import Real
 import numpy as np
 
 from sklearn_iclr26.utils._validation import calibration_size_ok
+from sklearn_iclr26.utils._warnings import warn_user
+
+
+def _expected_one_sided_ks(n):
+    """``E[max_i (i / n - U_(i))]`` for ``n`` uniforms: the paper's ``c_n``.
+
+    The mean of the one-sided Kolmogorov-Smirnov statistic ``D_n^+``, computed
+    exactly (``scipy.stats.ksone``) rather than by the reference code's Monte
+    Carlo, so that it is deterministic.
+    """
+    from scipy import integrate, stats
+
+    return float(integrate.quad(lambda x: stats.ksone.sf(x, n), 0, 1, limit=200)[0])
+
+
+def finite_sample_margin(T, y_index, label=None):
+    """The margin ``delta`` of Sesia, Wang and Tong's adaptive calibration.
+
+    As their reference code (``compute_delta_const`` for one class ``label``,
+    ``compute_delta_const_marginal`` otherwise), with ``V = M^{-1}``, ``M[k,
+    l] = P(Y = l | Y~ = k)`` built from ``T`` and the class priors (the noisy
+    prior from the rows' noisy labels ``y_index``, the clean one ``T^{-T}``
+    times it): ``c_n + coeff min(K^p sqrt(pi/2), 1/sqrt(n_min) + sqrt((log(2
+    K^p) + log n_min) / 2))`` with ``p = 1`` per class (``coeff = 2 sum_{l !=
+    k} |V[k, l]| / sqrt(n_min)``) and ``p = 2`` marginally (``coeff = (2
+    max_k sum_{l != k} |V[k, l]| + sum_k |pi_k - pi~_k|) / sqrt(n_min)``);
+    ``n_min`` the smallest noisy class count. ``inf`` when a noisy class is
+    absent or the estimated clean prior is not positive.
+    """
+    K = T.shape[0]
+    counts = np.bincount(y_index, minlength=K).astype(float)
+    n = counts.sum()
+    n_min = counts.min()
+    if n_min <= 0:
+        return np.inf
+    prior_noisy = counts / n
+    W = demixing_weights(T)
+    prior = W.T @ prior_noisy
+    if np.any(prior <= 0):
+        return np.inf
+    V = W.T * prior_noisy[None, :] / prior[:, None]
+    off = np.abs(V).sum(axis=1) - np.abs(np.diag(V))
+    if label is not None:
+        c = _expected_one_sided_ks(int(counts[label]))
+        coeff = 2.0 * off[label] / np.sqrt(n_min)
+        k_pow = K
+    else:
+        c = _expected_one_sided_ks(int(n))
+        coeff = (2.0 * off.max() + np.abs(prior - prior_noisy).sum()) / np.sqrt(n_min)
+        k_pow = K**2
+    term = min(
+        k_pow * np.sqrt(np.pi / 2),
+        1.0 / np.sqrt(n_min) + np.sqrt((np.log(2 * k_pow) + np.log(n_min)) / 2),
+    )
+    return float(c + coeff * term)
 
 
 def noise_transition_matrix(label_noise, n_classes):
@@ -100,7 +156,8 @@ class DemixedCDF:
     is ``n``.
     """
 
-    def __init__(self, scores, weights, label=None):
+    def __init__(self, scores, weights, label=None, margin=None):
+        self.margin = margin
         if label is not None:
             scores = scores[:, label]
             weights = weights[:, label]
@@ -126,6 +183,20 @@ class DemixedCDF:
 
     def threshold(self, level, what="calibration"):
         n = self.n_effective
+        if self.margin is not None:
+            target = n * (level + self.margin) - 1e-12
+            idx = np.searchsorted(self.cum_max, target, side="left")
+            if idx >= self.values.shape[0]:
+                warn_user(
+                    f"The finite-sample margin of the noisy-label calibration "
+                    f"({what}) is {self.margin:.3g}: level + margin = "
+                    f"{level + self.margin:.3g} is out of reach with these "
+                    "calibration rows, so the threshold is infinite (every label "
+                    "in the sets). Use more calibration data or "
+                    'label_noise_correction="plugin".'
+                )
+                return np.inf
+            return float(self.values[idx])
         if not calibration_size_ok(int(np.floor(n + 1e-9)), level, what=what):
             return np.inf
         target = (n + 1.0) * level - 1e-12
@@ -135,6 +206,15 @@ class DemixedCDF:
         return float(self.values[idx])
 
     def p_values(self, scores):
+        if self.margin is not None:
+            raise ValueError(
+                'predict_p is not defined with label_noise_correction="finite_sample"'
+                " (the margin is a level shift, not a p-value); use the default "
+                '"plugin".'
+            )
+        return self._p_values(scores)
+
+    def _p_values(self, scores):
         """``(n + 1 - M(s-)) / (n + 1)``, ``M`` the weighted count below ``s``.
 
         For ``T = I`` this is ``(1 + #{s_i >= s}) / (n + 1)``, and ``p > 1 -
