@@ -1,5 +1,7 @@
 """Noise-aware conformal calibration (``label_noise=``) of the conformal classifiers."""
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -243,3 +245,19 @@ def test_finite_sample_correction_covers_and_is_conservative():
             X[:60], y_noisy[:60], label_noise=T2, label_noise_correction="finite_sample"
         )
     assert np.isinf(small.threshold_)
+
+
+@pytest.mark.parametrize("correction", ["plugin", "finite_sample"])
+def test_class_conditional_sets_are_never_empty(correction):
+    X, y = load_iris(return_X_y=True)
+    clf = SplitConformalClassifier(
+        label_noise=0.05,
+        label_noise_correction=correction,
+        conditional="class",
+        confidence_level=0.5,
+        random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sets = clf.fit(X, y).predict_set(X)
+    assert sets.any(axis=1).all()

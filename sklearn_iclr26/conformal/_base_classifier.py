@@ -493,10 +493,15 @@ class BaseConformalClassifier(
             )
         return out
 
-    def _group_p_values(self, g, scores, tau=None):
-        """p-values of ``scores`` against group ``g``'s calibration."""
+    def _group_p_values(self, g, scores, tau=None, fill=False):
+        """p-values of ``scores`` against group ``g``'s calibration.
+
+        ``fill``: for ordering the labels of an empty set only, where the
+        finite-sample margin's level shift is left out.
+        """
         if self.label_noise_matrix_ is not None:
-            return self._demixed[g].p_values(scores)
+            cdf = self._demixed[g]
+            return cdf._p_values(scores) if fill else cdf.p_values(scores)
         cal = (
             self.calibration_scores_
             if self.conditional is None
@@ -642,7 +647,7 @@ class BaseConformalClassifier(
             scores = self._score_matrix(proba[rows], u)
             p = np.column_stack(
                 [
-                    self._group_p_values(j, scores[:, j])
+                    self._group_p_values(j, scores[:, j], fill=True)
                     for j in range(len(self.calibration_bin_scores_))
                 ]
             )
