@@ -37,6 +37,12 @@ from sklearn.utils.validation import (
 )
 
 from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
+from sklearn_iclr26.conformal._noisy_calibration import (
+    DemixedCDF,
+    demixing_weights,
+    finite_sample_margin,
+    noise_transition_matrix,
+)
 from sklearn_iclr26.conformal._transaction import fit_transaction, frozen_fitted
 from sklearn_iclr26.metrics._set_metrics import _label_indices
 from sklearn_iclr26.utils._batching import batch_slices
@@ -171,6 +177,8 @@ class BaseConformalClassifier(
         "calibration_size": [Interval(Real, 0, 1, closed="neither")],
         "allow_empty": ["boolean"],
         "conditional": [StrOptions({"class", "bins"}), None],
+        "label_noise": [Interval(Real, 0, 1, closed="left"), "array-like", None],
+        "label_noise_correction": [StrOptions({"plugin", "finite_sample"})],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
     }
@@ -394,12 +402,26 @@ class BaseConformalClassifier(
             proba_tune = self._predict_proba_checked(_safe_indexing(X, tune_index))
             self._tune(proba_tune, self._label_index(y[tune_index]), rng)
 
-        cal_scores = self._true_label_scores(
-            _safe_indexing(X, cal_index), y[cal_index], seed=self._seed
-        )
+        T = noise_transition_matrix(self.label_noise, self.classes_.shape[0])
+        self.label_noise_matrix_ = T
+        if T is None:
+            cal_scores = self._true_label_scores(
+                _safe_indexing(X, cal_index), y[cal_index], seed=self._seed
+            )
+        else:
+            cal_matrix = self._calibration_score_matrix(
+                _safe_indexing(X, cal_index), seed=self._seed
+            )
+            cal_y = self._label_index(y[cal_index])
+            cal_scores = cal_matrix[np.arange(cal_y.shape[0]), cal_y]
         self.calibration_scores_ = np.sort(cal_scores)
         self.n_calibration_samples_ = int(cal_scores.shape[0])
-        if self.conditional is None:
+        if T is not None:
+            self._fit_demixed(cal_matrix, cal_y, T, bins, cal_index)
+        if T is not None and self.conditional is None:
+            self.threshold_ = self._demixed_thresholds(level)
+            shown = f"{self.threshold_:.6g}"
+        elif self.conditional is None:
             if calibration_size_ok(self.n_calibration_samples_, level):
                 self.threshold_ = conformal_quantile(cal_scores, level)
             else:
@@ -420,13 +442,72 @@ class BaseConformalClassifier(
                 sorted_scores[end - count : end] for count, end in zip(counts, ends)
             ]
             self.n_calibration_per_bin_ = counts.astype(np.int64)
-            self.threshold_ = self._group_thresholds(level)
+            self.threshold_ = (
+                self._group_thresholds(level)
+                if T is None
+                else self._demixed_thresholds(level)
+            )
             shown = np.array2string(self.threshold_, precision=4, threshold=6)
         log_progress(
             self,
             f"calibrated on {self.n_calibration_samples_} samples: "
             f"threshold_={shown} at confidence_level={level}",
         )
+
+    def _fit_demixed(self, cal_matrix, cal_y, T, bins, cal_index):
+        """The de-mixed calibration CDF(s) under the noise model ``T``."""
+        weights = demixing_weights(T)[cal_y]
+        finite = self.label_noise_correction == "finite_sample"
+
+        def margin(rows, label=None):
+            return finite_sample_margin(T, cal_y[rows], label) if finite else None
+
+        every = np.arange(cal_y.shape[0])
+        if self.conditional is None:
+            self._demixed = [DemixedCDF(cal_matrix, weights, margin=margin(every))]
+        elif self.conditional == "class":
+            self._demixed = [
+                DemixedCDF(cal_matrix, weights, label=k, margin=margin(every, k))
+                for k in range(T.shape[0])
+            ]
+        else:
+            _, groups = np.unique(bins[cal_index], return_inverse=True)
+            self._demixed = []
+            for g in range(groups.max() + 1):
+                rows = np.flatnonzero(groups == g)
+                self._demixed.append(
+                    DemixedCDF(cal_matrix[rows], weights[rows], margin=margin(rows))
+                )
+
+    def _demixed_thresholds(self, level):
+        """Threshold(s) of the de-mixed CDF(s): a float, or one per group."""
+        if self.conditional is None:
+            return self._demixed[0].threshold(level)
+        kind = "class" if self.conditional == "class" else "bin"
+        names = self._group_names()
+        out = np.empty(len(self._demixed))
+        for g, cdf in enumerate(self._demixed):
+            name = names[g].item() if hasattr(names[g], "item") else names[g]
+            out[g] = cdf.threshold(
+                level, what=f"calibration ({kind} {name!r}, estimated clean count)"
+            )
+        return out
+
+    def _group_p_values(self, g, scores, tau=None, fill=False):
+        """p-values of ``scores`` against group ``g``'s calibration.
+
+        ``fill``: for ordering the labels of an empty set only, where the
+        finite-sample margin's level shift is left out.
+        """
+        if self.label_noise_matrix_ is not None:
+            cdf = self._demixed[g]
+            return cdf._p_values(scores) if fill else cdf.p_values(scores)
+        cal = (
+            self.calibration_scores_
+            if self.conditional is None
+            else self.calibration_bin_scores_[g]
+        )
+        return _p_values(cal, scores, tau)
 
     def _group_names(self):
         return self.classes_ if self.conditional == "class" else self.bins_
@@ -461,6 +542,18 @@ class BaseConformalClassifier(
         if not randomized:
             return None
         return check_random_state(seed).uniform(size=(n_samples, 1))
+
+    def _calibration_score_matrix(self, X, seed):
+        """Every label's score on the calibration rows, by row batches."""
+        n_samples = _num_samples(X)
+        uniforms = self._uniforms(n_samples, seed, calibration=True)
+        out = np.empty((n_samples, self.classes_.shape[0]))
+        for rows in batch_slices(n_samples, self._row_bytes()):
+            X_batch = X if rows == slice(0, n_samples) else _batch(X, rows)
+            proba = self._predict_proba_checked(X_batch)
+            u = None if uniforms is None else uniforms[rows]
+            out[rows] = self._score_matrix(proba, u)
+        return out
 
     def _true_label_scores(self, X, y, seed):
         """Score of the true label of every row, computed by row batches."""
@@ -507,6 +600,8 @@ class BaseConformalClassifier(
         if confidence_level is None:
             return self.threshold_
         level = check_confidence_level(confidence_level)
+        if self.label_noise_matrix_ is not None:
+            return self._demixed_thresholds(level)
         if self.conditional is not None:
             return self._group_thresholds(level)
         if not calibration_size_ok(self.n_calibration_samples_, level):
@@ -552,8 +647,8 @@ class BaseConformalClassifier(
             scores = self._score_matrix(proba[rows], u)
             p = np.column_stack(
                 [
-                    _p_values(cal, scores[:, j])
-                    for j, cal in enumerate(self.calibration_bin_scores_)
+                    self._group_p_values(j, scores[:, j], fill=True)
+                    for j in range(len(self.calibration_bin_scores_))
                 ]
             )
             sets[rows, np.argmax(p, axis=1)] = True
@@ -788,6 +883,12 @@ class BaseConformalClassifier(
             Columns follow ``classes_``.
         """
         X, n_samples = self._check_X(X)
+        if smoothed and self.label_noise_matrix_ is not None:
+            raise ValueError(
+                "predict_p(smoothed=True) is not defined with label_noise: the "
+                "de-mixed calibration CDF has signed weights, so the smoothed "
+                "p-value's tie rule has no counterpart. Use smoothed=False."
+            )
         groups = self._row_groups(bins, n_samples, "predict_p")
         uniforms = self._uniforms(n_samples, self._seed + 1)
         tau = (
@@ -802,21 +903,19 @@ class BaseConformalClassifier(
             scores = self._score_matrix(proba, u)
             t = None if tau is None else tau[rows]
             if self.conditional is None:
-                return _p_values(self.calibration_scores_, scores, t)
+                return self._group_p_values(0, scores, t)
             out = np.empty_like(scores)
             if self.conditional == "class":
-                for j, cal in enumerate(self.calibration_bin_scores_):
-                    out[:, j] = _p_values(
-                        cal, scores[:, j], None if t is None else t[:, 0]
+                for j in range(len(self.calibration_bin_scores_)):
+                    out[:, j] = self._group_p_values(
+                        j, scores[:, j], None if t is None else t[:, 0]
                     )
                 return out
             g = groups[rows]
             for b in np.unique(g):
                 idx = np.flatnonzero(g == b)
-                out[idx] = _p_values(
-                    self.calibration_bin_scores_[b],
-                    scores[idx],
-                    None if t is None else t[idx],
+                out[idx] = self._group_p_values(
+                    b, scores[idx], None if t is None else t[idx]
                 )
             return out
 

@@ -47,6 +47,7 @@ TEST_PARAMS = {
         {},
         {"conformity_score": "aps", "score_params": {"randomized": True}},
         {"conditional": "class"},
+        {"label_noise": 0.1},
     ],
 }
 

@@ -1,0 +1,226 @@
+"""Conformal calibration from noisy labels (known class-conditional noise).
+
+The correction de-mixes the calibration score distribution. Under the
+class-conditional noise model ``T[i, j] = P(Y~ = j | Y = i)``, with the noisy
+label independent of ``X`` given the true one, the joint distribution of
+``(X, Y~)`` is a known linear mixture of that of ``(X, Y)``: for the score
+``s(x, k)`` of any label ``k``,
+
+    P(s(X, k) <= t, Y~ = j) = sum_l pi_l T[l, j] P(s(X, k) <= t | Y = l),
+
+so with ``W = T^{-1}``, ``E[W[Y~, k] 1{s(X, k) <= t}] = P(s(X, Y) <= t, Y =
+k)``. Summing over ``k`` gives an unbiased, weighted empirical CDF of the
+clean-label score from noisy rows only:
+
+    F_hat(t) = (1 / n) sum_i sum_k W[y~_i, k] 1{s(X_i, k) <= t}.
+
+This is the de-mixed CDF of Sesia, Wang and Tong (2023, "Adaptive conformal
+classification with noisy labels", arXiv:2309.05092): their ``F_hat + Delta_hat``
+with ``V = M^{-1}``, ``M[k, l] = P(Y = l | Y~ = k)``, written with ``T`` so that
+the class priors cancel (marginal) or are estimated from the same weights
+(per class). The threshold is the split-conformal rule applied to it: the
+smallest candidate score ``t`` with ``n F_hat(t) >= (n + 1) level``, which
+for ``T = I`` is the ``ceil((n + 1) level)``-th smallest true-label score,
+exactly. With ``label_noise_correction="finite_sample"`` the rule is the
+paper's, margin included: ``F_hat(t) >= level + delta`` (see
+``finite_sample_margin``).
+"""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+from numbers import Real
+
+import numpy as np
+
+from sklearn_iclr26.utils._validation import calibration_size_ok
+from sklearn_iclr26.utils._warnings import warn_user
+
+
+def _expected_one_sided_ks(n):
+    """``E[max_i (i / n - U_(i))]`` for ``n`` uniforms: the paper's ``c_n``.
+
+    The mean of the one-sided Kolmogorov-Smirnov statistic ``D_n^+``, computed
+    exactly (``scipy.stats.ksone``) rather than by the reference code's Monte
+    Carlo, so that it is deterministic.
+    """
+    from scipy import integrate, stats
+
+    return float(integrate.quad(lambda x: stats.ksone.sf(x, n), 0, 1, limit=200)[0])
+
+
+def finite_sample_margin(T, y_index, label=None):
+    """The margin ``delta`` of Sesia, Wang and Tong's adaptive calibration.
+
+    As their reference code (``compute_delta_const`` for one class ``label``,
+    ``compute_delta_const_marginal`` otherwise), with ``V = M^{-1}``, ``M[k,
+    l] = P(Y = l | Y~ = k)`` built from ``T`` and the class priors (the noisy
+    prior from the rows' noisy labels ``y_index``, the clean one ``T^{-T}``
+    times it): ``c_n + coeff min(K^p sqrt(pi/2), 1/sqrt(n_min) + sqrt((log(2
+    K^p) + log n_min) / 2))`` with ``p = 1`` per class (``coeff = 2 sum_{l !=
+    k} |V[k, l]| / sqrt(n_min)``) and ``p = 2`` marginally (``coeff = (2
+    max_k sum_{l != k} |V[k, l]| + sum_k |pi_k - pi~_k|) / sqrt(n_min)``);
+    ``n_min`` the smallest noisy class count. ``inf`` when a noisy class is
+    absent or the estimated clean prior is not positive.
+    """
+    K = T.shape[0]
+    counts = np.bincount(y_index, minlength=K).astype(float)
+    n = counts.sum()
+    n_min = counts.min()
+    if n_min <= 0:
+        return np.inf
+    prior_noisy = counts / n
+    W = demixing_weights(T)
+    prior = W.T @ prior_noisy
+    if np.any(prior <= 0):
+        return np.inf
+    V = W.T * prior_noisy[None, :] / prior[:, None]
+    off = np.abs(V).sum(axis=1) - np.abs(np.diag(V))
+    if label is not None:
+        c = _expected_one_sided_ks(int(counts[label]))
+        coeff = 2.0 * off[label] / np.sqrt(n_min)
+        k_pow = K
+    else:
+        c = _expected_one_sided_ks(int(n))
+        coeff = (2.0 * off.max() + np.abs(prior - prior_noisy).sum()) / np.sqrt(n_min)
+        k_pow = K**2
+    term = min(
+        k_pow * np.sqrt(np.pi / 2),
+        1.0 / np.sqrt(n_min) + np.sqrt((np.log(2 * k_pow) + np.log(n_min)) / 2),
+    )
+    return float(c + coeff * term)
+
+
+def noise_transition_matrix(label_noise, n_classes):
+    """The ``(K, K)`` transition matrix a ``label_noise`` value stands for.
+
+    ``None`` -> ``None``; a float ``rate`` -> symmetric noise, a label flips
+    with probability ``rate`` to a uniformly random other class (the model of
+    ``make_label_noise(kind="symmetric")``); an array -> checked (square of
+    side ``n_classes``, non-negative, rows summing to 1, invertible).
+    """
+    if label_noise is None:
+        return None
+    K = int(n_classes)
+    if isinstance(label_noise, Real) and not isinstance(label_noise, bool):
+        rate = float(label_noise)
+        if not 0.0 <= rate < 1.0 - 1.0 / K:
+            raise ValueError(
+                f"label_noise as a flip rate must be in [0, 1 - 1/n_classes) = "
+                f"[0, {1 - 1 / K:.4g}) for {K} classes (at 1 - 1/n_classes the "
+                f"noisy label carries no information), got {rate}."
+            )
+        T = np.full((K, K), rate / (K - 1))
+        np.fill_diagonal(T, 1.0 - rate)
+        return T
+    T = np.asarray(label_noise, dtype=np.float64)
+    if T.shape != (K, K):
+        raise ValueError(
+            f"label_noise as a transition matrix must have shape ({K}, {K}) "
+            f"(one row and column per class of classes_), got {T.shape}."
+        )
+    if not np.all(np.isfinite(T)) or np.any(T < 0):
+        raise ValueError("label_noise must have finite, non-negative entries.")
+    if not np.allclose(T.sum(axis=1), 1.0, rtol=0, atol=1e-6):
+        raise ValueError(
+            "label_noise rows must sum to 1: T[i, j] = P(observed j | true i); "
+            f"got row sums {np.round(T.sum(axis=1), 6).tolist()}."
+        )
+    if np.linalg.cond(T) > 1e8:
+        raise ValueError(
+            "label_noise is (nearly) singular: the clean-label score "
+            "distribution cannot be recovered from the noisy one."
+        )
+    return T
+
+
+def is_identity(T):
+    return T is None or np.array_equal(T, np.eye(T.shape[0]))
+
+
+def demixing_weights(T):
+    """``W = T^{-1}`` (exactly the identity for ``T = I``)."""
+    if is_identity(T):
+        return np.eye(T.shape[0])
+    return np.linalg.inv(T)
+
+
+class DemixedCDF:
+    """The weighted calibration CDF of one group, tied values merged.
+
+    ``scores`` (n, K): every label's score on the group's calibration rows;
+    ``weights`` (n, K): the de-mixing weight of each (row, label). With
+    ``labels`` given, only the column of that label enters (per-class
+    calibration) and the sample size is the estimated clean count of that
+    class, ``sum_i W[y~_i, k]``; otherwise every column enters and the size
+    is ``n``.
+    """
+
+    def __init__(self, scores, weights, label=None, margin=None):
+        self.margin = margin
+        if label is not None:
+            scores = scores[:, label]
+            weights = weights[:, label]
+            self.n_effective = float(weights.sum())
+        else:
+            self.n_effective = float(scores.shape[0])
+        scores = scores.ravel()
+        weights = weights.ravel()
+        keep = weights != 0
+        scores, weights = scores[keep], weights[keep]
+        order = np.argsort(scores, kind="stable")
+        scores, weights = scores[order], weights[order]
+        cum = np.cumsum(weights)
+        if scores.size:
+            last = np.r_[scores[1:] != scores[:-1], True]
+            self.values = scores[last]
+            cum = cum[last]
+        else:
+            self.values = scores
+        # the running maximum: its first crossing of a level is the weighted
+        # CDF's, and it makes the p-values monotone in the score
+        self.cum_max = np.maximum.accumulate(cum) if cum.size else cum
+
+    def threshold(self, level, what="calibration"):
+        n = self.n_effective
+        if self.margin is not None:
+            target = n * (level + self.margin) - 1e-12
+            idx = np.searchsorted(self.cum_max, target, side="left")
+            if idx >= self.values.shape[0]:
+                warn_user(
+                    f"The finite-sample margin of the noisy-label calibration "
+                    f"({what}) is {self.margin:.3g}: level + margin = "
+                    f"{level + self.margin:.3g} is out of reach with these "
+                    "calibration rows, so the threshold is infinite (every label "
+                    "in the sets). Use more calibration data or "
+                    'label_noise_correction="plugin".'
+                )
+                return np.inf
+            return float(self.values[idx])
+        if not calibration_size_ok(int(np.floor(n + 1e-9)), level, what=what):
+            return np.inf
+        target = (n + 1.0) * level - 1e-12
+        idx = np.searchsorted(self.cum_max, target, side="left")
+        if idx >= self.values.shape[0]:
+            return np.inf
+        return float(self.values[idx])
+
+    def p_values(self, scores):
+        if self.margin is not None:
+            raise ValueError(
+                'predict_p is not defined with label_noise_correction="finite_sample"'
+                " (the margin is a level shift, not a p-value); use the default "
+                '"plugin".'
+            )
+        return self._p_values(scores)
+
+    def _p_values(self, scores):
+        """``(n + 1 - M(s-)) / (n + 1)``, ``M`` the weighted count below ``s``.
+
+        For ``T = I`` this is ``(1 + #{s_i >= s}) / (n + 1)``, and ``p > 1 -
+        level`` iff ``s <= threshold(level)``.
+        """
+        n = self.n_effective
+        below = np.searchsorted(self.values, scores, side="left")
+        m = np.where(below > 0, self.cum_max[np.maximum(below - 1, 0)], 0.0)
+        return np.clip((n + 1.0 - m) / (n + 1.0), 0.0, 1.0)
