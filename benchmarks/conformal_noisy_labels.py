@@ -171,10 +171,12 @@ def main():
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     n_splits = args.splits or (2 if args.quick else 100)
-    out = args.out or (
+    out = args.out or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)),
+        "results",
         "conformal_noisy_labels_quick.jsonl"
         if args.quick
-        else "conformal_noisy_labels.jsonl"
+        else "conformal_noisy_labels.jsonl",
     )
     records = []
     if os.path.exists(out):
