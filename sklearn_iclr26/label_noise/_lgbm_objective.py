@@ -3,7 +3,8 @@
 Module-level callable classes with exactly three call parameters ``(y_true,
 y_pred, weight)``: LightGBM passes ``weight`` only to three-parameter
 objectives and never multiplies the gradient by it itself (LightGBM's
-``sklearn.py``, ``_ObjectiveFunctionWrapper``), so the sample weights are multiplied in here. ``y_pred`` is the raw score,
+``sklearn.py``, ``_ObjectiveFunctionWrapper``), so the sample weights are
+multiplied in here. ``y_pred`` is the raw score,
 including the ``init_score`` passed to ``fit``.
 
 They pickle, show their hyperparameters in the repr and support
