@@ -24,10 +24,6 @@ ROOT = Path(sklearn_iclr26.__file__).parent
 ENGINE = {
     "utils/_torch.py",
     "utils/_skorch_net.py",
-    # a NeuralNet subclass's train_step (predictive coding), called by the engine
-    "neural_network/_predictive_coding_net.py",
-    # a NeuralNet subclass's train_step (the bilevel search), called by the engine
-    "nas/_bilevel_net.py",
 }
 # {relative path: reason}: the one allow-list of modules that may call
 # .backward( or .step( outside the engine

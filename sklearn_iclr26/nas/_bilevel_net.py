@@ -14,7 +14,8 @@ Imported lazily (it imports skorch and torch); module level so that it pickles.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import torch
-from skorch import NeuralNet
+
+from sklearn_iclr26.utils._skorch_net import GradientStepNet
 
 __all__ = ["_BilevelLoader", "_BilevelNet"]
 
@@ -74,7 +75,7 @@ class _BilevelLoader:
             )
 
 
-class _BilevelNet(NeuralNet):
+class _BilevelNet(GradientStepNet):
     """First-order bilevel training with two optimizers (skorch's pattern).
 
     The module exposes ``weight_parameters()`` (inner variables, trained on
@@ -132,16 +133,16 @@ class _BilevelNet(NeuralNet):
         if self.optimizer_ is not None:
             y_pred = self.infer(X, detach_arch=True)
             loss = self.get_loss(y_pred, y, X=X, training=True)
-            self.optimizer_.zero_grad()
-            loss.backward()
-            self.optimizer_.step()
+            weights = [
+                p for group in self.optimizer_.param_groups for p in group["params"]
+            ]
+            grads = torch.autograd.grad(loss, weights, allow_unused=True)
+            self.apply_gradients(self.optimizer_, zip(weights, grads))
         y_pred_valid = self.infer(X_valid)
         valid_loss = self.get_loss(y_pred_valid, y_valid, X=X_valid, training=True)
         params = list(self.module_.arch_parameters())
         grads = torch.autograd.grad(valid_loss, params)
         if self.arch_gradient_hook is not None:
             grads = self.arch_gradient_hook(grads, net=self, loss=valid_loss)
-        for param, grad in zip(params, grads):
-            param.grad = torch.as_tensor(grad, dtype=param.dtype, device=param.device)
-        self.arch_optimizer_.step()
+        self.apply_gradients(self.arch_optimizer_, zip(params, grads))
         return {"loss": valid_loss.detach(), "y_pred": y_pred_valid.detach()}

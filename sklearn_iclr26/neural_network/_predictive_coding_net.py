@@ -11,14 +11,15 @@ torch); module level so that it pickles.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import torch
-from skorch import NeuralNet
 from skorch.callbacks import Callback
 from skorch.utils import to_tensor
+
+from sklearn_iclr26.utils._skorch_net import GradientStepNet
 
 __all__ = ["PredictiveCodingNet", "WeightSpectralNorms"]
 
 
-class PredictiveCodingNet(NeuralNet):
+class PredictiveCodingNet(GradientStepNet):
     """Predictive-coding training: inference on activities, then a local step.
 
     The skorch net the Meta-PCN estimators hand to the engine
@@ -124,15 +125,13 @@ class PredictiveCodingNet(NeuralNet):
                 w = weight / weight.sum().clamp_min(1e-300)
             layer_energies = (w[:, None] * energies).sum(dim=0)
             pairs = module.pc_weight_grads(X, activities, y, weight)
-            self.optimizer_.zero_grad()
             finite = all(bool(torch.isfinite(g).all()) for _, g in pairs)
-            if finite:
-                for param, grad in pairs:
-                    param.grad = grad.detach().to(param.dtype)
         if finite:
-            self.optimizer_.step()
+            self.apply_gradients(self.optimizer_, pairs)
             with torch.no_grad():
                 module.pc_after_step()
+        else:
+            self.optimizer_.zero_grad()
         self.history.record_batch(
             "layer_energies", layer_energies.detach().cpu().tolist()
         )

@@ -64,6 +64,35 @@ def _take(data, index):
     return data[index]
 
 
+class GradientStepNet(NeuralNet):
+    """Base of the nets whose ``train_step`` is not one loss and one optimizer.
+
+    A family's ``NeuralNet`` subclass (predictive coding, the bilevel
+    architecture search) computes its gradients in its own ``train_step``
+    (``torch.autograd.grad``, or local rules) and hands them to
+    :meth:`apply_gradients`: the optimizer steps stay here, in the engine, and
+    no family module calls ``.backward()`` or ``optimizer.step()``.
+    """
+
+    def apply_gradients(self, optimizer, pairs):
+        """Write ``(parameter, gradient)`` pairs into ``.grad`` and step.
+
+        ``optimizer.zero_grad()`` first (parameters without a gradient keep
+        ``grad=None`` and are skipped by the optimizer, as after ``backward``),
+        then each gradient (a tensor or array; ``None`` skips the parameter)
+        in the parameter's dtype and device, then ``optimizer.step()``.
+        """
+        optimizer.zero_grad()
+        for param, grad in pairs:
+            if grad is not None:
+                param.grad = (
+                    torch.as_tensor(grad)
+                    .detach()
+                    .to(device=param.device, dtype=param.dtype)
+                )
+        optimizer.step()
+
+
 class WeightedNet(NeuralNet):
     """Weighted mean of per-sample losses; extra inputs passed to the loss.
 
