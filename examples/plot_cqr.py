@@ -81,3 +81,14 @@ for ax in axes:
 axes[0].set_ylabel("y")
 plt.tight_layout()
 plt.show()
+
+# %%
+# The same bands with the Display
+# -------------------------------
+# :class:`~sklearn_iclr26.conformal.RegionDisplay` draws a one-target
+# estimator's ``predict_interval`` against a covariate, with the test targets
+# outside the band marked.
+from sklearn_iclr26.conformal import RegionDisplay
+
+RegionDisplay.from_estimator(cqr, X_test[:300], y_test[:300], feature=0)
+plt.show()

@@ -156,3 +156,16 @@ plain = make_pipeline(prep, lgbm).fit(f_train, l_noisy)
 ours, theirs = corrected.score(f_test, l_test), plain.score(f_test, l_test)
 print(f"raw DataFrame, 20% symmetric noise: corrected {ours:.3f}, plain {theirs:.3f}")
 print("predicted labels:", sorted(set(corrected.predict(f_test))))
+
+# %%
+# The rows flagged as mislabelled
+# -------------------------------
+# :class:`~sklearn_iclr26.label_noise.LabelIssuesDisplay` ranks the training
+# rows by the corrector's mislabel score and marks those its rule flags; the
+# rows whose label the simulation flipped are known here, so they are marked
+# too.
+from sklearn_iclr26.label_noise import LabelIssuesDisplay
+
+flipped = np.asarray(l_noisy) != np.asarray(l_train)
+LabelIssuesDisplay.from_estimator(corrected, f_train, l_noisy, flipped=flipped)
+plt.show()
