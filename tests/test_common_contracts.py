@@ -4,6 +4,10 @@
   every prediction method it has, and the same numeric fitted attributes
   (scikit-learn's ``check_estimators_pickle`` only asks ``allclose`` of four
   methods, and none of ours such as ``predict_set``).
+* A ``skops.io`` round trip (when skops is installed) gives the same outputs,
+  and the file asks to trust only the package's own classes (plus the inner
+  estimators' types, listed in ``SKOPS_INNER_TYPES``): no torch, skorch or
+  builtins type, so a file naming any other type is refused.
 * ``clone`` gives an unfitted copy, and refitting it with the same
   ``random_state`` gives bit-identical outputs.
 * ``GridSearchCV`` over one declared parameter: each candidate's score is what
@@ -182,6 +186,40 @@ def test_pickle_round_trip_is_bit_identical(name):
     assert expected, "no prediction method and no numeric fitted attribute"
     restored = pickle.loads(pickle.dumps(fitted))
     _assert_same(_outputs(restored, X), expected)
+
+
+# the types, other than the package's own, that skops asks to trust for the
+# estimators whose default inner models are not the package's (LightGBM's
+# booster and its parameter dict, a scipy sparse graph); nothing of torch,
+# skorch or builtins: the networks are saved as arrays
+# (sklearn_iclr26/utils/_persistence.py)
+_LIGHTGBM = {"collections.OrderedDict", "lightgbm.basic.Booster"}
+SKOPS_INNER_TYPES = {
+    "ConformalizedQuantileRegressor": _LIGHTGBM | {"lightgbm.sklearn.LGBMRegressor"},
+    "GeodesicCATERegressor": {"scipy.sparse._csr.csr_matrix"},
+    "InstanceNoiseCorrector": _LIGHTGBM | {"lightgbm.sklearn.LGBMClassifier"},
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_skops_round_trip_is_bit_identical(name):
+    sio = pytest.importorskip("skops.io")
+    estimator = _FIRST[name]
+    X, y = _data(estimator)
+    fitted = _fit(estimator, X, y)
+    expected = _outputs(fitted, X)
+    data = sio.dumps(fitted)
+    untrusted = sio.get_untrusted_types(data=data)
+    foreign = {t for t in untrusted if not t.startswith("sklearn_iclr26.")}
+    assert foreign == SKOPS_INNER_TYPES.get(name, set())
+    # the estimator's own class, and nothing loads without trusting it
+    assert f"{type(fitted).__module__}.{type(fitted).__qualname__}" in untrusted
+    with pytest.raises(sio.exceptions.UntrustedTypesFoundException):
+        sio.loads(data)
+    restored = sio.loads(data, trusted=untrusted)
+    _assert_same(_outputs(restored, X), expected)
+    # saving the loaded estimator again gives the same types
+    assert sio.get_untrusted_types(data=sio.dumps(restored)) == untrusted
 
 
 @pytest.mark.parametrize("name", NAMES)
