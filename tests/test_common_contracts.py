@@ -269,3 +269,83 @@ def test_grid_search_over_one_declared_parameter(name):
     assert any(
         not np.array_equal(np.asarray(out_a[m]), np.asarray(out_b[m])) for m in out_a
     ), f"{param}={values} changes none of {sorted(out_a)}"
+
+
+# a fresh interpreter loads each file with the types it names trusted and
+# writes every output _outputs compares
+_FRESH_PROCESS = """
+import pickle, sys, warnings
+import numpy as np
+import skops.io as sio
+warnings.simplefilter("ignore")
+folder, names, methods = sys.argv[1], sys.argv[2].split(","), sys.argv[3].split(",")
+results = {}
+for name in names:
+    path = f"{folder}/{name}.skops"
+    estimator = sio.load(path, trusted=sio.get_untrusted_types(file=path))
+    with open(f"{folder}/{name}.X", "rb") as f:
+        X = pickle.load(f)
+    out = {
+        f"attribute {key}": value
+        for key, value in vars(estimator).items()
+        if key.endswith("_")
+        and not key.startswith("_")
+        and isinstance(value, (np.ndarray, float, int, np.number))
+    }
+    for method in methods:
+        if hasattr(estimator, method):
+            out[method] = getattr(estimator, method)(X)
+    results[name] = out
+with open(f"{folder}/results.pkl", "wb") as f:
+    pickle.dump(results, f)
+"""
+
+
+def _check_fresh_process_reload(names, folder):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import sklearn_iclr26
+
+    sio = pytest.importorskip("skops.io")
+    expected = {}
+    for name in names:
+        X, y = _data(_FIRST[name])
+        fitted = _fit(_FIRST[name], X, y)
+        expected[name] = _outputs(fitted, X)
+        sio.dump(fitted, folder / f"{name}.skops")
+        with open(folder / f"{name}.X", "wb") as f:
+            pickle.dump(X, f)
+    env = dict(os.environ, PYTHONPATH=str(Path(sklearn_iclr26.__file__).parents[1]))
+    command = [sys.executable, "-c", _FRESH_PROCESS, str(folder)]
+    subprocess.run(
+        [*command, ",".join(names), ",".join(X_METHODS)],
+        check=True,
+        env=env,
+    )
+    with open(folder / "results.pkl", "rb") as f:
+        results = pickle.load(f)
+    for name in names:
+        _assert_same(results[name], expected[name])
+
+
+def test_skops_fresh_process_reload_is_bit_identical(tmp_path):
+    # the estimators the practitioner audit found failing, and two plain nets
+    names = [
+        "CVQRRegressor",
+        "ConNASSearch",
+        "MultiPPIMeanEstimator",
+        "OTCPRegressor",
+        "RLPHeadClassifier",
+        "SampleGradientMemorization",
+        "TorchMLPClassifier",
+        "TorchMLPRegressor",
+    ]
+    _check_fresh_process_reload(names, tmp_path)
+
+
+@pytest.mark.slow
+def test_skops_fresh_process_reload_of_every_estimator(tmp_path):
+    _check_fresh_process_reload(NAMES, tmp_path)

@@ -75,14 +75,15 @@ class SavedNet:
 
     def __getstate__(self):
         torch = sys.modules.get("torch")
-        params = {}
-        for key, value in self._module_params.items():
+        params, dtype_keys = dict(self._module_params), []
+        for key, value in params.items():
             if torch is not None and isinstance(value, torch.dtype):
-                key, value = "__torch_dtype__" + key, str(value).split(".")[-1]
-            params[key] = value
+                params[key] = str(value).split(".")[-1]  # "float64"
+                dtype_keys.append(key)
         return {
             "module_class": type(self.module_),
             "module_params": params,
+            "dtype_params": dtype_keys,
             "training": bool(self.module_.training),
             "state_dict": {
                 name: tensor.detach().cpu().numpy()
@@ -96,11 +97,12 @@ class SavedNet:
         import torch
         from skorch.history import History
 
-        params = {}
-        for key, value in state["module_params"].items():
-            if key.startswith("__torch_dtype__"):
-                key, value = key[len("__torch_dtype__") :], getattr(torch, value)
-            params[key] = value
+        params = dict(state["module_params"])
+        for key in state["dtype_params"]:
+            dtype = getattr(torch, str(params[key]), None)
+            if not isinstance(dtype, torch.dtype):
+                raise TypeError(f"{params[key]!r} is not a torch dtype.")
+            params[key] = dtype
         module = state["module_class"](**params)
         module.load_state_dict(
             {k: torch.as_tensor(v) for k, v in state["state_dict"].items()}
