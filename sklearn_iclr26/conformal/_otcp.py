@@ -19,6 +19,7 @@ from sklearn_iclr26.conformal._base_regressor import (
     BaseResidualRegion,
     default_transformer,
 )
+from sklearn_iclr26.utils._persistence import dict_from_pairs, pairs_from_dict
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -498,6 +499,13 @@ class OTCPRegressor(BaseResidualRegion):
         """
         check_scalar(n_samples, "n_samples", Integral, min_val=1)
         return self._region_volume(X, confidence_level, n_samples=n_samples)
+
+    def __getstate__(self):
+        # skops holds no tuple keys: the volume cache as (key, value) pairs
+        return pairs_from_dict(super().__getstate__(), ("_volume_cache",))
+
+    def __setstate__(self, state):
+        super().__setstate__(dict_from_pairs(state, ("_volume_cache",)))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -23,6 +23,7 @@ from sklearn_iclr26.inference._allocate import (
     _optimal_weights,
     multippi_allocate,
 )
+from sklearn_iclr26.utils._persistence import dict_from_pairs, pairs_from_dict
 from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["MultiPPIMeanEstimator"]
@@ -189,6 +190,16 @@ class MultiPPIMeanEstimator(BaseEstimator):
         self.cross_fit = cross_fit
         self.random_state = random_state
         self.verbose = verbose
+
+    # the fitted dicts are keyed by tuples of sources, which skops's format
+    # cannot hold: saved as (key, value) pairs
+    _TUPLE_KEYED = ("design_", "means_", "weights_")
+
+    def __getstate__(self):
+        return pairs_from_dict(super().__getstate__(), self._TUPLE_KEYED)
+
+    def __setstate__(self, state):
+        super().__setstate__(dict_from_pairs(state, self._TUPLE_KEYED))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -31,6 +31,7 @@ from sklearn_iclr26.nas._cell_space import CellSearchSpace
 from sklearn_iclr26.nas._costs import ArchitectureCosts
 from sklearn_iclr26.nas._mlp_space import MLPSearchSpace
 from sklearn_iclr26.neural_network._torch_estimator import TRAINING_CONSTRAINTS
+from sklearn_iclr26.utils._persistence import dict_from_pairs, pairs_from_dict
 from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._split import split_indices
 from sklearn_iclr26.utils._torch import torch_rng
@@ -117,6 +118,15 @@ class BaseNASSearch(BaseEstimator, metaclass=ABCMeta):
             )
         },
     }
+
+    def __getstate__(self):
+        # skops holds no tuple keys: the cost table as (architecture, cost) pairs
+        return pairs_from_dict(super().__getstate__(), ("cost_table_",))
+
+    def __setstate__(self, state):
+        super().__setstate__(dict_from_pairs(state, ("cost_table_",)))
+        if hasattr(self, "_costs") and hasattr(self, "cost_table_"):
+            self._costs.table = self.cost_table_  # one table, as fitted
 
     # ------------------------------------------------------------------ hooks
     @abstractmethod
