@@ -83,14 +83,17 @@ class MethodScorer(_BaseScorer):
 
     @property
     def score_func(self):
+        """The metric function."""
         return self._score_func
 
     @property
     def sign(self):
+        """``1`` or ``-1``, the sign the metric is multiplied by."""
         return self._sign
 
     @property
     def kwargs(self):
+        """The fixed keyword arguments of ``score_func``."""
         return self._kwargs
 
     def __call__(self, estimator, X, y=None, **kwargs):
