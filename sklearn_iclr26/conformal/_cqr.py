@@ -254,7 +254,16 @@ class ConformalizedQuantileRegressor(BaseConformalRegressor):
             y = y[:, 0]
         return y
 
-    def _fit_model(self, X, y, random_state):
+    def _routing_children(self):
+        if _is_pair(self.estimator) and len(self.estimator) == 2:
+            lower, upper = self.estimator
+            return {"lower_estimator": lower, "upper_estimator": upper}
+        est = (
+            _default_quantile_regressor() if self.estimator is None else self.estimator
+        )
+        return {"estimator": est}
+
+    def _fit_model(self, X, y, random_state, fit_params=None):
         if self.n_outputs_ != 1:
             raise ValueError(
                 "ConformalizedQuantileRegressor is a single-target method, got y "
@@ -263,9 +272,12 @@ class ConformalizedQuantileRegressor(BaseConformalRegressor):
             )
         models = self._pair()
         if not self._frozen():
-            for est in models:
+            fit_params = fit_params or {}
+            names = ["lower_estimator", "upper_estimator"]
+            for name, est in zip(names, models):
                 set_child_random_state(est, random_state)
-                est.fit(X, y[:, 0])
+                params = fit_params.get(name, fit_params.get("estimator", {}))
+                est.fit(X, y[:, 0], **params)
             log_progress(self, f"fitted two {type(models[0]).__name__} quantiles")
         self.estimators_ = models
 

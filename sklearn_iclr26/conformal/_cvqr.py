@@ -413,7 +413,7 @@ class CVQRRegressor(BaseConformalRegressor, BaseTorchEstimator):
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y, **fit_params):
         """Fit the transport map on a training part and calibrate the regions.
 
         Runs on a scratch copy: the fitted attributes are replaced together
@@ -429,6 +429,11 @@ class CVQRRegressor(BaseConformalRegressor, BaseTorchEstimator):
             Covariates.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Responses (``d = n_outputs >= 1``).
+        **fit_params : dict
+            Parameters of ``residual_estimator``'s ``fit`` (e.g.
+            ``sample_weight``), given for every row (routed with metadata
+            routing enabled); the transport map and the calibration are
+            unweighted.
 
         Returns
         -------
@@ -436,10 +441,15 @@ class CVQRRegressor(BaseConformalRegressor, BaseTorchEstimator):
             Fitted estimator.
         """
         return fit_transaction(
-            self, lambda work: work._fit_work(X, y), keep_fitted=self.warm_start
+            self,
+            lambda work: work._fit_work(X, y, fit_params),
+            keep_fitted=self.warm_start,
         )
 
-    def _fit_model(self, X, y, random_state):
+    def _routing_children(self):
+        return {"residual_estimator": self.residual_estimator}
+
+    def _fit_model(self, X, y, random_state, fit_params=None):
         from sklearn_iclr26.conformal._cvqr_modules import (
             SemiDualEarlyStopping,
             sample_reference,
@@ -451,7 +461,12 @@ class CVQRRegressor(BaseConformalRegressor, BaseTorchEstimator):
             est = self._point_estimator(self.residual_estimator, d)
             set_child_random_state(est, rng)
             self.residual_estimator_, R = cross_fit_point_model(
-                est, X, y, cv=self.cv, random_state=rng
+                est,
+                X,
+                y,
+                cv=self.cv,
+                random_state=rng,
+                fit_params=(fit_params or {}).get("residual_estimator"),
             )
             how = "in-sample" if self.cv is None else f"{self.cv}-fold out-of-fold"
             log_progress(self, f"fitted residual_estimator ({how} residuals)", level=2)

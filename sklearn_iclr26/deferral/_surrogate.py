@@ -20,6 +20,7 @@ minimises it on rows replicated once per entity with weight ``w_j``.
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import logsumexp
+from sklearn import config_context
 from sklearn.base import BaseEstimator, clone
 from sklearn.pipeline import Pipeline
 from sklearn.utils._indexing import _safe_indexing
@@ -174,7 +175,10 @@ def fit_scorer(estimator, X, weights, random_state=None):
         params = {f"{scorer.steps[-1][0]}__sample_weight": sample_weight}
     else:
         params = {"sample_weight": sample_weight}
-    scorer.fit(X_rep, entity, **params)
+    # the surrogate's own weights, not routed metadata: the step__param form
+    # with routing off for this internal call
+    with config_context(enable_metadata_routing=False):
+        scorer.fit(X_rep, entity, **params)
     return scorer
 
 

@@ -6,6 +6,7 @@
 from abc import ABCMeta, abstractmethod
 
 import numpy as np
+from sklearn import config_context
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -80,7 +81,11 @@ class BaseNoiseCorrector(
             clone(self._get_estimator()), None if self.random_state is None else rng
         )
         backend = get_backend(estimator)
-        self._fit_corrected(backend, X, y_encoded, sample_weight, rng)
+        # sample_weight is consumed here (multiplied into the corrected loss's
+        # own weights) and passed to the inner classifier as such, in the
+        # step__param form through a Pipeline: routing is off for these calls
+        with config_context(enable_metadata_routing=False):
+            self._fit_corrected(backend, X, y_encoded, sample_weight, rng)
         self._backend = backend
         return self
 
