@@ -40,6 +40,7 @@ from sklearn.utils.validation import (
 
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import set_child_random_state
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -285,14 +286,7 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         random_state=None,
         verbose=0,
     ):
-        self.estimator = estimator
-        self.propensity_estimator = propensity_estimator
-        self.treatment_column = treatment_column
-        self.treatment_threshold = treatment_threshold
-        self.n_bootstrap = n_bootstrap
-        self.bootstrap_type = bootstrap_type
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ input
     def _get_estimator(self):

@@ -9,6 +9,8 @@ from sklearn.utils._optional_dependencies import check_matplotlib_support
 from sklearn.utils._plotting import _validate_style_kwargs
 from sklearn.utils.validation import check_is_fitted
 
+from sklearn_iclr26.utils._validation import store_params
+
 __all__ = ["CATEDisplay"]
 
 
@@ -79,12 +81,7 @@ class CATEDisplay:
         feature_name=None,
         name=None,
     ):
-        self.feature_values = feature_values
-        self.effect = effect
-        self.lower = lower
-        self.upper = upper
-        self.feature_name = feature_name
-        self.name = name
+        store_params(self, locals())
 
     def plot(self, *, ax=None, name=None, band_kwargs=None, **kwargs):
         """Plot the effect curve and its band.

@@ -40,7 +40,7 @@ from sklearn_iclr26.causal._ot import (
 )
 from sklearn_iclr26.causal._t_learner import fit_arm_models
 from sklearn_iclr26.utils._random import set_child_random_state
-from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT
+from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT, store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -330,28 +330,7 @@ class GeodesicCATERegressor(BaseCATERegressor):
         random_state=None,
         verbose=0,
     ):
-        super().__init__(
-            estimator,
-            propensity_estimator=propensity_estimator,
-            treatment_column=treatment_column,
-            treatment_threshold=treatment_threshold,
-            n_bootstrap=n_bootstrap,
-            bootstrap_type=bootstrap_type,
-            random_state=random_state,
-            verbose=verbose,
-        )
-        self.n_steps = n_steps
-        self.keep = keep
-        self.uncertainty = uncertainty
-        self.n_uncertainty_samples = n_uncertainty_samples
-        self.scale_covariates = scale_covariates
-        self.transformer = transformer
-        self.warm_start_chain = warm_start_chain
-        self.combine = combine
-        self.ot_solver = ot_solver
-        self.ot_reg = ot_reg
-        self.max_ot_samples = max_ot_samples
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
     _propensity_reuses_preprocessing = False
 

@@ -14,6 +14,7 @@ from sklearn_iclr26.conformal._base_regressor import (
     BaseResidualRegion,
 )
 from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["BonferroniBoxRegressor"]
 
@@ -131,12 +132,7 @@ class BonferroniBoxRegressor(BaseResidualRegion):
         random_state=None,
         verbose=0,
     ):
-        self.estimator = estimator
-        self.confidence_level = confidence_level
-        self.calibration_size = calibration_size
-        self.conformal_cv = conformal_cv
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     _learns_shape = False
 

@@ -12,6 +12,7 @@ from sklearn.utils._plotting import _validate_style_kwargs
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_iclr26.metrics import conditional_coverage_score
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["ConditionalCoverageDisplay"]
 
@@ -133,14 +134,7 @@ class ConditionalCoverageDisplay:
         group_name="class",
         name=None,
     ):
-        self.groups = groups
-        self.coverage = coverage
-        self.n_samples = n_samples
-        self.lower = lower
-        self.upper = upper
-        self.confidence_level = confidence_level
-        self.group_name = group_name
-        self.name = name
+        store_params(self, locals())
 
     def plot(self, *, ax=None, name=None, target_kwargs=None, **kwargs):
         """Plot the coverage of each group with its error bar.

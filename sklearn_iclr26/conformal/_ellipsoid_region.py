@@ -19,6 +19,7 @@ from sklearn_iclr26.conformal._base_regressor import (
     default_transformer,
     log_unit_ball_volume,
 )
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -183,17 +184,7 @@ class EllipsoidRegressor(BaseResidualRegion):
         random_state=None,
         verbose=0,
     ):
-        self.estimator = estimator
-        self.confidence_level = confidence_level
-        self.cv = cv
-        self.covariance = covariance
-        self.n_neighbors = n_neighbors
-        self.shrinkage = shrinkage
-        self.transformer = transformer
-        self.calibration_size = calibration_size
-        self.conformal_cv = conformal_cv
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     @staticmethod
     def _cov(R):

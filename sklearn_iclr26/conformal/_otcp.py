@@ -19,6 +19,7 @@ from sklearn_iclr26.conformal._base_regressor import (
     BaseResidualRegion,
     default_transformer,
 )
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -299,16 +300,7 @@ class OTCPRegressor(BaseResidualRegion):
         random_state=None,
         verbose=0,
     ):
-        self.estimator = estimator
-        self.confidence_level = confidence_level
-        self.cv = cv
-        self.transport = transport
-        self.n_neighbors = n_neighbors
-        self.max_transport_samples = max_transport_samples
-        self.transformer = transformer
-        self.calibration_size = calibration_size
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     # ---------------------------------------------------------------- fit
     def _fit_region(self, X, R, random_state):

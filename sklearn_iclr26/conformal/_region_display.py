@@ -13,6 +13,7 @@ from sklearn.utils._plotting import _validate_style_kwargs
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from sklearn_iclr26.conformal._coverage_display import _check_scalar_level
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["RegionDisplay"]
 
@@ -114,18 +115,7 @@ class RegionDisplay:
         target_names=None,
         name=None,
     ):
-        self.y_true = y_true
-        self.lower = lower
-        self.upper = upper
-        self.feature_values = feature_values
-        self.boundaries = boundaries
-        self.grid_x = grid_x
-        self.grid_y = grid_y
-        self.inside = inside
-        self.rows = rows
-        self.feature_name = feature_name
-        self.target_names = target_names
-        self.name = name
+        store_params(self, locals())
 
     def plot(self, *, ax=None, name=None, **kwargs):
         """Plot the band (one target) or the region curves (two targets).

@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sklearn_iclr26.conformal._coverage_display import _check_scalar_level
 from sklearn_iclr26.metrics._set_metrics import _check_sets, _set_sizes
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["SetSizeDisplay"]
 
@@ -66,9 +67,7 @@ class SetSizeDisplay:
     """
 
     def __init__(self, *, set_sizes, counts, name=None):
-        self.set_sizes = set_sizes
-        self.counts = counts
-        self.name = name
+        store_params(self, locals())
 
     def plot(
         self, *, ax=None, name=None, normalize=False, width=0.8, offset=0.0, **kwargs

@@ -19,6 +19,7 @@ from sklearn_iclr26.conformal._conformity_scores import (
     socop_sets,
 )
 from sklearn_iclr26.metrics import set_size_stratified_coverage_violation
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -272,20 +273,7 @@ class SOCOPClassifier(BaseConformalClassifier):
         verbose=0,
         random_state=None,
     ):
-        self.estimator = estimator
-        self.confidence_level = confidence_level
-        self.lam = lam
-        self.k0 = k0
-        self.lam_grid = lam_grid
-        self.lam_criterion = lam_criterion
-        self.calibration_size = calibration_size
-        self.tuning_size = tuning_size
-        self.allow_empty = allow_empty
-        self.conditional = conditional
-        self.label_noise = label_noise
-        self.label_noise_correction = label_noise_correction
-        self.verbose = verbose
-        self.random_state = random_state
+        store_params(self, locals())
 
     def _needs_tuning(self):
         return isinstance(self.lam, str)

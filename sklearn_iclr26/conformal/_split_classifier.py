@@ -14,6 +14,7 @@ from sklearn_iclr26.conformal._conformity_scores import (
     _raps_with_uniforms,
     conformity_scores,
 )
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["SplitConformalClassifier"]
 
@@ -192,17 +193,7 @@ class SplitConformalClassifier(BaseConformalClassifier):
         verbose=0,
         random_state=None,
     ):
-        self.estimator = estimator
-        self.conformity_score = conformity_score
-        self.score_params = score_params
-        self.confidence_level = confidence_level
-        self.calibration_size = calibration_size
-        self.allow_empty = allow_empty
-        self.conditional = conditional
-        self.label_noise = label_noise
-        self.label_noise_correction = label_noise_correction
-        self.verbose = verbose
-        self.random_state = random_state
+        store_params(self, locals())
 
     def _is_randomized(self):
         params = self.score_params or {}

@@ -8,6 +8,8 @@ from sklearn.utils._optional_dependencies import check_matplotlib_support
 from sklearn.utils._plotting import _validate_style_kwargs
 from sklearn.utils.validation import check_is_fitted
 
+from sklearn_iclr26.utils._validation import store_params
+
 __all__ = ["DeferralCurveDisplay"]
 
 
@@ -75,13 +77,7 @@ class DeferralCurveDisplay:
         metric="accuracy",
         name=None,
     ):
-        self.budget = budget
-        self.score = score
-        self.ks = ks
-        self.adaptive_budget = adaptive_budget
-        self.adaptive_score = adaptive_score
-        self.metric = metric
-        self.name = name
+        store_params(self, locals())
 
     def plot(self, *, ax=None, name=None, annotate=True, **kwargs):
         """Plot the curve(s).

@@ -14,6 +14,7 @@ from sklearn_iclr26.label_noise._label_issues import (
     check_labels_pred_probs,
     issues_and_scores,
 )
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["LabelIssuesDisplay"]
 
@@ -81,10 +82,7 @@ class LabelIssuesDisplay:
     """
 
     def __init__(self, *, mislabel_scores, label_issues, flipped=None, name=None):
-        self.mislabel_scores = mislabel_scores
-        self.label_issues = label_issues
-        self.flipped = flipped
-        self.name = name
+        store_params(self, locals())
 
     def plot(self, *, ax=None, name=None, **kwargs):
         """Plot the ranked mislabel scores.

@@ -10,6 +10,8 @@ from sklearn.utils._optional_dependencies import check_matplotlib_support
 from sklearn.utils._plotting import _validate_style_kwargs
 from sklearn.utils.validation import check_is_fitted
 
+from sklearn_iclr26.utils._validation import store_params
+
 __all__ = ["ArchitectureFrontierDisplay"]
 
 
@@ -93,14 +95,7 @@ class ArchitectureFrontierDisplay:
         score_label="score",
         name=None,
     ):
-        self.costs = costs
-        self.scores = scores
-        self.budget = budget
-        self.chosen_cost = chosen_cost
-        self.chosen_score = chosen_score
-        self.cost_label = cost_label
-        self.score_label = score_label
-        self.name = name
+        store_params(self, locals())
 
     def plot(self, *, ax=None, name=None, **kwargs):
         """Draw the architectures, their Pareto frontier, the budget and the choice.
