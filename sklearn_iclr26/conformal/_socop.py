@@ -10,6 +10,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from sklearn_iclr26.conformal._base_classifier import (
+    ATTRIBUTES_DOC,
     CONDITIONAL_DOC,
     LABEL_NOISE_DOC,
     BaseConformalClassifier,
@@ -138,33 +139,7 @@ class SOCOPClassifier(BaseConformalClassifier):
         With ``lam="auto"``: ``"lam"``, ``"mean_size"``, ``"multiple_rate"``
         (P(size > ``k0``)), ``"coverage"`` and ``"sscv"`` on the tuning split
         for every candidate. ``None`` with a numeric ``lam``.
-    threshold_ : float or ndarray of shape (n_classes,) or (n_bins,)
-        The conformal threshold at ``confidence_level``; ``inf`` when the
-        calibration set is too small for it (then every set is the full label
-        set, after a warning). With ``conditional="class"`` one per class,
-        indexed like ``classes_``; with ``conditional="bins"`` one per bin,
-        indexed like ``bins_`` (``inf`` for a class or bin too small).
-    label_noise_matrix_ : ndarray of shape (n_classes, n_classes) or None
-        The transition matrix ``label_noise`` stands for (``None`` without
-        it). ``calibration_scores_`` and ``calibration_bin_scores_`` stay the
-        scores of the observed (noisy) labels.
-    bins_ : ndarray of shape (n_bins,)
-        The sorted bins seen at calibration (``conditional="bins"`` only).
-    calibration_scores_ : ndarray of shape (`n_calibration_samples_`,)
-        Sorted scores of the true labels of all the calibration points.
-    calibration_bin_scores_ : list of ndarray
-        With ``conditional``: the sorted calibration scores of each class
-        (indexed like ``classes_``) or bin (like ``bins_``).
-    n_calibration_per_bin_ : ndarray of shape (n_classes,) or (n_bins,)
-        With ``conditional``: the number of calibration points of each class
-        or bin.
-    n_calibration_samples_ : int
-        Number of calibration points.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit. Defined only when `X` has feature
-        names that are all strings.
+    {ATTRIBUTES_DOC}
 
     See Also
     --------
