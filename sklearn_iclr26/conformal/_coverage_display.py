@@ -12,6 +12,7 @@ from sklearn.utils._plotting import _validate_style_kwargs
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_iclr26.metrics import conditional_coverage_score
+from sklearn_iclr26.utils._plotting import finish_plot, start_plot
 from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["ConditionalCoverageDisplay"]
@@ -156,11 +157,7 @@ class ConditionalCoverageDisplay:
             The display, with ``ax_``, ``figure_``, ``line_``, ``errorbar_``
             and ``target_line_`` set.
         """
-        check_matplotlib_support(f"{type(self).__name__}.plot")
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots()
+        ax = start_plot(self, ax)
         name = self.name if name is None else name
         coverage = np.asarray(self.coverage, dtype=np.float64)
         x = np.arange(coverage.shape[0])
@@ -192,10 +189,7 @@ class ConditionalCoverageDisplay:
         ax.set_xticklabels([str(g) for g in self.groups])
         ax.set_xlabel(self.group_name)
         ax.set_ylabel("coverage")
-        ax.legend(loc="lower right")
-        self.ax_ = ax
-        self.figure_ = ax.figure
-        return self
+        return finish_plot(self, ax, "lower right")
 
     @classmethod
     def from_estimator(

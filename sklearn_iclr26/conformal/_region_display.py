@@ -13,6 +13,7 @@ from sklearn.utils._plotting import _validate_style_kwargs
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from sklearn_iclr26.conformal._coverage_display import _check_scalar_level
+from sklearn_iclr26.utils._plotting import finish_plot, start_plot
 from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["RegionDisplay"]
@@ -136,20 +137,13 @@ class RegionDisplay:
             The display, with ``ax_``, ``figure_``, ``line_`` and
             ``points_`` set.
         """
-        check_matplotlib_support(f"{type(self).__name__}.plot")
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots()
+        ax = start_plot(self, ax)
         name = self.name if name is None else name
         if self.lower is not None:
             self._plot_intervals(ax, name, kwargs)
         else:
             self._plot_regions(ax, name, kwargs)
-        ax.legend(loc="best")
-        self.ax_ = ax
-        self.figure_ = ax.figure
-        return self
+        return finish_plot(self, ax)
 
     def _plot_intervals(self, ax, name, kwargs):
         x = np.asarray(self.feature_values, dtype=np.float64)
