@@ -942,6 +942,13 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         )
         return float(low), float(high)
 
+    def _aipw_interval(self, name, alpha):
+        check_is_fitted(self)
+        z = norm.ppf(1 - check_alpha(alpha) / 2)
+        value = getattr(self, f"{name}_aipw_")
+        stderr = getattr(self, f"{name}_aipw_stderr_")
+        return float(value - z * stderr), float(value + z * stderr)
+
     def ate_aipw_interval(self, *, alpha=0.05):
         """Normal interval of the doubly robust ``ate_aipw_`` (training sample).
 
@@ -959,12 +966,7 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         lower, upper : float
             The interval's bounds.
         """
-        check_is_fitted(self)
-        z = norm.ppf(1 - check_alpha(alpha) / 2)
-        return (
-            float(self.ate_aipw_ - z * self.ate_aipw_stderr_),
-            float(self.ate_aipw_ + z * self.ate_aipw_stderr_),
-        )
+        return self._aipw_interval("ate", alpha)
 
     def att_aipw_interval(self, *, alpha=0.05):
         """Normal interval of the doubly robust ``att_aipw_`` (training sample).
@@ -979,12 +981,7 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         lower, upper : float
             The interval's bounds.
         """
-        check_is_fitted(self)
-        z = norm.ppf(1 - check_alpha(alpha) / 2)
-        return (
-            float(self.att_aipw_ - z * self.att_aipw_stderr_),
-            float(self.att_aipw_ + z * self.att_aipw_stderr_),
-        )
+        return self._aipw_interval("att", alpha)
 
     def score(self, X, y, *, treatment=None, W=None):
         """R^2 of the factual outcome predictions ``mu_T(x)`` against ``y``.
