@@ -657,6 +657,43 @@ class BaseResidualRegion(BaseConformalRegressor):
 
         return LinearRegression() if self.estimator is None else self.estimator
 
+    def _fit_neighbours(self, X, R, warning):
+        """``transformer_`` and a kNN index of the standardized training rows
+        (the local ellipsoid and OT-CP+), whose residuals ``R`` the neighbours
+        return; ``warning``, formatted, when a neighbourhood is every row."""
+        from sklearn.neighbors import NearestNeighbors
+
+        if self.transformer is not None:
+            self.transformer_ = clone(self.transformer).fit(X)
+        else:
+            self.transformer_ = default_transformer(self.estimator_)
+        Z = self._features(X, self.transformer_)
+        self._x_mean = Z.mean(axis=0)
+        scale = Z.std(axis=0)
+        self._x_scale = np.where(scale > 1e-12, scale, 1.0)
+        n_train = Z.shape[0]
+        self.n_neighbors_ = min(self.n_neighbors, n_train)
+        if n_train <= self.n_neighbors:
+            warn_user(
+                warning.format(
+                    n_train=n_train,
+                    n_neighbors=self.n_neighbors,
+                    n_neighbors_=self.n_neighbors_,
+                )
+            )
+        self._knn = NearestNeighbors(n_neighbors=self.n_neighbors_).fit(
+            (Z - self._x_mean) / self._x_scale
+        )
+        self._train_residuals = R
+
+    def _neighbour_residuals(self, X):
+        """The training residuals of each row's neighbours, shape (n, k, d)."""
+        Z = self._features(X, self.transformer_)
+        idx = self._knn.kneighbors(
+            (Z - self._x_mean) / self._x_scale, return_distance=False
+        )
+        return self._train_residuals[idx]
+
     def _split(self, n_samples, rng):
         if isinstance(self._get_estimator(), FrozenEstimator) and not (
             self._learns_shape

@@ -7,8 +7,6 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import clone
-from sklearn.neighbors import NearestNeighbors
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _num_samples
 
@@ -16,12 +14,10 @@ from sklearn_iclr26.conformal._base_regressor import (
     CONFORMAL_CV_CONSTRAINT,
     BaseResidualRegion,
     boundary_directions,
-    default_transformer,
     log_unit_ball_volume,
 )
 from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
-from sklearn_iclr26.utils._warnings import warn_user
 
 __all__ = ["EllipsoidRegressor"]
 
@@ -200,28 +196,15 @@ class EllipsoidRegressor(BaseResidualRegion):
         self.covariance_ = self._cov(R)
         if self.covariance != "local":
             return
-        if self.transformer is not None:
-            self.transformer_ = clone(self.transformer).fit(X)
-        else:
-            self.transformer_ = default_transformer(self.estimator_)
-        Z = self._features(X, self.transformer_)
-        self._x_mean = Z.mean(axis=0)
-        scale = Z.std(axis=0)
-        self._x_scale = np.where(scale > 1e-12, scale, 1.0)
-        n_train = Z.shape[0]
-        self.n_neighbors_ = min(self.n_neighbors, n_train)
-        if n_train <= self.n_neighbors:
-            warn_user(
-                f"EllipsoidRegressor(covariance='local') has {n_train} training "
-                f"rows, not more than n_neighbors={self.n_neighbors}: every "
-                "neighbourhood is the whole training part, so the local "
-                f"covariance used (n_neighbors_={self.n_neighbors_}) equals the "
-                "global one. Use more data or a smaller n_neighbors."
-            )
-        self._knn = NearestNeighbors(n_neighbors=self.n_neighbors_).fit(
-            (Z - self._x_mean) / self._x_scale
+        self._fit_neighbours(
+            X,
+            R,
+            "EllipsoidRegressor(covariance='local') has {n_train} training "
+            "rows, not more than n_neighbors={n_neighbors}: every "
+            "neighbourhood is the whole training part, so the local "
+            "covariance used (n_neighbors_={n_neighbors_}) equals the "
+            "global one. Use more data or a smaller n_neighbors.",
         )
-        self._train_residuals = R
         log_progress(self, f"local covariance from {self.n_neighbors_} neighbours")
 
     def _row_bytes(self):
@@ -253,11 +236,7 @@ class EllipsoidRegressor(BaseResidualRegion):
         n, d = _num_samples(X), self.n_outputs_
         if self.covariance == "global":
             return np.broadcast_to(self.covariance_, (n, d, d))
-        Z = self._features(X, self.transformer_)
-        idx = self._knn.kneighbors(
-            (Z - self._x_mean) / self._x_scale, return_distance=False
-        )
-        local = self._train_residuals[idx]  # (n, k, d)
+        local = self._neighbour_residuals(X)  # (n, k, d)
         centered = local - local.mean(axis=1, keepdims=True)
         k = local.shape[1]
         cov_local = np.einsum("nki,nkj->nij", centered, centered) / max(k - 1, 1)

@@ -10,18 +10,14 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from scipy.special import logsumexp
 from scipy.stats import norm, qmc
-from sklearn.base import clone
-from sklearn.neighbors import NearestNeighbors
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_scalar
 
 from sklearn_iclr26.conformal._base_regressor import (
     BaseResidualRegion,
-    default_transformer,
 )
 from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
-from sklearn_iclr26.utils._warnings import warn_user
 
 __all__ = ["OTCPRegressor", "reference_grid", "transport_potentials"]
 
@@ -319,36 +315,17 @@ class OTCPRegressor(BaseResidualRegion):
             _, self.potential_ = transport_potentials(S[rows], self.grid_)
             log_progress(self, f"exact OT of {m} residuals to the reference grid")
             return
-        if self.transformer is not None:
-            self.transformer_ = clone(self.transformer).fit(X)
-        else:
-            self.transformer_ = default_transformer(self.estimator_)
-        Z = self._features(X, self.transformer_)
-        self._x_mean = Z.mean(axis=0)
-        z_scale = Z.std(axis=0)
-        self._x_scale = np.where(z_scale > 1e-12, z_scale, 1.0)
-        self.n_neighbors_ = min(self.n_neighbors, n_train)
-        if n_train <= self.n_neighbors:
-            warn_user(
-                f"OTCPRegressor(transport='local') has {n_train} training rows, "
-                f"not more than n_neighbors={self.n_neighbors}: every "
-                "neighbourhood is the whole training part, so OT-CP+ equals "
-                f"OT-CP on n_neighbors_={self.n_neighbors_} residuals. Use more "
-                "data or a smaller n_neighbors."
-            )
-        self._knn = NearestNeighbors(n_neighbors=self.n_neighbors_).fit(
-            (Z - self._x_mean) / self._x_scale
+        self._fit_neighbours(
+            X,
+            S,
+            "OTCPRegressor(transport='local') has {n_train} training rows, "
+            "not more than n_neighbors={n_neighbors}: every "
+            "neighbourhood is the whole training part, so OT-CP+ equals "
+            "OT-CP on n_neighbors_={n_neighbors_} residuals. Use more "
+            "data or a smaller n_neighbors.",
         )
-        self._train_residuals = S
         self.grid_ = reference_grid(self.n_neighbors_, d, random_state)
         log_progress(self, f"local OT on {self.n_neighbors_} neighbours per x")
-
-    def _neighbourhoods(self, X):
-        Z = self._features(X, self.transformer_)
-        idx = self._knn.kneighbors(
-            (Z - self._x_mean) / self._x_scale, return_distance=False
-        )
-        return self._train_residuals[idx]  # (n, k, d)
 
     def _row_bytes(self):
         d = getattr(self, "n_outputs_", 1)
@@ -360,7 +337,7 @@ class OTCPRegressor(BaseResidualRegion):
         S = R / self.residual_scale_
         if self.transport == "global":
             return np.linalg.norm(_ranks(S, self.grid_, self.potential_), axis=1)
-        local = self._neighbourhoods(X)
+        local = self._neighbour_residuals(X)
         out = np.empty(S.shape[0])
         for i in range(S.shape[0]):
             _, psi = transport_potentials(local[i], self.grid_)
@@ -410,7 +387,7 @@ class OTCPRegressor(BaseResidualRegion):
                     _interval_1d(self.grid_, self.potential_, threshold), (n, 1)
                 )
             else:
-                local = self._neighbourhoods(Xb)
+                local = self._neighbour_residuals(Xb)
                 bounds = np.empty((n, 2))
                 for i in range(n):
                     _, psi = transport_potentials(local[i], self.grid_)
@@ -453,7 +430,7 @@ class OTCPRegressor(BaseResidualRegion):
                 )
             values = np.full(n, cache[key])
         else:
-            local = self._neighbourhoods(X)
+            local = self._neighbour_residuals(X)
             values = np.empty(n)
             for i in range(n):
                 _, psi = transport_potentials(local[i], self.grid_)
