@@ -203,8 +203,37 @@ def cross_fit_point_model(estimator, X, y, *, cv, random_state):
     return estimator, y - oof.reshape(n, -1)
 
 
+#: numpydoc entries shared by the conformal regressors, put in their docstrings
+#: at ``%(estimator_parameter)s`` (the point-model ones) and
+#: ``%(features_in_attributes)s``
+_DOCS = {
+    "%(estimator_parameter)s": """estimator : regressor or None, default=None
+        Point regressor, fitted on the training part with ``X`` untouched (a
+        ``Pipeline`` can preprocess a raw DataFrame); ``None`` means
+        :class:`~sklearn.linear_model.LinearRegression`. A single-output
+        regressor is wrapped in
+        :class:`~sklearn.multioutput.MultiOutputRegressor` for a multi-output
+        ``y``. A fitted one is used as it is by :meth:`calibrate` or when
+        wrapped in :class:`~sklearn.frozen.FrozenEstimator` (never refit,
+        never wrapped: it must predict every output).""",
+    "%(features_in_attributes)s": """n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit. Defined only when `X` has feature
+        names that are all strings.""",
+}
+
+
 class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
     """Split-conformal multivariate regions: the shared machinery (private)."""
+
+    def __init_subclass__(cls, **kwargs):
+        doc = cls.__dict__.get("__doc__")
+        if doc:
+            for placeholder, text in _DOCS.items():
+                doc = doc.replace(placeholder, text)
+            cls.__doc__ = doc
+        super().__init_subclass__(**kwargs)
 
     _parameter_constraints: dict = {
         "confidence_level": [Interval(Real, 0, 1, closed="neither")],

@@ -142,11 +142,7 @@ class ConformalizedQuantileRegressor(BaseConformalRegressor):
     ----------
     estimators_ : list of two regressors
         The fitted lower and upper quantile models.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit. Defined only when `X` has feature
-        names that are all strings.
+    %(features_in_attributes)s
     n_outputs_ : int
         Always 1 (CQR is a single-target method).
     calibration_scores_ : ndarray of shape (n_calibration_samples, 2) or \

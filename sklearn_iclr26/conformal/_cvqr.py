@@ -229,11 +229,7 @@ class CVQRRegressor(BaseConformalRegressor, BaseTorchEstimator):
 
     Attributes
     ----------
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit. Defined only when `X` has feature
-        names that are all strings.
+    %(features_in_attributes)s
     n_outputs_ : int
         Dimension ``d`` of the response.
     net_ : skorch.NeuralNet

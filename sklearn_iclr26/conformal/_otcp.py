@@ -161,15 +161,7 @@ class OTCPRegressor(BaseResidualRegion):
 
     Parameters
     ----------
-    estimator : regressor or None, default=None
-        Point regressor, fitted on the training part with ``X`` untouched (a
-        ``Pipeline`` can preprocess a raw DataFrame); ``None`` means
-        :class:`~sklearn.linear_model.LinearRegression`. A single-output
-        regressor is wrapped in
-        :class:`~sklearn.multioutput.MultiOutputRegressor` for a multi-output
-        ``y``. A fitted one is used as it is by :meth:`calibrate` or when
-        wrapped in :class:`~sklearn.frozen.FrozenEstimator` (never refit,
-        never wrapped: it must predict every output).
+    %(estimator_parameter)s
     confidence_level : float, default=0.9
         Coverage level of the regions, in (0, 1).
     cv : int or None, default=5
@@ -208,11 +200,7 @@ class OTCPRegressor(BaseResidualRegion):
     ----------
     estimator_ : regressor
         The point regressor fitted on all training rows.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit. Defined only when `X` has feature
-        names that are all strings.
+    %(features_in_attributes)s
     n_outputs_ : int
         Number of outputs ``d``.
     residual_scale_ : ndarray of shape (n_outputs,)
