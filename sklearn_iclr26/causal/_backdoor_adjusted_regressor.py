@@ -11,6 +11,7 @@ from sklearn_iclr26.causal._backdoor_adjusted import (
     BaseBackdoorAdjusted,
 )
 from sklearn_iclr26.neural_network._torch_estimator import TorchRegressorMixin
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["BackdoorAdjustedRegressor"]
 
@@ -104,9 +105,7 @@ class BackdoorAdjustedRegressor(TorchRegressorMixin, BaseBackdoorAdjusted):
     ):
         # scikit-learn reads the parameters from this signature (the base's
         # plus ``loss``); each is stored as given
-        params = dict(locals())
-        del params["self"]
-        vars(self).update(params)
+        store_params(self, locals())
 
     def predict(self, X, mode=None):
         """Predicted targets.

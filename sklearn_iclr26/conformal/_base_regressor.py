@@ -209,8 +209,37 @@ def cross_fit_point_model(estimator, X, y, *, cv, random_state, fit_params=None)
     return estimator, y - oof.reshape(n, -1)
 
 
+#: numpydoc entries shared by the conformal regressors, put in their docstrings
+#: at ``%(estimator_parameter)s`` (the point-model ones) and
+#: ``%(features_in_attributes)s``
+_DOCS = {
+    "%(estimator_parameter)s": """estimator : regressor or None, default=None
+        Point regressor, fitted on the training part with ``X`` untouched (a
+        ``Pipeline`` can preprocess a raw DataFrame); ``None`` means
+        :class:`~sklearn.linear_model.LinearRegression`. A single-output
+        regressor is wrapped in
+        :class:`~sklearn.multioutput.MultiOutputRegressor` for a multi-output
+        ``y``. A fitted one is used as it is by :meth:`calibrate` or when
+        wrapped in :class:`~sklearn.frozen.FrozenEstimator` (never refit,
+        never wrapped: it must predict every output).""",
+    "%(features_in_attributes)s": """n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit. Defined only when `X` has feature
+        names that are all strings.""",
+}
+
+
 class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
     """Split-conformal multivariate regions: the shared machinery (private)."""
+
+    def __init_subclass__(cls, **kwargs):
+        doc = cls.__dict__.get("__doc__")
+        if doc:
+            for placeholder, text in _DOCS.items():
+                doc = doc.replace(placeholder, text)
+            cls.__doc__ = doc
+        super().__init_subclass__(**kwargs)
 
     _parameter_constraints: dict = {
         "confidence_level": [Interval(Real, 0, 1, closed="neither")],
@@ -720,6 +749,43 @@ class BaseResidualRegion(BaseConformalRegressor):
         from sklearn.linear_model import LinearRegression
 
         return LinearRegression() if self.estimator is None else self.estimator
+
+    def _fit_neighbours(self, X, R, warning):
+        """``transformer_`` and a kNN index of the standardized training rows
+        (the local ellipsoid and OT-CP+), whose residuals ``R`` the neighbours
+        return; ``warning``, formatted, when a neighbourhood is every row."""
+        from sklearn.neighbors import NearestNeighbors
+
+        if self.transformer is not None:
+            self.transformer_ = clone(self.transformer).fit(X)
+        else:
+            self.transformer_ = default_transformer(self.estimator_)
+        Z = self._features(X, self.transformer_)
+        self._x_mean = Z.mean(axis=0)
+        scale = Z.std(axis=0)
+        self._x_scale = np.where(scale > 1e-12, scale, 1.0)
+        n_train = Z.shape[0]
+        self.n_neighbors_ = min(self.n_neighbors, n_train)
+        if n_train <= self.n_neighbors:
+            warn_user(
+                warning.format(
+                    n_train=n_train,
+                    n_neighbors=self.n_neighbors,
+                    n_neighbors_=self.n_neighbors_,
+                )
+            )
+        self._knn = NearestNeighbors(n_neighbors=self.n_neighbors_).fit(
+            (Z - self._x_mean) / self._x_scale
+        )
+        self._train_residuals = R
+
+    def _neighbour_residuals(self, X):
+        """The training residuals of each row's neighbours, shape (n, k, d)."""
+        Z = self._features(X, self.transformer_)
+        idx = self._knn.kneighbors(
+            (Z - self._x_mean) / self._x_scale, return_distance=False
+        )
+        return self._train_residuals[idx]
 
     def _split(self, n_samples, rng):
         if isinstance(self._get_estimator(), FrozenEstimator) and not (

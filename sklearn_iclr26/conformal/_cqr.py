@@ -17,6 +17,7 @@ from sklearn_iclr26.conformal._base_regressor import BaseConformalRegressor
 from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
 from sklearn_iclr26.conformal._transaction import fit_transaction, frozen_fitted
 from sklearn_iclr26.utils._random import set_child_random_state
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -141,11 +142,7 @@ class ConformalizedQuantileRegressor(BaseConformalRegressor):
     ----------
     estimators_ : list of two regressors
         The fitted lower and upper quantile models.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit. Defined only when `X` has feature
-        names that are all strings.
+    %(features_in_attributes)s
     n_outputs_ : int
         Always 1 (CQR is a single-target method).
     calibration_scores_ : ndarray of shape (n_calibration_samples, 2) or \
@@ -204,12 +201,7 @@ class ConformalizedQuantileRegressor(BaseConformalRegressor):
         random_state=None,
         verbose=0,
     ):
-        self.estimator = estimator
-        self.confidence_level = confidence_level
-        self.symmetric_correction = symmetric_correction
-        self.calibration_size = calibration_size
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     # ------------------------------------------------------------- models
     def _pair(self):

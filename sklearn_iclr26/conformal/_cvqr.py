@@ -33,7 +33,7 @@ from sklearn_iclr26.utils._random import (
 )
 from sklearn_iclr26.utils._split import split_indices
 from sklearn_iclr26.utils._torch import forward_module
-from sklearn_iclr26.utils._validation import check_hidden_layer_sizes
+from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -229,11 +229,7 @@ class CVQRRegressor(BaseConformalRegressor, BaseTorchEstimator):
 
     Attributes
     ----------
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit. Defined only when `X` has feature
-        names that are all strings.
+    %(features_in_attributes)s
     n_outputs_ : int
         Dimension ``d`` of the response.
     net_ : skorch.NeuralNet
@@ -380,36 +376,7 @@ class CVQRRegressor(BaseConformalRegressor, BaseTorchEstimator):
         n_jobs=None,
         verbose=0,
     ):
-        self.confidence_level = confidence_level
-        self.conformity_score = conformity_score
-        self.solver = solver
-        self.reference = reference
-        self.hidden_layer_sizes = hidden_layer_sizes
-        self.curvature = curvature
-        self.warmup_epochs = warmup_epochs
-        self.inner_max_iter = inner_max_iter
-        self.train_inner_iter = train_inner_iter
-        self.epsilon = epsilon
-        self.n_mc = n_mc
-        self.residual_estimator = residual_estimator
-        self.cv = cv
-        self.transformer = transformer
-        self.calibration_size = calibration_size
-        self.max_iter = max_iter
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.batch_size = batch_size
-        self.learning_rate_init = learning_rate_init
-        self.alpha = alpha
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.callbacks = callbacks
-        self.dtype = dtype
-        self.device = device
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=False)

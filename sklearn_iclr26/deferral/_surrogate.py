@@ -27,6 +27,7 @@ from sklearn.utils._indexing import _safe_indexing
 from sklearn.utils.validation import _num_samples, has_fit_parameter
 
 from sklearn_iclr26.utils._random import set_child_random_state
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = []
 
@@ -86,10 +87,7 @@ class _SoftLabelLogisticRegression(BaseEstimator):
     """
 
     def __init__(self, C=1.0, standardize=True, max_iter=1000, tol=1e-8):
-        self.C = C
-        self.standardize = standardize
-        self.max_iter = max_iter
-        self.tol = tol
+        store_params(self, locals())
 
     def fit(self, X, weights):
         X = np.asarray(X, dtype=np.float64)

@@ -20,7 +20,7 @@ from sklearn_iclr26.deferral._base import (
     _missing_mask,
 )
 from sklearn_iclr26.deferral._surrogate import majority_vote
-from sklearn_iclr26.utils._validation import check_at_least_two_classes
+from sklearn_iclr26.utils._validation import check_at_least_two_classes, store_params
 
 __all__ = ["TopKDeferrer"]
 
@@ -208,21 +208,7 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         random_state=None,
         verbose=0,
     ):
-        self.rejector = rejector
-        self.predictor = predictor
-        self.regime = regime
-        self.k = k
-        self.adaptive = adaptive
-        self.cardinality_estimator = cardinality_estimator
-        self.budget_weight = budget_weight
-        self.error_weight = error_weight
-        self.costs = costs
-        self.aggregation = aggregation
-        self.expert_columns = expert_columns
-        self.transformer = transformer
-        self.cv = cv
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     def _default_predictor(self):
         return make_pipeline(StandardScaler(), LogisticRegression())

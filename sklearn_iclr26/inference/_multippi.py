@@ -24,6 +24,7 @@ from sklearn_iclr26.inference._allocate import (
     multippi_allocate,
 )
 from sklearn_iclr26.utils._persistence import dict_from_pairs, pairs_from_dict
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["MultiPPIMeanEstimator"]
@@ -180,16 +181,7 @@ class MultiPPIMeanEstimator(BaseEstimator):
         random_state=None,
         verbose=0,
     ):
-        self.contrast = contrast
-        self.covariance_estimator = covariance_estimator
-        self.confidence_level = confidence_level
-        self.subsets = subsets
-        self.solver = solver
-        self.max_iter = max_iter
-        self.tol = tol
-        self.cross_fit = cross_fit
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     # the fitted dicts are keyed by tuples of sources, which skops's format
     # cannot hold: saved as (key, value) pairs

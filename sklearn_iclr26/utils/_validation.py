@@ -19,8 +19,22 @@ __all__ = [
     "check_has_methods",
     "check_probabilities",
     "input_validation_kwargs",
+    "store_params",
     "validate_classifier_fit_data",
 ]
+
+
+def store_params(obj, params):
+    """Store each ``__init__`` argument as the attribute of the same name.
+
+    Call it as ``store_params(self, locals())``, first thing in ``__init__``
+    (after ``super().__init__()`` in a torch module), where the body would
+    only be ``self.x = x`` lines: scikit-learn reads the parameters from the
+    explicit signature, and this stores them as given, unvalidated.
+    """
+    for name, value in params.items():
+        if name not in ("self", "__class__"):
+            setattr(obj, name, value)
 
 
 def check_has_methods(estimator, methods, role="estimator"):
