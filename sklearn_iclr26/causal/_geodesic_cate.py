@@ -14,13 +14,7 @@ from sklearn.base import clone
 from sklearn.ensemble import BaseEnsemble, HistGradientBoostingRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.utils import check_array
-from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import (
-    _num_samples,
-    check_is_fitted,
-    has_fit_parameter,
-)
+from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
 from sklearn_iclr26.causal._base import (
     BaseCATERegressor,
@@ -40,6 +34,13 @@ from sklearn_iclr26.causal._ot import (
 )
 from sklearn_iclr26.causal._t_learner import fit_arm_models
 from sklearn_iclr26.utils._random import set_child_random_state
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _num_samples,
+    _safe_indexing,
+)
 from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
