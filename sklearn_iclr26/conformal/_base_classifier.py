@@ -8,29 +8,16 @@ from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import (
-    BaseEstimator,
-    ClassifierMixin,
-    MetaEstimatorMixin,
-    _fit_context,
-    clone,
-)
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.utils import column_or_1d, get_tags
-from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metadata_routing import (
     MetadataRouter,
     MethodMapping,
-    _routing_enabled,
     process_routing,
 )
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
-    _check_feature_names,
-    _check_method_params,
-    _check_n_features,
-    _num_samples,
     check_consistent_length,
     check_is_fitted,
     check_random_state,
@@ -47,6 +34,18 @@ from sklearn_iclr26.conformal._transaction import fit_transaction, frozen_fitted
 from sklearn_iclr26.metrics._set_metrics import _label_indices
 from sklearn_iclr26.utils._batching import batch_slices
 from sklearn_iclr26.utils._random import seed_from_random_state, set_child_random_state
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _check_feature_names,
+    _check_method_params,
+    _check_n_features,
+    _fit_context,
+    _num_samples,
+    _routing_enabled,
+    _safe_indexing,
+)
 from sklearn_iclr26.utils._split import split_indices
 from sklearn_iclr26.utils._validation import (
     calibration_size_ok,

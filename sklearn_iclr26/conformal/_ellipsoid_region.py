@@ -9,8 +9,6 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import clone
 from sklearn.neighbors import NearestNeighbors
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import _num_samples
 
 from sklearn_iclr26.conformal._base_regressor import (
     CONFORMAL_CV_CONSTRAINT,
@@ -18,6 +16,12 @@ from sklearn_iclr26.conformal._base_regressor import (
     boundary_directions,
     default_transformer,
     log_unit_ball_volume,
+)
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _num_samples,
 )
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user

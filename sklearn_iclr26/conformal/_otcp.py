@@ -12,12 +12,17 @@ from scipy.special import logsumexp
 from scipy.stats import norm, qmc
 from sklearn.base import clone
 from sklearn.neighbors import NearestNeighbors
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import _num_samples, check_scalar
+from sklearn.utils.validation import check_scalar
 
 from sklearn_iclr26.conformal._base_regressor import (
     BaseResidualRegion,
     default_transformer,
+)
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _num_samples,
 )
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user

@@ -4,8 +4,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
-from sklearn.base import _fit_context
-from sklearn.utils._param_validation import StrOptions
 
 from sklearn_iclr26.conformal._base_classifier import BaseConformalClassifier
 from sklearn_iclr26.conformal._conformity_scores import (
@@ -14,6 +12,7 @@ from sklearn_iclr26.conformal._conformity_scores import (
     _raps_with_uniforms,
     conformity_scores,
 )
+from sklearn_iclr26.utils._sklearn_compat import StrOptions, _fit_context
 
 __all__ = ["SplitConformalClassifier"]
 
