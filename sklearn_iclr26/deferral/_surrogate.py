@@ -22,10 +22,10 @@ from scipy.optimize import minimize
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, clone
 from sklearn.pipeline import Pipeline
-from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils.validation import _num_samples, has_fit_parameter
+from sklearn.utils.validation import has_fit_parameter
 
 from sklearn_iclr26.utils._random import set_child_random_state
+from sklearn_iclr26.utils._sklearn_compat import _num_samples, _safe_indexing
 
 __all__ = []
 
