@@ -5,14 +5,16 @@
 
 import numpy as np
 from sklearn.utils import column_or_1d
-from sklearn.utils._optional_dependencies import check_matplotlib_support
-from sklearn.utils._plotting import _validate_style_kwargs
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_iclr26.label_noise._label_issues import (
     FILTERS,
     check_labels_pred_probs,
     issues_and_scores,
+)
+from sklearn_iclr26.utils._sklearn_compat import (
+    _validate_style_kwargs,
+    check_matplotlib_support,
 )
 
 __all__ = ["LabelIssuesDisplay"]
