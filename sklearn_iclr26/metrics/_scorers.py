@@ -16,7 +16,7 @@ import pkgutil
 from importlib import import_module
 from pathlib import Path
 
-from sklearn.utils._param_validation import validate_params
+from sklearn_iclr26.utils._sklearn_compat import validate_params
 
 __all__ = ["MethodScorer", "get_scorer", "get_scorer_names"]
 
