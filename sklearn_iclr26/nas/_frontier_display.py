@@ -6,9 +6,12 @@
 import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import train_test_split
-from sklearn.utils._optional_dependencies import check_matplotlib_support
-from sklearn.utils._plotting import _validate_style_kwargs
 from sklearn.utils.validation import check_is_fitted
+
+from sklearn_iclr26.utils._sklearn_compat import (
+    _validate_style_kwargs,
+    check_matplotlib_support,
+)
 
 __all__ = ["ArchitectureFrontierDisplay"]
 
