@@ -45,6 +45,7 @@ from sklearn_iclr26.utils._sklearn_compat import (
     _num_samples,
     _routing_enabled,
     _safe_indexing,
+    align_sparse_interface,
 )
 from sklearn_iclr26.utils._split import split_indices
 from sklearn_iclr26.utils._validation import (
@@ -116,7 +117,9 @@ def _csr_from_batches(indices, counts, n_samples, n_classes):
     if indptr[-1] < 2**31 - 1:
         indptr = indptr.astype(np.int32)
     data = np.ones(col.shape[0], dtype=bool)
-    return sp.csr_array((data, col, indptr), shape=(n_samples, n_classes))
+    sets = sp.csr_array((data, col, indptr), shape=(n_samples, n_classes))
+    # csr_matrix or csr_array, as scikit-learn's sparse_interface says
+    return align_sparse_interface(sets)
 
 
 def _check_output(output):
@@ -782,11 +785,13 @@ class BaseConformalClassifier(
             never has a lower threshold the sets are nested (a set at a
             higher level contains the set at a lower one).
         output : {"dense", "sparse"}, default="dense"
-            ``"dense"``: a boolean ndarray; ``"sparse"``: a
-            ``scipy.sparse.csr_array`` of bool (one row per sample), which
+            ``"dense"``: a boolean ndarray; ``"sparse"``: a CSR
+            ``scipy.sparse`` container of bool (one row per sample), which
             takes memory in proportion to the total set size rather than to
             ``n_samples * n_classes`` (a list of them, one per level, for a
-            sequence of levels).
+            sequence of levels): a ``csr_matrix``, or a ``csr_array`` under
+            ``sklearn.set_config(sparse_interface="sparray")``, as
+            scikit-learn's own sparse outputs.
         bins : array-like of shape (n_samples,), default=None
             Mondrian bin of every row; required with ``conditional="bins"``
             (every bin must have been seen at calibration: ``ValueError``
@@ -794,10 +799,10 @@ class BaseConformalClassifier(
 
         Returns
         -------
-        sets : ndarray or scipy.sparse.csr_array of bool, shape (n_samples, n_classes)
+        sets : ndarray or CSR sparse matrix/array of bool, shape (n_samples, n_classes)
             ``sets[i, j]`` tells whether ``classes_[j]`` is in the set of
             sample ``i``. For a sequence of levels: an ndarray of shape
-            ``(n_samples, n_classes, L)``, or a list of ``L`` CSR arrays.
+            ``(n_samples, n_classes, L)``, or a list of ``L`` CSR containers.
         """
         _check_output(output)
         X, n_samples = self._check_X(X)
