@@ -1,4 +1,6 @@
-"""``set_output`` and ``get_feature_names_out`` on every transformer.
+"""Outputs follow scikit-learn's output settings.
+
+``set_output`` and ``get_feature_names_out`` on every transformer:
 
 Every public estimator with ``transform`` (found by ``all_estimators``, so a
 new transformer is covered by being exported) returns, once
@@ -8,13 +10,23 @@ new transformer is covered by being exported) returns, once
 and from ``fit_transform``, alone and as the last step of a pandas-output
 pipeline. The instances and data are those of
 ``tests/test_common_contracts.py``.
+
+``sparse_interface`` (scikit-learn >= 1.9) on every sparse output: the
+sparse prediction sets of every estimator whose ``predict_set`` takes
+``output="sparse"`` and ``GeodesicCATERegressor.ot_plan_`` are ``csr_matrix``
+under ``"spmatrix"`` (the default) and ``csr_array`` under ``"sparray"``, with
+the same entries.
 """
 
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import inspect
+
 import numpy as np
 import pytest
+import scipy.sparse as sp
+import sklearn
 from sklearn import config_context
 from sklearn.base import clone
 from sklearn.datasets import make_blobs
@@ -25,6 +37,7 @@ from sklearn.preprocessing import FunctionTransformer
 from sklearn_iclr26.utils._sklearn_compat import (
     _enforce_estimator_tags_X,
     _enforce_estimator_tags_y,
+    align_sparse_interface,
 )
 from sklearn_iclr26.utils._test_common import _registries
 from sklearn_iclr26.utils.discovery import all_estimators
@@ -140,3 +153,95 @@ def test_pandas_output_pipeline(name):
     Xt = pipe.fit(X, y).transform(X)
     _check_frame(Xt, pipe[-1], X.index)
     assert list(pipe.get_feature_names_out()) == list(Xt.columns)
+
+
+# ------------------------------------------------------------ sparse_interface
+SPARSE_SET_ESTIMATORS = [
+    name
+    for name, cls in all_estimators()
+    if hasattr(cls, "predict_set")
+    and "output" in inspect.signature(cls.predict_set).parameters
+]
+INTERFACES = {"spmatrix": sp.csr_matrix, "sparray": sp.csr_array}
+
+needs_sparse_interface = pytest.mark.skipif(
+    "sparse_interface" not in sklearn.get_config(),
+    reason="scikit-learn < 1.9 has no sparse_interface setting",
+)
+
+
+def test_the_sparse_set_estimators_are_discovered():
+    assert {"SplitConformalClassifier", "SOCOPClassifier"} <= set(SPARSE_SET_ESTIMATORS)
+
+
+@needs_sparse_interface
+@pytest.mark.parametrize("interface", INTERFACES)
+@pytest.mark.parametrize("name", SPARSE_SET_ESTIMATORS)
+def test_sparse_sets_follow_sparse_interface(name, interface):
+    from sklearn_iclr26.metrics import coverage_score, mean_set_size
+
+    estimator = _first_instance(name)
+    X, y = make_blobs(n_samples=90, centers=3, random_state=0, cluster_std=2.0)
+    estimator.fit(X, y)
+    dense = estimator.predict_set(X)
+    dense_levels = estimator.predict_set(X, confidence_level=[0.8, 0.9])
+    with config_context(sparse_interface=interface):
+        sets = estimator.predict_set(X, output="sparse")
+        levels = estimator.predict_set(X, confidence_level=[0.8, 0.9], output="sparse")
+    expected = INTERFACES[interface]
+    assert type(sets) is expected and sets.dtype == bool
+    np.testing.assert_array_equal(sets.toarray(), dense)
+    assert [type(s) for s in levels] == [expected, expected]
+    for i, level_sets in enumerate(levels):
+        np.testing.assert_array_equal(level_sets.toarray(), dense_levels[..., i])
+    # the set metrics take either container and agree with the dense sets
+    classes = estimator.classes_
+    assert coverage_score(y, sets, classes=classes) == coverage_score(
+        y, dense, classes=classes
+    )
+    assert mean_set_size(sets) == mean_set_size(dense)
+
+
+@pytest.mark.parametrize("name", SPARSE_SET_ESTIMATORS)
+def test_sparse_sets_default_to_csr_matrix(name):
+    # scikit-learn's default is "spmatrix": so is the package's
+    X, y = make_blobs(n_samples=90, centers=3, random_state=0, cluster_std=2.0)
+    sets = _first_instance(name).fit(X, y).predict_set(X, output="sparse")
+    assert type(sets) is sp.csr_matrix
+
+
+@needs_sparse_interface
+@pytest.mark.parametrize("interface", INTERFACES)
+def test_ot_plan_follows_sparse_interface(interface):
+    from sklearn.linear_model import LinearRegression
+
+    from sklearn_iclr26.causal import GeodesicCATERegressor
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(80, 2))
+    t = (X[:, 0] + rng.normal(size=80) > 0).astype(int)
+    y = X.sum(axis=1) + t + rng.normal(scale=0.1, size=80)
+    reference = GeodesicCATERegressor(LinearRegression(), n_steps=1, random_state=0)
+    reference.fit(X, y, treatment=t)
+    with config_context(sparse_interface=interface):
+        est = GeodesicCATERegressor(LinearRegression(), n_steps=1, random_state=0)
+        est.fit(X, y, treatment=t)
+    assert type(est.ot_plan_) is INTERFACES[interface]
+    np.testing.assert_array_equal(est.ot_plan_.toarray(), reference.ot_plan_.toarray())
+    np.testing.assert_array_equal(est.predict(X), reference.predict(X))
+
+
+@needs_sparse_interface
+@pytest.mark.parametrize("interface", INTERFACES)
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def test_align_sparse_interface(interface, fmt):
+    matrix = sp.random(5, 4, density=0.4, format=fmt, random_state=0)
+    array = getattr(sp, f"{fmt}_array")(matrix)
+    with config_context(sparse_interface=interface):
+        for X in (matrix, array):
+            out = align_sparse_interface(X)
+            assert out.format == fmt
+            assert sp.isspmatrix(out) == (interface == "spmatrix")
+            np.testing.assert_array_equal(out.toarray(), X.toarray())
+        dense = np.ones((2, 2))
+        assert align_sparse_interface(dense) is dense
