@@ -33,11 +33,11 @@ from sklearn.base import clone
 from sklearn.datasets import make_blobs
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
-from sklearn.utils.estimator_checks import (
+
+from sklearn_iclr26.utils._sklearn_compat import (
     _enforce_estimator_tags_X,
     _enforce_estimator_tags_y,
 )
-
 from sklearn_iclr26.utils._test_common import _registries
 from sklearn_iclr26.utils.discovery import all_estimators
 

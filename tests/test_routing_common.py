@@ -28,7 +28,6 @@ import sklearn
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.exceptions import UnsetMetadataPassedError
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics._scorer import _BaseScorer
 from sklearn.model_selection import GridSearchCV, KFold, cross_validate
 from sklearn.utils import get_tags
 
@@ -45,6 +44,7 @@ from sklearn_iclr26.conformal import (
 from sklearn_iclr26.conformal._scorers import set_efficiency
 from sklearn_iclr26.deferral import TopKDeferralRegressor, TopKDeferrer
 from sklearn_iclr26.metrics import get_scorer, get_scorer_names
+from sklearn_iclr26.utils._sklearn_compat import _BaseScorer
 from sklearn_iclr26.utils._test_common import yield_test_instances
 
 # small folds: the calibration-size and convergence warnings are expected

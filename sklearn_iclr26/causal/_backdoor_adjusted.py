@@ -14,11 +14,11 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import is_classifier
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
 from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 from sklearn_iclr26.utils._verbose import log_progress
 

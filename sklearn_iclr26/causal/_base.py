@@ -19,20 +19,13 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.stats import norm
 from sklearn import config_context
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_array, check_consistent_length, column_or_1d
-from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import (
-    _check_feature_names,
-    _check_n_features,
-    _check_sample_weight,
-    _check_y,
-    _num_samples,
     check_is_fitted,
     check_random_state,
     has_fit_parameter,
@@ -40,6 +33,18 @@ from sklearn.utils.validation import (
 
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import set_child_random_state
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _check_feature_names,
+    _check_n_features,
+    _check_sample_weight,
+    _check_y,
+    _fit_context,
+    _num_samples,
+    _safe_indexing,
+)
 from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user

@@ -5,11 +5,13 @@
 
 import numpy as np
 from sklearn.utils import check_consistent_length, column_or_1d
-from sklearn.utils._optional_dependencies import check_matplotlib_support
-from sklearn.utils._plotting import _validate_style_kwargs
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_iclr26.utils._plotting import finish_plot, start_plot
+from sklearn_iclr26.utils._sklearn_compat import (
+    _validate_style_kwargs,
+    check_matplotlib_support,
+)
 from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["CATEDisplay"]

@@ -14,13 +14,7 @@ from sklearn.base import clone
 from sklearn.ensemble import BaseEnsemble, HistGradientBoostingRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.utils import check_array
-from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import (
-    _num_samples,
-    check_is_fitted,
-    has_fit_parameter,
-)
+from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
 from sklearn_iclr26.causal._base import (
     BaseCATERegressor,
@@ -40,6 +34,14 @@ from sklearn_iclr26.causal._ot import (
 )
 from sklearn_iclr26.causal._t_learner import fit_arm_models
 from sklearn_iclr26.utils._random import set_child_random_state
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _num_samples,
+    _safe_indexing,
+    align_sparse_interface,
+)
 from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT, store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
@@ -219,9 +221,10 @@ class GeodesicCATERegressor(BaseCATERegressor):
     kept_mask_ : dict
         ``{0: [mask, ...], 1: [...]}``: boolean masks of the atoms kept at
         each step (all ``True`` when ``keep=1``).
-    ot_plan_ : scipy.sparse.csr_matrix of shape (n_control_, n_treated_)
+    ot_plan_ : CSR sparse matrix or array of shape (n_control_, n_treated_)
         The transport plan between control and treated units (in the order
-        they appear in ``X``).
+        they appear in ``X``); a ``csr_array`` when fitted under
+        ``sparse_interface="sparray"``, as scikit-learn's attributes.
     ot_solver_ : str
         The solver used (``"emd"`` or ``"sinkhorn"``).
     transformer_ : transformer or None
@@ -380,7 +383,9 @@ class GeodesicCATERegressor(BaseCATERegressor):
             plan = sinkhorn_plan(a, b, C, reg=self.ot_reg, n_keep=m0 + m1)
         self.ot_solver_ = solver
         rows, cols = idx0[plan.row], idx1[plan.col]
-        self.ot_plan_ = sp.csr_matrix((plan.data, (rows, cols)), shape=(n0, n1))
+        self.ot_plan_ = align_sparse_interface(
+            sp.csr_matrix((plan.data, (rows, cols)), shape=(n0, n1))
+        )
         return rows, cols, plan.data * len(plan.data)
 
     # --------------------------------------------------------------- chains

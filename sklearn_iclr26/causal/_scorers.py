@@ -26,15 +26,6 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
-from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils._metadata_requests import MetadataRequest, _MetadataRequester
-from sklearn.utils._param_validation import (
-    HasMethods,
-    Interval,
-    StrOptions,
-    validate_params,
-)
-from sklearn.utils.validation import _num_samples
 
 from sklearn_iclr26.causal._base import (
     check_treatment,
@@ -43,6 +34,16 @@ from sklearn_iclr26.causal._base import (
 )
 from sklearn_iclr26.causal._metrics import pehe_score
 from sklearn_iclr26.utils._random import set_child_random_state
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    MetadataRequest,
+    StrOptions,
+    _MetadataRequester,
+    _num_samples,
+    _safe_indexing,
+    validate_params,
+)
 from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["SCORERS", "make_cate_scorer"]

@@ -14,10 +14,10 @@ from numbers import Integral
 
 import numpy as np
 from scipy.special import softmax
-from sklearn.utils._param_validation import Interval
 
 from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
+from sklearn_iclr26.utils._sklearn_compat import Interval
 from sklearn_iclr26.utils._torch import forward_module
 from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 from sklearn_iclr26.utils._warnings import warn_user

@@ -4,10 +4,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
-from sklearn.utils._indexing import _safe_indexing
 
 from sklearn_iclr26.causal._base import BaseCATERegressor, _draw, fit_child
 from sklearn_iclr26.causal._t_learner import fit_arm_models
+from sklearn_iclr26.utils._sklearn_compat import _safe_indexing
 from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["XLearnerRegressor"]

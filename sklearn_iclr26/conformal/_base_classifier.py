@@ -8,29 +8,16 @@ from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import (
-    BaseEstimator,
-    ClassifierMixin,
-    MetaEstimatorMixin,
-    _fit_context,
-    clone,
-)
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.utils import column_or_1d, get_tags
-from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metadata_routing import (
     MetadataRouter,
     MethodMapping,
-    _routing_enabled,
     process_routing,
 )
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
-    _check_feature_names,
-    _check_method_params,
-    _check_n_features,
-    _num_samples,
     check_consistent_length,
     check_is_fitted,
     check_random_state,
@@ -47,6 +34,19 @@ from sklearn_iclr26.conformal._transaction import fit_transaction, frozen_fitted
 from sklearn_iclr26.metrics._set_metrics import _label_indices
 from sklearn_iclr26.utils._batching import batch_slices
 from sklearn_iclr26.utils._random import seed_from_random_state, set_child_random_state
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _check_feature_names,
+    _check_method_params,
+    _check_n_features,
+    _fit_context,
+    _num_samples,
+    _routing_enabled,
+    _safe_indexing,
+    align_sparse_interface,
+)
 from sklearn_iclr26.utils._split import split_indices
 from sklearn_iclr26.utils._validation import (
     calibration_size_ok,
@@ -117,7 +117,9 @@ def _csr_from_batches(indices, counts, n_samples, n_classes):
     if indptr[-1] < 2**31 - 1:
         indptr = indptr.astype(np.int32)
     data = np.ones(col.shape[0], dtype=bool)
-    return sp.csr_array((data, col, indptr), shape=(n_samples, n_classes))
+    sets = sp.csr_array((data, col, indptr), shape=(n_samples, n_classes))
+    # csr_matrix or csr_array, as scikit-learn's sparse_interface says
+    return align_sparse_interface(sets)
 
 
 def _check_output(output):
@@ -866,11 +868,13 @@ class BaseConformalClassifier(
             never has a lower threshold the sets are nested (a set at a
             higher level contains the set at a lower one).
         output : {"dense", "sparse"}, default="dense"
-            ``"dense"``: a boolean ndarray; ``"sparse"``: a
-            ``scipy.sparse.csr_array`` of bool (one row per sample), which
+            ``"dense"``: a boolean ndarray; ``"sparse"``: a CSR
+            ``scipy.sparse`` container of bool (one row per sample), which
             takes memory in proportion to the total set size rather than to
             ``n_samples * n_classes`` (a list of them, one per level, for a
-            sequence of levels).
+            sequence of levels): a ``csr_matrix``, or a ``csr_array`` under
+            ``sklearn.set_config(sparse_interface="sparray")``, as
+            scikit-learn's own sparse outputs.
         bins : array-like of shape (n_samples,), default=None
             Mondrian bin of every row; required with ``conditional="bins"``
             (every bin must have been seen at calibration: ``ValueError``
@@ -878,10 +882,10 @@ class BaseConformalClassifier(
 
         Returns
         -------
-        sets : ndarray or scipy.sparse.csr_array of bool, shape (n_samples, n_classes)
+        sets : ndarray or CSR sparse matrix/array of bool, shape (n_samples, n_classes)
             ``sets[i, j]`` tells whether ``classes_[j]`` is in the set of
             sample ``i``. For a sequence of levels: an ndarray of shape
-            ``(n_samples, n_classes, L)``, or a list of ``L`` CSR arrays.
+            ``(n_samples, n_classes, L)``, or a list of ``L`` CSR containers.
         """
         _check_output(output)
         X, n_samples = self._check_X(X)

@@ -33,22 +33,13 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.exceptions import DataConversionWarning
 from sklearn.frozen import FrozenEstimator
 from sklearn.multioutput import MultiOutputRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
-from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils._param_validation import (
-    HasMethods,
-    Interval,
-    RealNotInt,
-    StrOptions,
-)
 from sklearn.utils.validation import (
-    _check_method_params,
-    _num_samples,
     check_array,
     check_is_fitted,
     check_random_state,
@@ -61,6 +52,16 @@ from sklearn_iclr26.conformal._transaction import fit_transaction, frozen_fitted
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import set_child_random_state
 from sklearn_iclr26.utils._routing import fit_router, route_fit_params
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    RealNotInt,
+    StrOptions,
+    _check_method_params,
+    _fit_context,
+    _num_samples,
+    _safe_indexing,
+)
 from sklearn_iclr26.utils._split import split_indices
 from sklearn_iclr26.utils._validation import (
     calibration_size_ok,

@@ -6,14 +6,13 @@
 import math
 
 import numpy as np
-from sklearn.utils._param_validation import HasMethods
-from sklearn.utils.validation import _num_samples
 
 from sklearn_iclr26.conformal._base_regressor import (
     CONFORMAL_CV_CONSTRAINT,
     BaseResidualRegion,
 )
 from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
+from sklearn_iclr26.utils._sklearn_compat import HasMethods, _num_samples
 from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["BonferroniBoxRegressor"]

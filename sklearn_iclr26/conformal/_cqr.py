@@ -6,17 +6,16 @@
 import math
 
 import numpy as np
-from sklearn.base import _fit_context, clone
+from sklearn.base import clone
 from sklearn.exceptions import DataConversionWarning
 from sklearn.frozen import FrozenEstimator
 from sklearn.pipeline import Pipeline
-from sklearn.utils._param_validation import HasMethods
-from sklearn.utils.validation import _num_samples
 
 from sklearn_iclr26.conformal._base_regressor import BaseConformalRegressor
 from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
 from sklearn_iclr26.conformal._transaction import fit_transaction, frozen_fitted
 from sklearn_iclr26.utils._random import set_child_random_state
+from sklearn_iclr26.utils._sklearn_compat import HasMethods, _fit_context, _num_samples
 from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user

@@ -7,15 +7,8 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import _fit_context, clone
-from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import (
-    _num_samples,
-    check_is_fitted,
-    check_random_state,
-    check_scalar,
-)
+from sklearn.base import clone
+from sklearn.utils.validation import check_is_fitted, check_random_state, check_scalar
 
 from sklearn_iclr26.conformal._base_regressor import (
     BaseConformalRegressor,
@@ -30,6 +23,14 @@ from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import (
     seed_from_random_state,
     set_child_random_state,
+)
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _fit_context,
+    _num_samples,
+    _safe_indexing,
 )
 from sklearn_iclr26.utils._split import split_indices
 from sklearn_iclr26.utils._torch import forward_module

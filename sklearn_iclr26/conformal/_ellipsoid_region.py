@@ -7,14 +7,18 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import _num_samples
 
 from sklearn_iclr26.conformal._base_regressor import (
     CONFORMAL_CV_CONSTRAINT,
     BaseResidualRegion,
     boundary_directions,
     log_unit_ball_volume,
+)
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _num_samples,
 )
 from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress

@@ -10,13 +10,18 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from scipy.special import logsumexp
 from scipy.stats import norm, qmc
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import _num_samples, check_scalar
+from sklearn.utils.validation import check_scalar
 
 from sklearn_iclr26.conformal._base_regressor import (
     BaseResidualRegion,
 )
 from sklearn_iclr26.utils._persistence import dict_from_pairs, pairs_from_dict
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _num_samples,
+)
 from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 

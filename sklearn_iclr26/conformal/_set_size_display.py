@@ -4,13 +4,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
-from sklearn.utils._optional_dependencies import check_matplotlib_support
-from sklearn.utils._plotting import _validate_style_kwargs
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_iclr26.conformal._coverage_display import _check_scalar_level
 from sklearn_iclr26.metrics._set_metrics import _check_sets, _set_sizes
 from sklearn_iclr26.utils._plotting import finish_plot, start_plot
+from sklearn_iclr26.utils._sklearn_compat import (
+    _validate_style_kwargs,
+    check_matplotlib_support,
+)
 from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["SetSizeDisplay"]

@@ -6,8 +6,6 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from sklearn_iclr26.conformal._base_classifier import (
     ATTRIBUTES_DOC,
@@ -22,6 +20,7 @@ from sklearn_iclr26.conformal._conformity_scores import (
     socop_sets,
 )
 from sklearn_iclr26.metrics import set_size_stratified_coverage_violation
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user

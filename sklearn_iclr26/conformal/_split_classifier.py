@@ -4,8 +4,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
-from sklearn.base import _fit_context
-from sklearn.utils._param_validation import StrOptions
 
 from sklearn_iclr26.conformal._base_classifier import (
     ATTRIBUTES_DOC,
@@ -19,6 +17,7 @@ from sklearn_iclr26.conformal._conformity_scores import (
     _raps_with_uniforms,
     conformity_scores,
 )
+from sklearn_iclr26.utils._sklearn_compat import StrOptions, _fit_context
 from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["SplitConformalClassifier"]

@@ -6,16 +6,12 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import (
-    ClassNamePrefixFeaturesOutMixin,
-    TransformerMixin,
-    _fit_context,
-)
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_array
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_iclr26.neural_network._torch_estimator import DTYPES, BaseTorchEstimator
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from sklearn_iclr26.utils._torch import fit_or_restore, forward_module
 from sklearn_iclr26.utils._validation import store_params
 

@@ -12,7 +12,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, _fit_context, clone, is_classifier
+from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import (
     KFold,
@@ -22,12 +22,8 @@ from sklearn.model_selection import (
 )
 from sklearn.pipeline import Pipeline
 from sklearn.utils import Bunch, get_tags
-from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import (
-    _check_method_params,
-    _num_samples,
     check_array,
     check_consistent_length,
     check_is_fitted,
@@ -50,6 +46,15 @@ from sklearn_iclr26.utils._random import (
     set_child_random_state,
 )
 from sklearn_iclr26.utils._routing import fit_router, route_fit_params
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _check_method_params,
+    _fit_context,
+    _num_samples,
+    _safe_indexing,
+)
 from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = []

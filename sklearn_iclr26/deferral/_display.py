@@ -4,11 +4,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
-from sklearn.utils._optional_dependencies import check_matplotlib_support
-from sklearn.utils._plotting import _validate_style_kwargs
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_iclr26.utils._plotting import finish_plot, start_plot
+from sklearn_iclr26.utils._sklearn_compat import (
+    _validate_style_kwargs,
+    check_matplotlib_support,
+)
 from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["DeferralCurveDisplay"]

@@ -23,10 +23,10 @@ from scipy.special import logsumexp
 from sklearn import config_context
 from sklearn.base import BaseEstimator, clone
 from sklearn.pipeline import Pipeline
-from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils.validation import _num_samples, has_fit_parameter
+from sklearn.utils.validation import has_fit_parameter
 
 from sklearn_iclr26.utils._random import set_child_random_state
+from sklearn_iclr26.utils._sklearn_compat import _num_samples, _safe_indexing
 from sklearn_iclr26.utils._validation import store_params
 
 __all__ = []

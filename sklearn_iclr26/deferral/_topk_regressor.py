@@ -8,7 +8,6 @@ from sklearn.base import RegressorMixin
 from sklearn.linear_model import RidgeCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils._param_validation import StrOptions
 
 from sklearn_iclr26.deferral._base import (
     ATTRIBUTES_DOC,
@@ -17,6 +16,7 @@ from sklearn_iclr26.deferral._base import (
     _missing_mask,
 )
 from sklearn_iclr26.deferral._surrogate import aggregate_values
+from sklearn_iclr26.utils._sklearn_compat import StrOptions
 from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["TopKDeferralRegressor"]

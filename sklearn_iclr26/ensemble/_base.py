@@ -14,8 +14,6 @@ from abc import abstractmethod
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils import _safe_indexing
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
 from sklearn_iclr26.ensemble._hub import ModuleHub, _is_torch_mlp
@@ -23,6 +21,7 @@ from sklearn_iclr26.ensemble._proxy import knn_proxy_predictions
 from sklearn_iclr26.ensemble._simplex import simplex_least_squares
 from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._batching import batched
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _safe_indexing
 from sklearn_iclr26.utils._torch import _NonFiniteError, forward_module
 from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress

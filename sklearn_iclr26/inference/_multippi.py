@@ -7,10 +7,9 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.stats import norm
-from sklearn.base import BaseEstimator, _fit_context, clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.covariance import EmpiricalCovariance, LedoitWolf
 from sklearn.utils import check_array, check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import (
     check_consistent_length,
     check_is_fitted,
@@ -24,6 +23,12 @@ from sklearn_iclr26.inference._allocate import (
     multippi_allocate,
 )
 from sklearn_iclr26.utils._persistence import dict_from_pairs, pairs_from_dict
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _fit_context,
+)
 from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 

@@ -30,8 +30,7 @@ import numpy as np
 from scipy.special import logit
 from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
-from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils.validation import _num_samples, has_fit_parameter
+from sklearn.utils.validation import has_fit_parameter
 
 from sklearn_iclr26.label_noise._common import (
     proba_from_raw,
@@ -39,6 +38,7 @@ from sklearn_iclr26.label_noise._common import (
     warmup_count,
 )
 from sklearn_iclr26.neural_network._torch_estimator import TorchClassifierMixin
+from sklearn_iclr26.utils._sklearn_compat import _num_samples, _safe_indexing
 from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user

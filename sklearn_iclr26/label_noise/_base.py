@@ -7,13 +7,7 @@ from abc import ABCMeta, abstractmethod
 
 import numpy as np
 from sklearn import config_context
-from sklearn.base import (
-    BaseEstimator,
-    ClassifierMixin,
-    MetaEstimatorMixin,
-    _fit_context,
-    clone,
-)
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
@@ -22,6 +16,7 @@ from sklearn_iclr26.label_noise._common import validate_meta_fit, validate_meta_
 from sklearn_iclr26.label_noise._label_issues import RANKINGS, rank_issues
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import set_child_random_state
+from sklearn_iclr26.utils._sklearn_compat import _fit_context
 from sklearn_iclr26.utils._torch import fit_or_restore
 
 __all__ = ["BaseNoiseCorrector"]

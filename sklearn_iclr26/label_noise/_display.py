@@ -5,8 +5,6 @@
 
 import numpy as np
 from sklearn.utils import column_or_1d
-from sklearn.utils._optional_dependencies import check_matplotlib_support
-from sklearn.utils._plotting import _validate_style_kwargs
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_iclr26.label_noise._label_issues import (
@@ -15,6 +13,10 @@ from sklearn_iclr26.label_noise._label_issues import (
     issues_and_scores,
 )
 from sklearn_iclr26.utils._plotting import finish_plot, start_plot
+from sklearn_iclr26.utils._sklearn_compat import (
+    _validate_style_kwargs,
+    check_matplotlib_support,
+)
 from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["LabelIssuesDisplay"]

@@ -7,13 +7,13 @@ import copy
 from numbers import Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from sklearn_iclr26.memorization._common import NetView
 from sklearn_iclr26.neural_network._torch_estimator import (
     BaseTorchEstimator,
     TorchClassifierMixin,
 )
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
 from sklearn_iclr26.utils._torch import forward_module
 from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 from sklearn_iclr26.utils._verbose import log_progress

@@ -17,8 +17,7 @@ import pkgutil
 from importlib import import_module
 from pathlib import Path
 
-from sklearn.metrics._scorer import _BaseScorer
-from sklearn.utils._param_validation import validate_params
+from sklearn_iclr26.utils._sklearn_compat import _BaseScorer, validate_params
 
 __all__ = ["MethodScorer", "get_scorer", "get_scorer_names"]
 

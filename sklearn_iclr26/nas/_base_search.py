@@ -21,7 +21,6 @@ from sklearn.base import BaseEstimator
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import ClassifierTags, RegressorTags
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
@@ -33,6 +32,7 @@ from sklearn_iclr26.nas._mlp_space import MLPSearchSpace
 from sklearn_iclr26.neural_network._torch_estimator import TRAINING_CONSTRAINTS
 from sklearn_iclr26.utils._persistence import dict_from_pairs, pairs_from_dict
 from sklearn_iclr26.utils._random import seed_from_random_state
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
 from sklearn_iclr26.utils._split import split_indices
 from sklearn_iclr26.utils._torch import torch_rng
 from sklearn_iclr26.utils._validation import check_at_least_two_classes

@@ -5,15 +5,13 @@
 
 from numbers import Real
 
-from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
-
 from sklearn_iclr26.nas._darts import BaseGradientNASSearch
 from sklearn_iclr26.nas._rule import (
     DIRECTIONS,
     constraint_guided_gradient,
     cost_direction,
 )
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from sklearn_iclr26.utils._torch import fit_or_restore
 from sklearn_iclr26.utils._validation import store_params
 

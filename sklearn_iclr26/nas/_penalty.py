@@ -6,11 +6,10 @@
 from numbers import Real
 
 import numpy as np
-from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from sklearn_iclr26.nas._darts import BaseGradientNASSearch
 from sklearn_iclr26.nas._rule import expected_cost_gradient
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from sklearn_iclr26.utils._torch import fit_or_restore
 from sklearn_iclr26.utils._validation import store_params
 

@@ -10,9 +10,8 @@ adds its architecture parameters and module.
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn.utils._param_validation import StrOptions
-
 from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
+from sklearn_iclr26.utils._sklearn_compat import StrOptions
 from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 
 # the torch classes live in _modules.py (imported lazily: it imports torch)

@@ -13,7 +13,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import is_classifier
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_iclr26.neural_network._base import _ACTIVATIONS
@@ -23,6 +22,7 @@ from sklearn_iclr26.neural_network._torch_estimator import (
 )
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
 from sklearn_iclr26.utils._random import seed_from_random_state
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
 from sklearn_iclr26.utils._torch import forward_module
 from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 

@@ -14,10 +14,10 @@ reads by column name (``long_<j>``, ``session<k>_<j>``, ``candidate``,
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["InteractionSequenceEncoder"]

@@ -7,8 +7,7 @@ import re
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import ClassifierMixin, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import ClassifierMixin, TransformerMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -17,6 +16,7 @@ from sklearn_iclr26.neural_network._torch_estimator import (
     BaseTorchEstimator,
 )
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from sklearn_iclr26.utils._torch import fit_or_restore, forward_module
 from sklearn_iclr26.utils._validation import (
     check_hidden_layer_sizes,

@@ -14,10 +14,10 @@ the inference and the local weight step).
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from sklearn_iclr26.neural_network._base import _ACTIVATIONS
 from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
 from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 from sklearn_iclr26.utils._warnings import warn_user
 

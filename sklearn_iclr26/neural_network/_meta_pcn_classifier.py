@@ -3,14 +3,13 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn.utils._param_validation import StrOptions
-
 from sklearn_iclr26.neural_network._meta_pcn import (
     _ATTRIBUTES_DOC,
     _PARAMETERS_DOC,
     BaseMetaPCN,
 )
 from sklearn_iclr26.neural_network._torch_estimator import TorchClassifierMixin
+from sklearn_iclr26.utils._sklearn_compat import StrOptions
 from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["MetaPCNClassifier"]

@@ -62,22 +62,17 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import softmax
-from sklearn.base import (
-    BaseEstimator,
-    ClassifierMixin,
-    RegressorMixin,
-    _fit_context,
-    is_classifier,
-)
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_classifier
 from sklearn.model_selection import train_test_split
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import (
-    _check_sample_weight,
-    check_is_fitted,
-    validate_data,
-)
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_iclr26.utils._persistence import SavedNet, with_saved_nets
+from sklearn_iclr26.utils._sklearn_compat import (
+    Interval,
+    StrOptions,
+    _check_sample_weight,
+    _fit_context,
+)
 from sklearn_iclr26.utils._torch import fit_or_restore, forward_module, train_module
 from sklearn_iclr26.utils._validation import (
     N_JOBS_CONSTRAINT,

@@ -10,9 +10,7 @@ from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
     TransformerMixin,
-    _fit_context,
 )
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import (
     check_array,
     check_is_fitted,
@@ -30,6 +28,7 @@ from sklearn_iclr26.ot._trees import (
     sort_lines,
 )
 from sklearn_iclr26.utils._batching import batched
+from sklearn_iclr26.utils._sklearn_compat import Interval, _fit_context
 from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 

@@ -3,7 +3,7 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn.utils._optional_dependencies import check_matplotlib_support
+from sklearn_iclr26.utils._sklearn_compat import check_matplotlib_support
 
 __all__ = ["finish_plot", "start_plot"]
 

@@ -14,9 +14,10 @@ disabled (the default), every parameter to every inner estimator, as before.
 from sklearn.utils.metadata_routing import (
     MetadataRouter,
     MethodMapping,
-    _routing_enabled,
     process_routing,
 )
+
+from sklearn_iclr26.utils._sklearn_compat import _routing_enabled
 
 __all__ = ["fit_router", "route_fit_params"]
 

@@ -10,7 +10,9 @@ import numpy as np
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import get_tags
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, validate_data
+from sklearn.utils.validation import validate_data
+
+from sklearn_iclr26.utils._sklearn_compat import _check_sample_weight
 
 __all__ = [
     "calibration_size_ok",
@@ -209,7 +211,7 @@ def calibration_size_ok(
 def _n_jobs_constraint():
     from numbers import Integral
 
-    from sklearn.utils._param_validation import Interval
+    from sklearn_iclr26.utils._sklearn_compat import Interval
 
     return [
         Interval(Integral, 1, None, closed="left"),
