@@ -4,7 +4,8 @@
    ``ppi_power``) on the same real data (KEEL ``magic``, proxy = a logistic
    regression's probability, trained on a disjoint split) at equal budget:
    MSE ratio, CI width ratio (both at 95 %), time ratio, and the allocation.
-2. Allocation speed for k = 6 sources (63 subsets).
+2. Allocation speed and optimum of the three solvers: the reproduction's
+   15-subset problem, and k = 6 and 10 sources (63 and 1,023 subsets).
 3. Closed-form resampling curves vs the authors' permutation simulation:
    speed ratio and max deviation; curves for 10,000 problems x k_max = 1000.
 
@@ -87,18 +88,49 @@ def bench_ppi(lines, reps=300, budget=300.0):
 
 
 def bench_allocation(lines):
-    rng = np.random.RandomState(0)
-    L = rng.normal(size=(6, 6))
-    cov = L @ L.T + 0.1 * np.eye(6)
-    costs = rng.uniform(0.05, 1.0, size=6)
-    for solver in ("multiplicative", "slsqp"):
-        start = time.perf_counter()
-        plan = multippi_allocate(cov, costs, 1000.0, burn_in=250, solver=solver)
-        lines.append(
-            f"allocation k=6 (63 subsets), {solver}: "
-            f"{time.perf_counter() - start:.3f} s, variance "
-            f"{plan.relaxed_variance:.6e}, {plan.n_iter} iterations"
+    """Solver time and optimum: the 15-subset problem of the reproduction
+    (KEEL magic, additive costs, 250 burn-in rows, B = 400) and random
+    problems with 63 and 1,023 subsets."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from inference_reproduction import _pool, _proxies
+
+    X_train, X_pool, y_train, y_pool = _pool(0)
+    P, cost = _proxies("additive", X_train, y_train, X_pool)
+    Z = np.c_[y_pool, P]
+    burn = Z[np.random.RandomState(0).randint(0, Z.shape[0], size=250)]
+    planner = MultiPPIMeanEstimator().fit(burn[:, 1:], burn[:, 0])
+    problems = [
+        (
+            "KEEL magic additive, 15 subsets, B=400",
+            planner.covariance_,
+            cost,
+            400.0,
+            dict(planner.design_),
         )
+    ]
+    for k in (6, 10):
+        rng = np.random.RandomState(0)
+        L = rng.normal(size=(k, k))
+        problems.append(
+            (
+                f"random k={k}, {2**k - 1} subsets, B=1000",
+                L @ L.T + 0.1 * np.eye(k),
+                rng.uniform(0.05, 1.0, size=k),
+                1000.0,
+                250,
+            )
+        )
+    for label, cov, costs, budget, burn_in in problems:
+        for solver in ("active_set", "multiplicative", "slsqp"):
+            start = time.perf_counter()
+            plan = multippi_allocate(cov, costs, budget, burn_in=burn_in, solver=solver)
+            lines.append(
+                f"allocation {label}, {solver}: "
+                f"{time.perf_counter() - start:.3f} s, relaxed variance "
+                f"{plan.relaxed_variance:.8e}, {plan.n_iter} iterations"
+            )
 
 
 def bench_resampling(lines):

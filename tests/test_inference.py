@@ -145,21 +145,119 @@ def test_multiplicative_solver_matches_slsqp_oracle(seed):
     cov = _random_cov(4, seed)
     costs = np.random.RandomState(seed).uniform(0.05, 1.0, size=4)
     for burn_in in (None, 50):
-        mult = multippi_allocate(cov, costs, 100.0, burn_in=burn_in)
+        mult = multippi_allocate(
+            cov, costs, 100.0, burn_in=burn_in, solver="multiplicative"
+        )
         oracle = multippi_allocate(cov, costs, 100.0, burn_in=burn_in, solver="slsqp")
         # the multiplicative optimum is never worse than the oracle by > 1e-4
         assert mult.relaxed_variance <= oracle.relaxed_variance * (1 + 1e-4)
         assert mult.cost <= 100.0 + 1e-9
 
 
-def test_multiplicative_solver_matches_cvxpy():
+def test_solvers_match_cvxpy():
     pytest.importorskip("cvxpy")
     for seed in range(2):
         cov = _random_cov(3, seed)
         costs = np.random.RandomState(seed).uniform(0.05, 1.0, size=3)
-        mult = multippi_allocate(cov, costs, 100.0)
         convex = multippi_allocate(cov, costs, 100.0, solver="cvxpy")
-        assert_allclose(mult.relaxed_variance, convex.relaxed_variance, rtol=1e-3)
+        for solver in ("active_set", "multiplicative"):
+            plan = multippi_allocate(cov, costs, 100.0, solver=solver)
+            assert_allclose(plan.relaxed_variance, convex.relaxed_variance, rtol=1e-3)
+
+
+# the three cost structures of benchmarks/inference_reproduction.py (gold = 0)
+def _additive_cost(subset):
+    return float(np.array([1.0, 0.01, 0.05, 0.2])[list(subset)].sum())
+
+
+def _cascaded_cost(subset):
+    proxies = [j for j in subset if j > 0]
+    output = max(({1: 0.02, 2: 0.08, 3: 0.3}[j] for j in proxies), default=0.0)
+    return (0 in subset) * 1.0 + 0.01 * len(proxies) + output
+
+
+def _debate_cost(subset):
+    groups = {}
+    for j in subset:
+        if j > 0:
+            agents, rounds = {1: (1, 1), 2: (1, 3), 3: (5, 3)}[j]
+            groups[agents] = max(groups.get(agents, 0), rounds)
+    return (0 in subset) * 1.0 + 0.01 * sum(a * r for a, r in groups.items())
+
+
+def _proxy_cov(seed):
+    # gold y and three proxies correlated with it at 0.3-0.8, as the benchmark's
+    rng = np.random.RandomState(seed)
+    y = rng.normal(size=4000)
+    noise = rng.normal(size=(4000, 3)) @ rng.normal(scale=0.5, size=(3, 3))
+    proxies = y[:, None] * np.array([0.4, 0.8, 1.2]) + noise
+    return np.cov(np.c_[y, proxies].T)
+
+
+@pytest.mark.parametrize("cost", [_additive_cost, _cascaded_cost, _debate_cost])
+@pytest.mark.parametrize("burn_in", [None, 250])
+def test_active_set_solver_equals_slsqp(cost, burn_in):
+    cov = _proxy_cov(0)
+    for budget in (25.0, 400.0, 1600.0):
+        fast = multippi_allocate(cov, cost, budget, burn_in=burn_in)
+        oracle = multippi_allocate(cov, cost, budget, burn_in=burn_in, solver="slsqp")
+        assert_allclose(fast.relaxed_variance, oracle.relaxed_variance, rtol=1e-6)
+        # equal optima; the rounding may break near-ties differently
+        assert_allclose(fast.variance, oracle.variance, rtol=1e-4)
+        assert fast.cost <= budget + 1e-9
+        assert fast.n_iter <= 200
+    # a larger problem (6 sources, 63 subsets, additive costs)
+    cov = _random_cov(6, 0)
+    costs = np.random.RandomState(0).uniform(0.05, 1.0, size=6)
+    fast = multippi_allocate(cov, costs, 1000.0, burn_in=burn_in)
+    oracle = multippi_allocate(cov, costs, 1000.0, burn_in=burn_in, solver="slsqp")
+    assert_allclose(fast.relaxed_variance, oracle.relaxed_variance, rtol=1e-6)
+
+
+@pytest.mark.parametrize("cost", [_additive_cost, _cascaded_cost, _debate_cost])
+def test_oracle_all_subsets_variance_at_most_every_baseline(cost):
+    # with the true covariance the MultiPPI design (every subset) can do what
+    # any baseline's subset list does, so its variance is never larger
+    cov = _proxy_cov(1)
+    baselines = [[(0,)], [(0, 1, 2, 3), (1, 2, 3)], [(0, 1, 2, 3), (1, 2, 3)]]
+    baselines += [[(0, j), (j,)] for j in (1, 2, 3)]
+    baselines += [[(0, 1, 2, 3), (1, 2, 3), (1, 2), (1,)]]
+    for budget in (25.0, 100.0, 400.0, 1600.0):
+        best = multippi_allocate(cov, cost, budget, burn_in=250)
+        for subsets in baselines:
+            plan = multippi_allocate(cov, cost, budget, subsets=subsets, burn_in=250)
+            assert best.relaxed_variance <= plan.relaxed_variance * (1 + 1e-9)
+            # rounding moves the variance by far less than 0.1 %
+            assert best.variance <= plan.variance * (1 + 1e-3)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_true_covariance_variance_of_allocated_design(seed):
+    # the plan's variance, the estimator's stderr_**2 and the Monte Carlo
+    # variance of the estimate agree when the covariance is the true one: 2000
+    # repetitions, 4 standard errors (false alarm rate < 1e-4 per check)
+    cov = _proxy_cov(seed)
+    mean = np.array([0.5, 1.0, -1.0, 2.0])
+    plan = multippi_allocate(cov, _debate_cost, 200.0, burn_in=50)
+    design = dict(plan.counts)
+    full = (0, 1, 2, 3)
+    design[full] = design.get(full, 0) + 50
+    assert len(design) >= 2  # the optimum mixes subsets
+    rng = np.random.RandomState(seed)
+    reps = 2000
+    estimates, z = np.empty(reps), np.empty(reps)
+    est = MultiPPIMeanEstimator(covariance_estimator=cov)
+    for r in range(reps):
+        X, y = _draw(cov, mean, design, rng)
+        est.fit(X, y)
+        estimates[r] = est.estimate_
+        z[r] = (est.estimate_ - mean[0]) / est.stderr_
+    assert_allclose(est.stderr_**2, plan.variance, rtol=1e-10)
+    se = np.sqrt(plan.variance / reps)
+    assert abs(estimates.mean() - mean[0]) < 4 * se
+    assert abs(estimates.var(ddof=1) / plan.variance - 1) < 4 * np.sqrt(2 / reps)
+    covered = np.mean(np.abs(z) <= 1.959963984540054)
+    assert abs(covered - 0.95) < 4 * np.sqrt(0.95 * 0.05 / reps)
 
 
 def test_budget_shares_scale_free_without_burn_in_adaptive_with_it():
@@ -557,6 +655,72 @@ def test_two_type_from_counts_recovers_parameters():
     assert_allclose(model.soundness, 0.75, atol=0.01)
     with pytest.raises(ValueError, match="n_true_pos <= n_accept"):
         TwoTypeResamplingModel.from_counts([10], [3], [5])
+
+
+def _two_type_population(T, seed, n=200, soundness=0.75):
+    rng = np.random.RandomState(seed)
+    rate = np.where(rng.uniform(size=T) < 0.58, 0.87, 0.13)
+    tp = rng.binomial(n, rate)
+    false_accept = rng.binomial(n - tp, 1 - soundness)
+    return np.full(T, n), tp + false_accept, tp
+
+
+def test_from_counts_pooled_and_notebook_soundness():
+    # by hand: p = (0.9, 0.5, 0.0), r = (0.8, 0.1, 0.0), q = (8/9, 0.2, -)
+    n, m, tp = [10, 10, 10], [9, 5, 0], [8, 1, 0]
+    pooled = TwoTypeResamplingModel.from_counts(n, m, tp)
+    notebook = TwoTypeResamplingModel.from_counts(
+        n, m, tp, soundness_estimate="notebook"
+    )
+    p, r, q = 14 / 30, 9 / 30, (8 / 9 + 0.2) / 2  # q skips the problem with m = 0
+    assert_allclose(pooled.soundness, (1 - p) / (1 - r), rtol=1e-12)
+    assert_allclose(notebook.soundness, (1 - p - r + q * p) / (1 - r), rtol=1e-12)
+    assert pooled.success_rates == notebook.success_rates
+    # a population generated with s = 0.75: the pooled estimate recovers it
+    # within binomial error (sd ~ 0.001 here); the notebook's product of means
+    # does not, and it moves k* at penalties 1 and 4
+    counts = _two_type_population(4000, 0)
+    fits = {
+        how: [
+            TwoTypeResamplingModel.from_counts(
+                *counts, soundness_estimate=how, fp_penalty=penalty
+            )
+            for penalty in (1, 4)
+        ]
+        for how in ("pooled", "notebook")
+    }
+    assert abs(fits["pooled"][0].soundness - 0.75) < 0.005
+    assert fits["notebook"][0].soundness < 0.6
+    assert [f.k_opt_ for f in fits["pooled"]] == [2, 1]
+    assert [f.k_opt_ for f in fits["notebook"]] == [1, 0]
+    with pytest.raises(ValueError, match="soundness_estimate"):
+        TwoTypeResamplingModel.from_counts(n, m, tp, soundness_estimate="mean")
+
+
+def test_ceiling_definitions_with_hopeless_problems():
+    rng = np.random.RandomState(0)
+    T, n = 164, 200
+    rate = np.where(rng.uniform(size=T) < 0.58, 0.87, 0.13)
+    correct = rng.uniform(size=(T, n)) < rate[:, None]
+    accepted = correct | (rng.uniform(size=(T, n)) < 0.25)
+    est = ResamplingUtilityEstimator(k_max=400).fit(accepted, correct)
+    # no hopeless problem: both definitions are the same number
+    assert_allclose(est.accuracy_ceiling_, est.conditional_accuracy_ceiling_)
+    accepted[:8] = False  # 8 problems whose samples are all rejected
+    correct[:8] = False
+    est.fit(accepted, correct)
+    q = est.precision_
+    assert_allclose(est.accuracy_ceiling_, q.sum() / T, rtol=1e-12)
+    assert_allclose(est.conditional_accuracy_ceiling_, q[8:].mean(), rtol=1e-12)
+    assert_allclose(
+        est.conditional_accuracy_ceiling_, est.accuracy_ceiling_ * T / (T - 8)
+    )
+    # Acc(k) tends to the all-problem ceiling, not to the conditional one
+    assert_allclose(est.accuracy(10**6), est.accuracy_ceiling_, rtol=1e-9)
+    assert est.conditional_accuracy_ceiling_ - est.accuracy_ceiling_ > 0.03
+    none = ResamplingUtilityEstimator().fit(np.zeros((2, 3)), np.zeros((2, 3)))
+    assert none.accuracy_ceiling_ == 0.0
+    assert np.isnan(none.conditional_accuracy_ceiling_)
 
 
 def test_covariance_estimator_object():

@@ -81,14 +81,16 @@ class MultiPPIMeanEstimator(BaseEstimator):
     subsets : "all" or list of tuples, default="all"
         Candidate subsets for :meth:`allocate` (tuples of indices into
         ``[y, X columns]``, 0 being ``y``). Not used by :meth:`fit`.
-    solver : {"multiplicative", "slsqp", "cvxpy"}, default="multiplicative"
+    solver : {"active_set", "multiplicative", "slsqp", "cvxpy"}, \
+            default="active_set"
         Solver of :meth:`allocate` (see :func:`multippi_allocate`).
     max_iter : int, default=5000
         Iteration cap of the allocation solver used by :meth:`allocate`
         (``fit`` runs no iterative solver, so there is no ``n_iter_``; the
         iterations of an allocation are its result's ``n_iter``).
     tol : float, default=1e-6
-        Optimality gap of the multiplicative allocation solver.
+        Equivalence-theorem gap of the allocation solver (see
+        :func:`multippi_allocate`).
     cross_fit : bool, default=False
         If True, estimate the covariance on a random half of the fully observed
         rows and estimate the mean from the other rows only (sample
@@ -164,7 +166,7 @@ class MultiPPIMeanEstimator(BaseEstimator):
         ],
         "confidence_level": [Interval(Real, 0, 1, closed="neither")],
         "subsets": [StrOptions({"all"}), list, tuple],
-        "solver": [StrOptions({"multiplicative", "slsqp", "cvxpy"})],
+        "solver": [StrOptions({"active_set", "multiplicative", "slsqp", "cvxpy"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "cross_fit": ["boolean"],
@@ -179,7 +181,7 @@ class MultiPPIMeanEstimator(BaseEstimator):
         covariance_estimator="ledoit_wolf",
         confidence_level=0.95,
         subsets="all",
-        solver="multiplicative",
+        solver="active_set",
         max_iter=5000,
         tol=1e-6,
         cross_fit=False,

@@ -156,8 +156,10 @@ class ResamplingUtilityEstimator(BaseEstimator):
     ``U(k) = tp_reward Acc(k) - fp_penalty FP(k) - cost_per_sample
     E[draws](k)``, with ``h_t(k) = P(some accepted sample among k draws)``.
     Resampling never lowers the false-positive share of what is submitted, so
-    accuracy is capped by ``Acc(inf) = mean_t q_t 1[p_t > 0]``, and with a
-    penalty the best ``k`` is finite (``0`` = abstain).
+    accuracy is capped by ``Acc(inf) = mean_t q_t 1[p_t > 0]``
+    (``accuracy_ceiling_``; the paper's figures plot the mean of ``q_t`` over
+    the problems with an accepted sample, ``conditional_accuracy_ceiling_``),
+    and with a penalty the best ``k`` is finite (``0`` = abstain).
 
     It estimates quantities, it does not predict: the records come from any
     generator/verifier pair, e.g. labels sampled from a classifier's
@@ -206,7 +208,16 @@ class ResamplingUtilityEstimator(BaseEstimator):
     max_utility_ : float
         ``U(k_opt_)``.
     accuracy_ceiling_ : float
-        ``Acc(inf) = mean_t q_t 1[p_t > 0]``.
+        ``Acc(inf) = mean_t q_t 1[p_t > 0]``: the limit of ``accuracy_curve_``,
+        over every problem (one with no accepted sample counts as 0). It
+        equals the lower ("worst case") error bar of the paper's ceiling.
+    conditional_accuracy_ceiling_ : float
+        ``mean_{t: p_t > 0} q_t``: the mean precision over the problems with
+        at least one accepted sample (``NaN`` if there is none). This is the
+        ceiling the paper's figures plot (its "conditional pass@1", a pandas
+        mean that skips the problems with no accepted sample); it is higher
+        than ``accuracy_ceiling_`` when some problems are hopeless (0.704
+        against 0.670 on a pool with 8 of 164).
 
     See Also
     --------
@@ -228,8 +239,8 @@ class ResamplingUtilityEstimator(BaseEstimator):
     >>> est = est.fit(accepted, correct, groups)
     >>> est.pass_rate_, est.precision_
     (array([0.5 , 0.75]), array([1.        , 0.33333333]))
-    >>> round(est.accuracy_ceiling_, 4)
-    0.6667
+    >>> round(est.accuracy_ceiling_, 4), round(est.conditional_accuracy_ceiling_, 4)
+    (0.6667, 0.6667)
     >>> int(est.k_opt_)
     10
     """
@@ -318,6 +329,10 @@ class ResamplingUtilityEstimator(BaseEstimator):
         self.k_opt_ = int(np.argmax(self.utility_curve_))
         self.max_utility_ = float(self.utility_curve_[self.k_opt_])
         self.accuracy_ceiling_ = float(np.mean(self.precision_ * (self.pass_rate_ > 0)))
+        solvable = self.pass_rate_ > 0
+        self.conditional_accuracy_ceiling_ = (
+            float(np.mean(self.precision_[solvable])) if solvable.any() else np.nan
+        )
         log_progress(
             self,
             f"curves for k = 0..{self.k_max} ({self.sampling}): k_opt {self.k_opt_}, "

@@ -48,7 +48,8 @@ class TwoTypeResamplingModel:
     computes the exact value.
 
     Not an estimator (nothing is fitted): the curve and ``k_opt_`` are computed
-    at construction. :meth:`from_counts` calibrates it as the notebook does.
+    at construction. :meth:`from_counts` calibrates it from per-problem
+    counts, with the pooled soundness or the notebook's.
 
     Read more in the :ref:`User Guide <inference>`.
 
@@ -175,16 +176,36 @@ class TwoTypeResamplingModel:
 
     @classmethod
     def from_counts(
-        cls, n_samples, n_accept, n_true_pos, *, easy_threshold=0.5, **kwargs
+        cls,
+        n_samples,
+        n_accept,
+        n_true_pos,
+        *,
+        easy_threshold=0.5,
+        soundness_estimate="pooled",
+        **kwargs,
     ):
-        """Calibrate the model from per-problem counts, as the authors' notebook.
+        """Calibrate the model from per-problem counts.
 
         Problems whose true success rate ``n_true_pos / n_samples`` exceeds
         ``easy_threshold`` are "easy"; ``r_i`` is the mean success rate of each
         type, ``prior`` the share of easy problems, completeness 1 (the paper
         drops problems with false negatives, so every correct sample is
-        accepted), and soundness ``s = P(reject, wrong) / P(wrong)`` =
-        ``(1 - mean(pass rate)) / (1 - mean(success rate))``.
+        accepted), and the soundness ``s = P(reject | wrong)`` by one of two
+        estimates. With ``p_t = n_accept / n_samples`` (pass rate), ``r_t =
+        n_true_pos / n_samples`` (success rate) and ``q_t = n_true_pos /
+        n_accept`` (precision, over the problems with an accepted sample):
+
+        * ``"pooled"``: ``(1 - mean p_t) / (1 - mean r_t)``, the share of
+          wrong samples rejected, pooled over problems (consistent: it
+          recovers the ``s`` of a population generated with it);
+        * ``"notebook"``: ``(1 - mean p_t - mean r_t + mean q_t mean p_t) /
+          (1 - mean r_t)``, the authors' notebook, which replaces ``mean(q_t
+          p_t)`` by a product of means. The paper's calibrated parameters
+          (``s = 0.75`` for Llama-3.1-8B) come from this formula; it is
+          biased when precision and pass rate vary together across problems
+          (0.58 instead of 0.75 on a two-type population with ``s = 0.75``),
+          which moves the optimal ``K``.
 
         Parameters
         ----------
@@ -196,6 +217,9 @@ class TwoTypeResamplingModel:
             Accepted samples that are correct.
         easy_threshold : float, default=0.5
             Success-rate threshold of the easy type.
+        soundness_estimate : {"pooled", "notebook"}, default="pooled"
+            Estimate of the soundness (see above): ``"notebook"`` reproduces
+            the paper's calibration from the same counts.
         **kwargs : dict
             ``tp_reward``, ``fp_penalty``, ``k_max``.
 
@@ -233,12 +257,23 @@ class TwoTypeResamplingModel:
         groups = [g for g in (easy, ~easy) if g.any()]
         rates = tuple(float(success[g].mean()) for g in groups)
         prior = tuple(float(g.mean()) for g in groups)
+        if soundness_estimate not in ("pooled", "notebook"):
+            raise ValueError(
+                "soundness_estimate must be 'pooled' or 'notebook', got "
+                f"{soundness_estimate!r}."
+            )
         wrong = 1.0 - success.mean()
         if wrong <= 0:
             soundness = 1.0
-        else:
+        elif soundness_estimate == "pooled":
             # P(reject, wrong) = 1 - P(accept) when every correct sample is accepted
             soundness = (1.0 - passed.mean()) / wrong
+        else:
+            # the notebook: pandas means, so q_t is skipped where nothing passed
+            precision = float(np.mean(tp[m > 0] / m[m > 0])) if np.any(m > 0) else 0.0
+            soundness = (
+                1.0 - passed.mean() - success.mean() + precision * passed.mean()
+            ) / wrong
         return cls(
             rates,
             prior,
