@@ -56,13 +56,14 @@ class MethodScorer:
         self.name = name or getattr(score_func, "__name__", "scorer")
         self.kwargs = kwargs
 
-    def __call__(self, estimator, X, y=None, sample_weight=None):
+    def __call__(self, estimator, X, y=None, sample_weight=None, **params):
         """Score ``estimator`` on ``(X, y)``; greater is better.
 
         ``y`` defaults to ``None`` for unsupervised estimators (a search
-        fitted without ``y`` calls ``scorer(estimator, X)``).
+        fitted without ``y`` calls ``scorer(estimator, X)``). Other keyword
+        arguments (metadata such as ``bins``) go to the metric function.
         """
-        kwargs = dict(self.kwargs)
+        kwargs = {**self.kwargs, **params}
         if sample_weight is not None:
             kwargs["sample_weight"] = sample_weight
         return self.sign * float(self.score_func(estimator, X, y, **kwargs))
