@@ -414,31 +414,21 @@ def newton_conjugate(potential, x, y, u0, *, max_iter=50, tol=1e-8):
         grad = grad_phi - ya
         gnorm = grad.norm(dim=1)
         done = gnorm <= tol
-        if bool(done.any()):
-            # the converged rows keep their u: no step, no line search
-            keep = ~done
-            idx = idx[keep]
-            if idx.numel() == 0:
-                break
-            ua, ya, grad = ua[keep], ya[keep], grad[keep]
-            phi, hess = phi[keep], hess[keep]
-            ta = take_rows(terms, idx)
         # Newton direction. A ridge relative to the Hessian's scale guards
         # against round-off (in float32 a tiny curvature exp(s(x)) can leave
         # the Hessian numerically singular); a row whose system still fails
         # takes a gradient step instead (the line search then damps it). The
-        # fixed point, grad phi(u) = y, is unchanged. The Hessian is
-        # symmetric positive definite (strongly convex phi): Cholesky.
+        # fixed point, grad phi(u) = y, is unchanged.
         scale = hess.diagonal(dim1=1, dim2=2).abs().amax(1).clamp_min(1.0)
         ridge = (100 * eps * scale)[:, None, None] * eye
-        factor, info = torch.linalg.cholesky_ex(hess + ridge)
-        step = -torch.cholesky_solve(grad.unsqueeze(-1), factor)[..., 0]
+        step, info = torch.linalg.solve_ex(hess + ridge, grad.unsqueeze(-1))
+        step = -step[..., 0]
         bad = (info != 0) | ~torch.isfinite(step).all(1)
         step = torch.where(bad[:, None], -grad, step)
         f0 = phi - (ua * ya).sum(1)
         slope = (grad * step).sum(1)
         t = torch.ones_like(f0)
-        accepted = torch.zeros_like(f0, dtype=torch.bool)
+        accepted = done.clone()
         with torch.no_grad():
             for _ in range(30):
                 cand = ua + t[:, None] * step
@@ -450,7 +440,9 @@ def newton_conjugate(potential, x, y, u0, *, max_iter=50, tol=1e-8):
                 if bool(accepted.all()):
                     break
                 t = torch.where(accepted, t, 0.5 * t)
-        u[idx] = (ua + t[:, None] * step).detach()
+        new_u = torch.where(done[:, None], ua, ua + t[:, None] * step)
+        u[idx] = new_u.detach()
+        idx = idx[~done]
     return u, n_iter
 
 
