@@ -317,6 +317,18 @@ def test_lac_cut_is_the_exact_boundary():
     cuts = _conformity_scores._lac_cut(np.array([[0.1, 0.9], [np.inf, -1.5]]))
     assert cuts[1, 0] == -np.inf and cuts[1, 1] == np.inf
     assert cuts[0, 0] == _conformity_scores._lac_cut(0.1)
+    # the scalar path (Python floats) gives the array path's cut
+    rng = np.random.default_rng(0)
+    qs = [*rng.uniform(-0.5, 1.5, 50), *rng.uniform(0, 1e-3, 20), 0.0, 1.0, np.inf]
+    for lam in [1e-3, 0.1, 2.0]:
+
+        def ratio(p, lam=lam):
+            return lam / p
+
+        for score in (lambda p: 1.0 - p, ratio):
+            vector = _conformity_scores._smallest_passing(score, np.array(qs))
+            scalar = [_conformity_scores._smallest_passing(score, q) for q in qs]
+            np.testing.assert_array_equal(scalar, vector)
 
 
 def test_lac_sets_validates_every_block(monkeypatch):

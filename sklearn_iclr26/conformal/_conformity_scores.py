@@ -13,6 +13,7 @@ needed), vectorised over samples, and selectable by name through
 
 import functools
 import math
+import struct
 from numbers import Integral, Real
 
 import numpy as np
@@ -79,6 +80,8 @@ def _smallest_passing(score, quantile, hi=2.0):
     (every entry passes) and ``+inf`` where ``p = hi`` does not (none does,
     for ``p <= hi``). A float for a scalar ``quantile``.
     """
+    if np.ndim(quantile) == 0:
+        return _smallest_passing_scalar(score, float(quantile), float(hi))
     q = np.asarray(quantile, dtype=np.float64)
 
     def passes(bits):
@@ -99,6 +102,36 @@ def _smallest_passing(score, quantile, hi=2.0):
     cut[passes_zero] = -np.inf
     cut[~passes_hi] = np.inf
     return float(cut) if cut.ndim == 0 else cut
+
+
+def _smallest_passing_scalar(score, quantile, hi):
+    """:func:`_smallest_passing` for one quantile, in Python floats.
+
+    Python's float arithmetic is IEEE double, as numpy's float64, so the cut
+    is the same; about 10 microseconds instead of 63 numpy calls.
+    """
+
+    def value(bits):
+        return struct.unpack("<d", struct.pack("<q", bits))[0]
+
+    def passes(bits):
+        try:
+            return score(value(bits)) <= quantile
+        except ZeroDivisionError:  # lam / 0 = inf, as in numpy
+            return math.inf <= quantile
+
+    lo, hi_bits = 0, struct.unpack("<q", struct.pack("<d", hi))[0]
+    if passes(lo):
+        return -math.inf
+    if not passes(hi_bits):
+        return math.inf
+    while hi_bits - lo > 1:
+        mid = (lo + hi_bits) // 2
+        if passes(mid):
+            hi_bits = mid
+        else:
+            lo = mid
+    return value(hi_bits)
 
 
 def _lac_cut(quantile):
