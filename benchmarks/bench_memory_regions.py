@@ -36,7 +36,9 @@ X_fit = rng.normal(size=(2000, 4))
 y_fit = X_fit[:, :2] + rng.normal(size=(2000, 2)) * (0.5 + np.abs(X_fit[:, 2:3]))
 X = rng.normal(size=(n, 4))
 est = {
-    "CVQRRegressor": lambda: CVQRRegressor(max_iter=5, random_state=0),
+    "CVQRRegressor": lambda: CVQRRegressor(
+        max_iter=5, residual_estimator=None, random_state=0
+    ),
     "EllipsoidRegressor(local)": lambda: EllipsoidRegressor(
         covariance="local", random_state=0),
     "BonferroniBoxRegressor": lambda: BonferroniBoxRegressor(random_state=0),

@@ -155,9 +155,9 @@ def run_split(name, X, y, split, method, n_estimators):
         ).conformalize(X_cal, y_cal)
         interval, mapie = ours.predict_interval(X_test), theirs.predict_interval(X_test)
     elif method == "cvqr":
-        ours = CVQRRegressor(random_state=split, calibration_size=0.25).fit(
-            X_fit, y_fit
-        )
+        ours = CVQRRegressor(
+            residual_estimator=None, random_state=split, calibration_size=0.25
+        ).fit(X_fit, y_fit)
         interval, mapie = ours.predict_interval(X_test), None
     else:
         raise ValueError(method)

@@ -140,7 +140,7 @@ def methods(name, seed, n_cal, args):
         **common,
     }
     return {
-        "CVQR": CVQRRegressor(**cvqr),
+        "CVQR": CVQRRegressor(**cvqr, residual_estimator=None),
         "CVQR-res": CVQRRegressor(**cvqr, residual_estimator=forest, cv=5),
         "box": BonferroniBoxRegressor(forest, **common),
         "ELL-global": EllipsoidRegressor(forest, cv=5, **common),

@@ -66,6 +66,7 @@ cvqr = CVQRRegressor(
     warmup_epochs=5,
     learning_rate_init=3e-2,
     hidden_layer_sizes=(16, 16),
+    residual_estimator=None,  # the map on Y itself (the default models residuals)
     random_state=0,
 ).fit(X, Y)
 point = make_pipeline(StandardScaler(), KNeighborsRegressor(n_neighbors=50))

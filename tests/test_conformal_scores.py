@@ -12,10 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sklearn_iclr26.conformal import (
+    _conformity_scores,
     aps_scores,
     conformal_quantile,
     conformity_scores,
     lac_scores,
+    lac_sets,
     margin_scores,
     raps_scores,
     socop_scores,
@@ -265,3 +267,76 @@ def test_socop_sets_on_a_matrix_at_exact_score_thresholds():
         # calibration, where q is one of the scores
         for q in [*rng.choice(finite, size=5), *np.quantile(finite, [0.1, 0.5, 0.9])]:
             np.testing.assert_array_equal(socop_sets(P, lam=lam, quantile=q), S <= q)
+
+
+def _random_probabilities_with_ties(rng, n, K):
+    """Dirichlet rows, a third rounded to eighths (ties, zeros), some uniform."""
+    P = rng.dirichlet(np.full(K, rng.choice([0.05, 0.3, 1.0, 5.0])), size=n)
+    tied = rng.uniform(size=n) < 1 / 3
+    grid = np.round(P[tied] * 8) / 8
+    grid[grid.sum(axis=1) == 0, 0] = 1.0
+    P[tied] = grid / grid.sum(axis=1, keepdims=True)
+    P[: n // 10] = 0.0
+    P[: n // 10, K // 2 :] = 1.0 / (K - K // 2)  # exact ties at the top
+    return P
+
+
+@pytest.mark.parametrize("block_cells", [37, 2**19])
+def test_blocked_sets_equal_thresholded_scores_exactly(monkeypatch, block_cells):
+    """The fast set builders equal ``scores <= q`` bit for bit, ties included.
+
+    ``block_cells=37``: many row blocks, a block of fewer rows at the end;
+    thresholds are scores of the matrix (the calibration boundary), their
+    neighbouring doubles, and the edge values (0, 1, inf, negative).
+    """
+    monkeypatch.setattr(_conformity_scores, "_BLOCK_CELLS", block_cells)
+    rng = np.random.default_rng(31)
+    for _ in range(15):
+        K = int(rng.choice([2, 3, 10, 57]))
+        P = _random_probabilities_with_ties(rng, int(rng.integers(1, 120)), K)
+        L = lac_scores(P)
+        for base in [*rng.choice(L.ravel(), 4), 0.0, 1.0, np.inf, -1.0, 1e-17]:
+            for q in (base, np.nextafter(base, -np.inf), np.nextafter(base, np.inf)):
+                np.testing.assert_array_equal(lac_sets(P, quantile=q), L <= q)
+        lam = float(rng.choice([0.0, 1e-3, 0.1, 2.0]))
+        S = socop_scores(P, lam=lam)
+        finite = S[np.isfinite(S)]
+        for base in [*rng.choice(finite, 4), 0.0, np.inf, 1e-300]:
+            for q in (base, np.nextafter(base, np.inf)):
+                np.testing.assert_array_equal(
+                    socop_sets(P, lam=lam, quantile=q), S <= q
+                )
+
+
+def test_lac_cut_is_the_exact_boundary():
+    """``p >= cut`` iff ``1 - p <= q`` on the doubles around the cut."""
+    for q in [0.1, 0.3, 0.7, 0.9, 1 - 2**-40, 2**-60, 0.5]:
+        cut = _conformity_scores._lac_cut(q)
+        for p in [cut, np.nextafter(cut, 0.0), np.nextafter(cut, 2.0), 1 - q]:
+            assert (p >= cut) == (1.0 - p <= q)
+    cuts = _conformity_scores._lac_cut(np.array([[0.1, 0.9], [np.inf, -1.5]]))
+    assert cuts[1, 0] == -np.inf and cuts[1, 1] == np.inf
+    assert cuts[0, 0] == _conformity_scores._lac_cut(0.1)
+    # the scalar path (Python floats) gives the array path's cut
+    rng = np.random.default_rng(0)
+    qs = [*rng.uniform(-0.5, 1.5, 50), *rng.uniform(0, 1e-3, 20), 0.0, 1.0, np.inf]
+    for lam in [1e-3, 0.1, 2.0]:
+
+        def ratio(p, lam=lam):
+            return lam / p
+
+        for score in (lambda p: 1.0 - p, ratio):
+            vector = _conformity_scores._smallest_passing(score, np.array(qs))
+            scalar = [_conformity_scores._smallest_passing(score, q) for q in qs]
+            np.testing.assert_array_equal(scalar, vector)
+
+
+def test_lac_sets_validates_every_block(monkeypatch):
+    monkeypatch.setattr(_conformity_scores, "_BLOCK_CELLS", 4)
+    P = np.full((10, 2), 0.5)
+    P[7] = [0.9, 0.3]
+    with pytest.raises(ValueError, match="sum to 1"):
+        lac_sets(P, quantile=0.5)
+    P[7] = [np.nan, 0.5]
+    with pytest.raises(ValueError, match="NaN"):
+        socop_sets(P, lam=0.1, quantile=1.0)

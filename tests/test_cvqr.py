@@ -32,6 +32,9 @@ FAST = {
     "learning_rate_init": 3e-2,
     "hidden_layer_sizes": (16, 16),
     "warmup_epochs": 5,
+    # the map on y itself: these tests check the transport map, not the
+    # default point model (test_default_is_the_cross_fitted_forest_residual)
+    "residual_estimator": None,
 }
 
 
@@ -809,3 +812,27 @@ def test_reference_norm_quantile():
     )
     u = reference_norm_quantile(0.5, 2, "uniform_ball")
     assert u == pytest.approx(0.5**0.5)
+
+
+def test_default_is_the_cross_fitted_forest_residual():
+    """``residual_estimator="auto"``: the reproduction's forest, cross-fitted,
+    seeded from ``random_state``; ``None`` is the plain variant."""
+    from sklearn.ensemble import RandomForestRegressor
+
+    rng = np.random.default_rng(0)
+    X, Y = banana(400, rng)
+    p = {**FAST, "max_iter": 3, "hidden_layer_sizes": (4,)}
+    del p["residual_estimator"]
+    reg = CVQRRegressor(random_state=0, **p).fit(X, Y)
+    assert reg.residual_estimator == "auto"
+    forest = reg.residual_estimator_
+    assert isinstance(forest, RandomForestRegressor)
+    assert (forest.n_estimators, forest.min_samples_leaf, forest.max_features) == (
+        100,
+        5,
+        0.5,
+    )
+    again = CVQRRegressor(random_state=0, **p).fit(X, Y)
+    np.testing.assert_array_equal(reg.rank(X, Y), again.rank(X, Y))
+    plain = CVQRRegressor(random_state=0, **{**p, "residual_estimator": None})
+    assert plain.fit(X, Y).residual_estimator_ is None

@@ -305,7 +305,7 @@ def test_meta_estimator_routes_only_what_the_inner_estimator_requested(name):
 def test_fit_params_without_an_inner_estimator_raise():
     X, y, w = _data("regression", 2)
     with pytest.raises(TypeError, match="residual_estimator"):
-        CVQRRegressor(max_iter=2).fit(X, y, sample_weight=w)
+        CVQRRegressor(residual_estimator=None, max_iter=2).fit(X, y, sample_weight=w)
     Xc, yc, wc = _data("classification")
     with pytest.raises(TypeError, match="one-stage"):
         TopKDeferrer(regime="one-stage").fit(Xc, yc, sample_weight=wc)

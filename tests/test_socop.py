@@ -325,3 +325,44 @@ def test_sample_weight_is_routed_to_the_training_split():
     by_hand = LogisticRegression(max_iter=1000)
     by_hand.fit(X[train], y[train], sample_weight=weights[train])
     np.testing.assert_allclose(clf.predict_proba(X), by_hand.predict_proba(X))
+
+
+class _ProbaPassThrough(LogisticRegression):
+    """A 'fitted' classifier whose input is its probability matrix."""
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict_proba(self, X):
+        return np.asarray(X)
+
+
+@pytest.mark.parametrize("conditional", [None, "class"])
+@pytest.mark.parametrize("kind", ["lac", "socop"])
+def test_fast_predict_set_equals_thresholded_scores(kind, conditional):
+    """predict_set (blocked, sort-free set rules) equals ``scores <= threshold_``
+    exactly, on probabilities with ties, at the fitted and other levels."""
+    rng = np.random.default_rng(3)
+    K = 6
+    P = rng.dirichlet(np.full(K, 0.5), size=900)
+    grid = np.round(P[::3] * 4) / 4  # ties on a grid of quarters
+    grid[grid.sum(axis=1) == 0, 0] = 1.0
+    P[::3] = grid / grid.sum(axis=1, keepdims=True)
+    P[1::7] = 1.0 / K
+    y = np.arange(900) % K
+    model = FrozenEstimator(_ProbaPassThrough().fit(P, y))
+    if kind == "lac":
+        est = SplitConformalClassifier(model, conditional=conditional, allow_empty=True)
+    else:
+        est = SOCOPClassifier(
+            model, lam=0.05, conditional=conditional, allow_empty=True
+        )
+    est.fit(P[:600], y[:600])
+    scores = est.conformity_scores(P[600:])
+    for level in [None, 0.5, 0.8, 0.95]:
+        threshold = est.threshold_ if level is None else est._threshold(level)
+        expected = scores <= np.asarray(threshold)[None, ...]
+        np.testing.assert_array_equal(
+            est.predict_set(P[600:], confidence_level=level), expected
+        )

@@ -751,7 +751,7 @@ class BaseConformalClassifier(
             return scores <= threshold
         if self.conditional == "class":
             if scores is None:
-                scores = self._score_matrix(proba, uniforms)
+                return self._sets(proba, threshold[None, :], uniforms)
             return scores <= threshold[None, :]
         if scores is not None:
             return scores <= threshold[groups][:, None]
@@ -1017,4 +1017,5 @@ class BaseConformalClassifier(
 
 
 def _batch(X, rows):
-    return _safe_indexing(X, np.arange(rows.start, rows.stop))
+    # a slice: a view of an ndarray, not a copy of the batch
+    return _safe_indexing(X, rows)

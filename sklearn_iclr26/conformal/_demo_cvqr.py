@@ -34,6 +34,7 @@ def run_demo():
         batch_size=64,
         hidden_layer_sizes=(16, 16),
         calibration_size=n_cal,
+        residual_estimator=None,
         random_state=0,
     ).fit(X[fit], Y[fit])
     ellipse = EllipsoidRegressor(

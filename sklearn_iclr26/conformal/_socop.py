@@ -15,6 +15,7 @@ from sklearn_iclr26.conformal._base_classifier import (
     _fill_empty,
 )
 from sklearn_iclr26.conformal._conformity_scores import (
+    _socop_sets,
     conformal_quantile,
     socop_scores,
     socop_sets,
@@ -211,7 +212,12 @@ class SOCOPClassifier(BaseConformalClassifier):
         return socop_scores(proba, lam=self.lam_, k0=self.k0)
 
     def _sets(self, proba, threshold, uniforms=None):
-        return socop_sets(proba, lam=self.lam_, quantile=threshold, k0=self.k0)
+        if np.ndim(threshold) == 0 and self.k0 == 1:
+            # proba is validated already (_predict_proba_checked)
+            return _socop_sets(proba, float(self.lam_), float(threshold))
+        if np.ndim(threshold) == 0:
+            return socop_sets(proba, lam=self.lam_, quantile=threshold, k0=self.k0)
+        return self._score_matrix(proba, uniforms) <= threshold
 
     def _tune(self, proba, y_index, rng):
         grid = DEFAULT_LAM_GRID if self.lam_grid is None else self.lam_grid

@@ -14,6 +14,7 @@ from sklearn_iclr26.conformal._base_classifier import (
 from sklearn_iclr26.conformal._conformity_scores import (
     SCORE_NAMES,
     _cumulative_mass,
+    _lac_sets,
     _raps_with_uniforms,
     conformity_scores,
 )
@@ -151,6 +152,12 @@ class SplitConformalClassifier(BaseConformalClassifier):
                 return _cumulative_mass(proba, uniforms)[0]
             return _raps_with_uniforms(proba, uniforms=uniforms, **params)
         return conformity_scores(proba, self.conformity_score, **params)
+
+    def _sets(self, proba, threshold, uniforms=None):
+        if self.conformity_score == "lac":
+            # one comparison per cell, equal to 1 - proba <= threshold
+            return _lac_sets(proba, threshold)
+        return super()._sets(proba, threshold, uniforms)
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, bins=None, **fit_params):

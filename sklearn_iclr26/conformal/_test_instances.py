@@ -24,7 +24,17 @@ TEST_PARAMS = {
             "hidden_layer_sizes": (8,),
             "batch_size": None,
             "inner_max_iter": 20,
-        }
+        },
+        # the plain variant (the default is the forest-residual one)
+        {
+            "max_iter": 30,
+            "learning_rate_init": 3e-2,
+            "warmup_epochs": 3,
+            "hidden_layer_sizes": (8,),
+            "batch_size": None,
+            "inner_max_iter": 20,
+            "residual_estimator": None,
+        },
     ],
     "BonferroniBoxRegressor": [{}, {"conformal_cv": 3}],
     "ConformalizedQuantileRegressor": [{}, {"symmetric_correction": True}],
