@@ -184,6 +184,10 @@ def test_paper_inference_chases_the_stop_gradient_target(activation, output_ener
             slope = module._phi_prime(x0[k])
             target = slope * (d[k + 1] @ module.layers[k + 1].weight)
             torch.testing.assert_close(g, d[k] - target, rtol=0, atol=1e-12)
+    # the closed form the engine uses is autograd's gradient, bit for bit
+    explicit = module.pc_inference_grads(X, acts, y)
+    for g, e in zip(grads, explicit):
+        assert torch.equal(g, e)
 
 
 @pytest.mark.parametrize("output_energy", ["ce", "se"])

@@ -301,6 +301,26 @@ class PCNModule(nn.Module):
             objective = objective + self.meta_pe_weight * meta
         return objective
 
+    def pc_inference_grads(self, X, activities, y):
+        """Gradient of the summed inference objective in each activity.
+
+        The paper's rule in closed form, ``dJ/dz_l = d_l - phi'(x_l^(0)) *
+        (d_{l+1} W_{l+1})`` (what autograd gives for ``J``, tested; no graph
+        is built); the other rules by ``torch.autograd.grad``.
+        """
+        if self.meta_pe == "paper":
+            with torch.no_grad():
+                _, slopes, top = self._frozen(X, y)[1:]
+                _, errors, _ = self._paper_errors(X, activities, y)
+                above = [*errors[1:], top]
+                return [
+                    e - slope * (e_up @ self.layers[k + 1].weight)
+                    for k, (e, e_up, slope) in enumerate(zip(errors, above, slopes))
+                ]
+        activities = [a.detach().requires_grad_(True) for a in activities]
+        objective = self.pc_inference_objective(X, activities, y).sum()
+        return list(torch.autograd.grad(objective, activities))
+
     def pc_weight_grads(self, X, activities, y, weight=None):
         """Local (Hebbian) gradients of the weighted mean energy.
 
