@@ -39,8 +39,13 @@ meta-pcn - bp+wn.
 Results are appended, one JSON line per fit, as each fit ends; a rerun skips
 the fits already there (resumable: rerun the same command). Run::
 
-    OMP_NUM_THREADS=1 python benchmarks/meta_pcn_reproduction.py          # ~40 min
-    OMP_NUM_THREADS=1 python benchmarks/meta_pcn_reproduction.py --quick  # ~5 min
+    OMP_NUM_THREADS=1 python benchmarks/meta_pcn_reproduction.py          # 108 fits
+    OMP_NUM_THREADS=1 python benchmarks/meta_pcn_reproduction.py --quick  # 36 fits
+
+The default run's 108 new fits took 115 wall-minutes (summed over fits) on a
+shared 2-core machine at load average 7-20; CPU time was not measured alone
+(about 40 CPU-minutes, estimated). Several processes with disjoint
+``--seeds`` / ``--variants`` can share the results file (one line per write).
 
 The default run (the issue's protocol): keel's penbased, spambase and
 phoneme (at most 2,000 training rows each, the rest up to 2,000 rows as test
