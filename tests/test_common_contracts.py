@@ -4,6 +4,10 @@
   every prediction method it has, and the same numeric fitted attributes
   (scikit-learn's ``check_estimators_pickle`` only asks ``allclose`` of four
   methods, and none of ours such as ``predict_set``).
+* A ``skops.io`` round trip (when skops is installed) gives the same outputs,
+  and the file asks to trust only the package's own classes (plus the inner
+  estimators' types, listed in ``SKOPS_INNER_TYPES``): no torch, skorch or
+  builtins type, so a file naming any other type is refused.
 * ``clone`` gives an unfitted copy, and refitting it with the same
   ``random_state`` gives bit-identical outputs.
 * ``GridSearchCV`` over one declared parameter: each candidate's score is what
@@ -29,11 +33,11 @@ from sklearn.base import clone
 from sklearn.datasets import make_blobs
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
-from sklearn.utils.estimator_checks import (
+
+from sklearn_iclr26.utils._sklearn_compat import (
     _enforce_estimator_tags_X,
     _enforce_estimator_tags_y,
 )
-
 from sklearn_iclr26.utils._test_common import _registries
 from sklearn_iclr26.utils.discovery import all_estimators
 
@@ -184,6 +188,40 @@ def test_pickle_round_trip_is_bit_identical(name):
     _assert_same(_outputs(restored, X), expected)
 
 
+# the types, other than the package's own, that skops asks to trust for the
+# estimators whose default inner models are not the package's (LightGBM's
+# booster and its parameter dict, a scipy sparse graph); nothing of torch,
+# skorch or builtins: the networks are saved as arrays
+# (sklearn_iclr26/utils/_persistence.py)
+_LIGHTGBM = {"collections.OrderedDict", "lightgbm.basic.Booster"}
+SKOPS_INNER_TYPES = {
+    "ConformalizedQuantileRegressor": _LIGHTGBM | {"lightgbm.sklearn.LGBMRegressor"},
+    "GeodesicCATERegressor": {"scipy.sparse._csr.csr_matrix"},
+    "InstanceNoiseCorrector": _LIGHTGBM | {"lightgbm.sklearn.LGBMClassifier"},
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_skops_round_trip_is_bit_identical(name):
+    sio = pytest.importorskip("skops.io")
+    estimator = _FIRST[name]
+    X, y = _data(estimator)
+    fitted = _fit(estimator, X, y)
+    expected = _outputs(fitted, X)
+    data = sio.dumps(fitted)
+    untrusted = sio.get_untrusted_types(data=data)
+    foreign = {t for t in untrusted if not t.startswith("sklearn_iclr26.")}
+    assert foreign == SKOPS_INNER_TYPES.get(name, set())
+    # the estimator's own class, and nothing loads without trusting it
+    assert f"{type(fitted).__module__}.{type(fitted).__qualname__}" in untrusted
+    with pytest.raises(sio.exceptions.UntrustedTypesFoundException):
+        sio.loads(data)
+    restored = sio.loads(data, trusted=untrusted)
+    _assert_same(_outputs(restored, X), expected)
+    # saving the loaded estimator again gives the same types
+    assert sio.get_untrusted_types(data=sio.dumps(restored)) == untrusted
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_clone_is_unfitted_and_refits_bit_identically(name):
     estimator = _FIRST[name]
@@ -231,3 +269,83 @@ def test_grid_search_over_one_declared_parameter(name):
     assert any(
         not np.array_equal(np.asarray(out_a[m]), np.asarray(out_b[m])) for m in out_a
     ), f"{param}={values} changes none of {sorted(out_a)}"
+
+
+# a fresh interpreter loads each file with the types it names trusted and
+# writes every output _outputs compares
+_FRESH_PROCESS = """
+import pickle, sys, warnings
+import numpy as np
+import skops.io as sio
+warnings.simplefilter("ignore")
+folder, names, methods = sys.argv[1], sys.argv[2].split(","), sys.argv[3].split(",")
+results = {}
+for name in names:
+    path = f"{folder}/{name}.skops"
+    estimator = sio.load(path, trusted=sio.get_untrusted_types(file=path))
+    with open(f"{folder}/{name}.X", "rb") as f:
+        X = pickle.load(f)
+    out = {
+        f"attribute {key}": value
+        for key, value in vars(estimator).items()
+        if key.endswith("_")
+        and not key.startswith("_")
+        and isinstance(value, (np.ndarray, float, int, np.number))
+    }
+    for method in methods:
+        if hasattr(estimator, method):
+            out[method] = getattr(estimator, method)(X)
+    results[name] = out
+with open(f"{folder}/results.pkl", "wb") as f:
+    pickle.dump(results, f)
+"""
+
+
+def _check_fresh_process_reload(names, folder):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import sklearn_iclr26
+
+    sio = pytest.importorskip("skops.io")
+    expected = {}
+    for name in names:
+        X, y = _data(_FIRST[name])
+        fitted = _fit(_FIRST[name], X, y)
+        expected[name] = _outputs(fitted, X)
+        sio.dump(fitted, folder / f"{name}.skops")
+        with open(folder / f"{name}.X", "wb") as f:
+            pickle.dump(X, f)
+    env = dict(os.environ, PYTHONPATH=str(Path(sklearn_iclr26.__file__).parents[1]))
+    command = [sys.executable, "-c", _FRESH_PROCESS, str(folder)]
+    subprocess.run(
+        [*command, ",".join(names), ",".join(X_METHODS)],
+        check=True,
+        env=env,
+    )
+    with open(folder / "results.pkl", "rb") as f:
+        results = pickle.load(f)
+    for name in names:
+        _assert_same(results[name], expected[name])
+
+
+def test_skops_fresh_process_reload_is_bit_identical(tmp_path):
+    # the estimators the practitioner audit found failing, and two plain nets
+    names = [
+        "CVQRRegressor",
+        "ConNASSearch",
+        "MultiPPIMeanEstimator",
+        "OTCPRegressor",
+        "RLPHeadClassifier",
+        "SampleGradientMemorization",
+        "TorchMLPClassifier",
+        "TorchMLPRegressor",
+    ]
+    _check_fresh_process_reload(names, tmp_path)
+
+
+@pytest.mark.slow
+def test_skops_fresh_process_reload_of_every_estimator(tmp_path):
+    _check_fresh_process_reload(NAMES, tmp_path)

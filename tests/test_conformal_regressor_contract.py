@@ -153,7 +153,8 @@ def test_threshold_is_the_conformal_order_statistic(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_signatures(name):
     est = _make(name)
-    assert list(inspect.signature(est.fit).parameters) == ["X", "y"]
+    # fit(X, y, **fit_params): the inner estimator's parameters (routed)
+    assert list(inspect.signature(est.fit).parameters) == ["X", "y", "fit_params"]
     assert est.get_params()["confidence_level"] == 0.9
     # the level is confidence_level, never a miscoverage alpha; a torch
     # estimator's alpha is its L2 penalty (the torch base's vocabulary)

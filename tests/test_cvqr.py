@@ -12,7 +12,6 @@ import torch
 from scipy import stats
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.linear_model import LinearRegression
-from sklearn.utils._param_validation import InvalidParameterError
 
 from sklearn_iclr26.conformal import (
     BonferroniBoxRegressor,
@@ -25,6 +24,7 @@ from sklearn_iclr26.metrics import (
     region_coverage_score,
     worst_slab_coverage_score,
 )
+from sklearn_iclr26.utils._sklearn_compat import InvalidParameterError
 
 FAST = {
     "max_iter": 30,

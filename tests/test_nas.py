@@ -17,7 +17,6 @@ from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils._param_validation import InvalidParameterError
 
 from sklearn_iclr26.nas import (
     ArchitectureFrontierDisplay,
@@ -34,6 +33,7 @@ from sklearn_iclr26.nas._rule import (
     cost_direction,
     expected_cost_gradient,
 )
+from sklearn_iclr26.utils._sklearn_compat import InvalidParameterError
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -125,3 +125,137 @@ def test_unknown_types_are_refused_unless_trusted(tmp_path):
         ModuleHub.load(path)
     loaded = ModuleHub.load(path, trusted=["collections.Counter"])
     assert loaded.modules["counts"] == Counter("abca")
+
+
+# ---------------------------------------------------------------- skops
+
+
+@pytest.fixture(scope="module")
+def skops_mlp(tmp_path_factory):
+    """A fitted TorchMLPClassifier, its skops file and the types it names."""
+    sio = pytest.importorskip("skops.io")
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(40, 4))
+    clf = TorchMLPClassifier((8,), max_iter=3, random_state=0).fit(X, X[:, 0] > 0)
+    path = tmp_path_factory.mktemp("skops") / "mlp.skops"
+    sio.dump(clf, path)
+    return clf, X, path, sio.get_untrusted_types(file=path)
+
+
+def test_skops_file_of_a_torch_estimator_names_only_the_package(skops_mlp):
+    """The net is saved as its module class, parameters and weight arrays:
+    no torch, skorch or builtins type to trust, no pickled bytes."""
+    import zipfile
+
+    clf, X, path, untrusted = skops_mlp
+    assert untrusted == [
+        "sklearn_iclr26.neural_network._mlp_classifier.TorchMLPClassifier",
+        "sklearn_iclr26.neural_network._modules.MLPModule",
+        "sklearn_iclr26.utils._persistence.SavedNet",
+    ]
+    with zipfile.ZipFile(path) as archive:
+        schema = archive.read("schema.json").decode()
+        arrays = [n for n in archive.namelist() if n.endswith(".npy")]
+        for name in arrays:  # every array loads without pickle
+            np.load(io.BytesIO(archive.read(name)), allow_pickle=False)
+    assert "BytesNode" not in schema and "torch" not in schema
+    import skops.io as sio
+
+    loaded = sio.load(path, trusted=untrusted)
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+    # a loaded net has the module and the history of the fitted one
+    assert type(loaded.net_.module_) is type(clf.net_.module_)
+    assert loaded.net_.history[:, "train_loss"] == clf.net_.history[:, "train_loss"]
+
+
+def _rewrite(path, out, edit_schema=None, arrays=None):
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w") as dst:
+        for name in src.namelist():
+            data = src.read(name)
+            if name == "schema.json" and edit_schema is not None:
+                data = json.dumps(edit_schema(json.loads(data))).encode()
+            if arrays is not None and name in arrays:
+                data = arrays[name]
+            dst.writestr(name, data)
+    return out
+
+
+def _retype(node, old, new):
+    """Rename every reference to the class ``old`` (module, name) to ``new``."""
+    if isinstance(node, dict):
+        if (node.get("__module__"), node.get("__class__")) == old:
+            node["__module__"], node["__class__"] = new
+        for value in node.values():
+            _retype(value, old, new)
+    elif isinstance(node, list):
+        for value in node:
+            _retype(value, old, new)
+    return node
+
+
+def test_a_tampered_skops_file_is_refused(skops_mlp, tmp_path):
+    """A file naming a callable the genuine file does not name lists it in
+    ``get_untrusted_types`` and is refused with the genuine file's list."""
+    import skops.io as sio
+
+    _, _, path, untrusted = skops_mlp
+    old = ("sklearn_iclr26.neural_network._modules", "MLPModule")
+    tampered = _rewrite(
+        path,
+        tmp_path / "tampered.skops",
+        edit_schema=lambda s: _retype(s, old, ("builtins", "exec")),
+    )
+    assert "builtins.exec" in sio.get_untrusted_types(file=tampered)
+    with pytest.raises(sio.exceptions.UntrustedTypesFoundException, match="exec"):
+        sio.load(tampered, trusted=untrusted)
+
+
+def test_a_pickle_hidden_in_the_weights_is_refused(skops_mlp, tmp_path):
+    """The weights are read with ``allow_pickle=False``: an object array
+    carrying a payload in place of a weight raises, unrun."""
+    import zipfile
+
+    import skops.io as sio
+
+    _, _, path, untrusted = skops_mlp
+    marker = tmp_path / "ran"
+    payload = io.BytesIO()
+    np.save(payload, np.array([_Payload(marker)], dtype=object), allow_pickle=True)
+    with zipfile.ZipFile(path) as archive:
+        name = next(n for n in archive.namelist() if n.endswith(".npy"))
+    tampered = _rewrite(
+        path, tmp_path / "tampered.skops", arrays={name: payload.getvalue()}
+    )
+    with pytest.raises(ValueError, match="allow_pickle"):
+        sio.load(tampered, trusted=untrusted)
+    assert not marker.exists()
+
+
+def test_warm_start_continues_after_pickle_not_after_skops(tmp_path):
+    """pickle keeps the optimizer: a warm refit of the reloaded model is the
+    warm refit of the original; a skops file keeps the weights only, and a
+    warm refit of it says so."""
+    sio = pytest.importorskip("skops.io")
+    rng = np.random.RandomState(0)
+    X, y = rng.normal(size=(40, 3)), rng.normal(size=40)
+    reg = TorchMLPRegressor((8,), max_iter=3, warm_start=True, random_state=0)
+    reg.fit(X, y)
+    unpickled = pickle.loads(pickle.dumps(reg))
+    reg.fit(X, y)
+    unpickled.fit(X, y)
+    assert unpickled.n_iter_ == 6
+    np.testing.assert_array_equal(unpickled.predict(X), reg.predict(X))
+    assert unpickled.loss_curve_ == reg.loss_curve_
+    data = sio.dumps(reg)
+    loaded = sio.loads(data, trusted=sio.get_untrusted_types(data=data))
+    np.testing.assert_array_equal(loaded.predict(X), reg.predict(X))
+    with pytest.raises(ValueError, match="loaded from a skops file"):
+        loaded.fit(X, y)
+    np.testing.assert_array_equal(loaded.predict(X), reg.predict(X))  # unchanged
+    # a cold refit of the loaded estimator is the cold fit
+    cold = loaded.set_params(warm_start=False).fit(X, y)
+    expected = TorchMLPRegressor((8,), max_iter=3, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(cold.predict(X), expected.predict(X))

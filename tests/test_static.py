@@ -7,6 +7,10 @@
 * Layering: a family imports only the foundation (``utils``, ``datasets``,
   ``metrics``) and the ``neural_network`` estimators, and never another
   family's private names.
+* scikit-learn coupling: only ``utils/_sklearn_compat.py`` imports a private
+  scikit-learn name (a module or a name starting with ``_``), in the package
+  and in its tests, so a scikit-learn minor that moves one is a one-file
+  change.
 """
 
 # Authors: The sklearn-iclr26 developers
@@ -160,3 +164,79 @@ def test_every_family_has_a_scorers_module():
         assert isinstance(module.SCORERS, dict), info.name
         if not module.SCORERS:
             assert len((module.__doc__ or "").split()) > 40, info.name
+
+
+SKLEARN_COMPAT = "utils/_sklearn_compat.py"
+TESTS = Path(__file__).parent
+TEST_MODULES = sorted(TESTS.glob("*.py"))
+
+
+def _private_sklearn_imports(tree):
+    """Private scikit-learn names imported or reached in a module's AST."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            parts = node.module.split(".")
+            if parts[0] != "sklearn":
+                continue
+            private_module = any(p.startswith("_") for p in parts)
+            found += [
+                f"line {node.lineno}: {node.module}.{a.name}"
+                for a in node.names
+                if private_module or a.name.startswith("_")
+            ]
+        elif isinstance(node, ast.Import):
+            found += [
+                f"line {node.lineno}: import {a.name}"
+                for a in node.names
+                if a.name.split(".")[0] == "sklearn"
+                and any(p.startswith("_") for p in a.name.split("."))
+            ]
+        elif isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+            # sklearn.utils._foo reached by attribute from `import sklearn`
+            chain, value = [node.attr], node.value
+            while isinstance(value, ast.Attribute):
+                chain.append(value.attr)
+                value = value.value
+            if (
+                isinstance(value, ast.Name)
+                and value.id == "sklearn"
+                and not node.attr.startswith("__")
+            ):
+                found.append(f"line {node.lineno}: sklearn.{'.'.join(chain[::-1])}")
+    return found
+
+
+@pytest.mark.parametrize(
+    "path",
+    MODULES + TEST_MODULES,
+    ids=lambda p: _rel(p) if ROOT in p.parents else f"tests/{p.name}",
+)
+def test_private_sklearn_names_only_through_the_compat_module(path):
+    if ROOT in path.parents and _rel(path) == SKLEARN_COMPAT:
+        return
+    found = _private_sklearn_imports(ast.parse(path.read_text()))
+    assert not found, (
+        f"{path.name} imports private scikit-learn names {found}: import them "
+        f"from sklearn_iclr26.{SKLEARN_COMPAT[:-3].replace('/', '.')}, the one "
+        "module that may (add them there if missing)."
+    )
+
+
+def test_the_private_sklearn_name_check_can_fail():
+    # the checker sees every form a private import takes
+    source = (
+        "from sklearn.utils._param_validation import Interval\n"
+        "from sklearn.utils.validation import _num_samples, check_array\n"
+        "import sklearn.utils._indexing\n"
+        "import sklearn\n"
+        "def f():\n"
+        "    from sklearn.base import _fit_context\n"
+        "    return sklearn.utils._safe_indexing\n"
+        "from sklearn.utils.validation import check_is_fitted\n"
+    )
+    found = _private_sklearn_imports(ast.parse(source))
+    assert len(found) == 5, found
+    assert not any("check_array" in f or "check_is_fitted" in f for f in found)
+    compat = ast.parse((ROOT / SKLEARN_COMPAT).read_text())
+    assert _private_sklearn_imports(compat), "the compat module imports nothing?"

@@ -149,7 +149,10 @@ def _search(estimator, grid, scoring, data):
 def test_scorers_are_registered_with_their_sign(digits):
     names = get_scorer_names()
     for name in ("set_coverage", "neg_mean_set_size", "singleton_rate"):
-        assert name in names and get_scorer(name) is SCORERS[name]
+        # get_scorer hands out a copy (set_score_request must not leak)
+        scorer = get_scorer(name)
+        assert name in names and scorer is not SCORERS[name]
+        assert scorer.score_func is SCORERS[name].score_func
     assert "set_efficiency" in names
     X, y = digits
     clf = SplitConformalClassifier(GaussianNB(), random_state=0).fit(X, y)

@@ -14,12 +14,12 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import is_classifier
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
-from sklearn_iclr26.utils._validation import check_hidden_layer_sizes
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
+from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["BaseBackdoorAdjusted"]
@@ -164,32 +164,7 @@ class BaseBackdoorAdjusted(BaseTorchEstimator):
         random_state=None,
         verbose=0,
     ):
-        self.feature_groups = feature_groups
-        self.n_confounders = n_confounders
-        self.adjusted_weight = adjusted_weight
-        self.uniformity_weight = uniformity_weight
-        self.uniformity_t = uniformity_t
-        self.weight_activation = weight_activation
-        self.adjust_in = adjust_in
-        self.predict_mode = predict_mode
-        self.embed_dim = embed_dim
-        self.hidden_layer_sizes = hidden_layer_sizes
-        self.confounder_hidden_size = confounder_hidden_size
-        self.alpha = alpha
-        self.batch_size = batch_size
-        self.learning_rate_init = learning_rate_init
-        self.max_iter = max_iter
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.warm_start = warm_start
-        self.callbacks = callbacks
-        self.dtype = dtype
-        self.device = device
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     # -- groups and checks -------------------------------------------------
     def _resolve_groups(self, n_features):

@@ -14,6 +14,7 @@ from skorch.callbacks import Callback
 from torch import nn
 from torch.nn import functional as F
 
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 
 #: the three loss terms, as recorded per epoch in the net's history
@@ -180,11 +181,7 @@ class PrismLoss(nn.Module):
         adjusted_is_log_proba=False,
     ):
         super().__init__()
-        self.adjusted_weight = adjusted_weight
-        self.uniformity_weight = uniformity_weight
-        self.uniformity_t = uniformity_t
-        self.loss = loss
-        self.adjusted_is_log_proba = adjusted_is_log_proba
+        store_params(self, locals())
         self.terms_ = []
 
     def _base(self, y_pred, y_true, log_proba=False):

@@ -3,14 +3,14 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn.utils._param_validation import StrOptions
-
 from sklearn_iclr26.causal._backdoor_adjusted import (
     ATTRIBUTES_DOC,
     PARAMETERS_DOC,
     BaseBackdoorAdjusted,
 )
 from sklearn_iclr26.neural_network._torch_estimator import TorchRegressorMixin
+from sklearn_iclr26.utils._sklearn_compat import StrOptions
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["BackdoorAdjustedRegressor"]
 
@@ -104,9 +104,7 @@ class BackdoorAdjustedRegressor(TorchRegressorMixin, BaseBackdoorAdjusted):
     ):
         # scikit-learn reads the parameters from this signature (the base's
         # plus ``loss``); each is stored as given
-        params = dict(locals())
-        del params["self"]
-        vars(self).update(params)
+        store_params(self, locals())
 
     def predict(self, X, mode=None):
         """Predicted targets.

@@ -19,20 +19,13 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.stats import norm
 from sklearn import config_context
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_array, check_consistent_length, column_or_1d
-from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import (
-    _check_feature_names,
-    _check_n_features,
-    _check_sample_weight,
-    _check_y,
-    _num_samples,
     check_is_fitted,
     check_random_state,
     has_fit_parameter,
@@ -40,6 +33,19 @@ from sklearn.utils.validation import (
 
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import set_child_random_state
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _check_feature_names,
+    _check_n_features,
+    _check_sample_weight,
+    _check_y,
+    _fit_context,
+    _num_samples,
+    _safe_indexing,
+)
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -245,6 +251,49 @@ def append_controls(X, W):
     return np.hstack([np.asarray(X), W.reshape(len(W), -1)])
 
 
+#: numpydoc entries shared by the meta-learners, put in their docstrings at
+#: ``%(cate_parameters)s`` (the treatment threshold and bootstrap parameters)
+#: and ``%(cate_attributes)s`` (the fitted attributes of this base)
+_PARAMETERS_DOC = """treatment_threshold : float or "median", default=None
+        With ``treatment_column``: a unit is treated when its column value is
+        above this threshold (an exposure recorded as a dose or a score;
+        ``"median"``: above the training median, stored as
+        ``treatment_threshold_``). ``None``: the column must be binary.
+    n_bootstrap : int, default=0
+        Refits of the whole learner (all its nuisance and effect models) on
+        bootstrap resamples stratified by arm, kept as
+        ``bootstrap_estimators_``; they give :meth:`effect_interval`,
+        :meth:`ate_interval` and :meth:`att_interval`. ``0``: no intervals
+        (and no extra cost).
+    bootstrap_type : {"pivot", "percentile", "normal"}, default="pivot"
+        How the intervals are built from the refits, with the formulas (and
+        the default) of econml's ``BootstrapInference``."""
+_ATTRIBUTES_DOC = """propensity_estimator_ : classifier
+        Fitted propensity model.
+    ate_aipw_ : float
+        Doubly robust (AIPW) average treatment effect on the training sample
+        (from the outcome models ``mu0, mu1`` and the propensity model).
+    ate_aipw_stderr_ : float
+        Its influence-function standard error (see :meth:`ate_aipw_interval`).
+    att_aipw_ : float
+        Doubly robust average effect on the treated of the training sample.
+    att_aipw_stderr_ : float
+        Its influence-function standard error.
+    final_estimator_ : regressor or None
+        With controls ``W``: the effect model, ``estimator`` fitted on ``X``
+        to the learner's nuisance-level effect; ``None`` without ``W``.
+    bootstrap_estimators_ : list of estimators
+        The ``n_bootstrap`` refits (empty when ``n_bootstrap=0``).
+    n_controls_in_ : int
+        Number of columns of the controls ``W`` seen in ``fit`` (0 if none).
+    n_control_, n_treated_ : int
+        Arm sizes.
+    n_features_in_ : int
+        Number of features of ``X`` seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Names of the features, when ``X`` has string column names."""
+
+
 class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
     """Base class: binary-treatment CATE estimators with outcome models.
 
@@ -256,6 +305,13 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
     learner's effect at the nuisance level; with controls ``W`` a clone of
     ``estimator`` regresses it on ``X`` alone (the effect model).
     """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        doc = cls.__dict__.get("__doc__")
+        if doc:
+            doc = doc.replace("%(cate_parameters)s", _PARAMETERS_DOC)
+            cls.__doc__ = doc.replace("%(cate_attributes)s", _ATTRIBUTES_DOC)
 
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"]), None],
@@ -285,14 +341,7 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         random_state=None,
         verbose=0,
     ):
-        self.estimator = estimator
-        self.propensity_estimator = propensity_estimator
-        self.treatment_column = treatment_column
-        self.treatment_threshold = treatment_threshold
-        self.n_bootstrap = n_bootstrap
-        self.bootstrap_type = bootstrap_type
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ input
     def _get_estimator(self):
@@ -898,6 +947,13 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         )
         return float(low), float(high)
 
+    def _aipw_interval(self, name, alpha):
+        check_is_fitted(self)
+        z = norm.ppf(1 - check_alpha(alpha) / 2)
+        value = getattr(self, f"{name}_aipw_")
+        stderr = getattr(self, f"{name}_aipw_stderr_")
+        return float(value - z * stderr), float(value + z * stderr)
+
     def ate_aipw_interval(self, *, alpha=0.05):
         """Normal interval of the doubly robust ``ate_aipw_`` (training sample).
 
@@ -915,12 +971,7 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         lower, upper : float
             The interval's bounds.
         """
-        check_is_fitted(self)
-        z = norm.ppf(1 - check_alpha(alpha) / 2)
-        return (
-            float(self.ate_aipw_ - z * self.ate_aipw_stderr_),
-            float(self.ate_aipw_ + z * self.ate_aipw_stderr_),
-        )
+        return self._aipw_interval("ate", alpha)
 
     def att_aipw_interval(self, *, alpha=0.05):
         """Normal interval of the doubly robust ``att_aipw_`` (training sample).
@@ -935,12 +986,7 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         lower, upper : float
             The interval's bounds.
         """
-        check_is_fitted(self)
-        z = norm.ppf(1 - check_alpha(alpha) / 2)
-        return (
-            float(self.att_aipw_ - z * self.att_aipw_stderr_),
-            float(self.att_aipw_ + z * self.att_aipw_stderr_),
-        )
+        return self._aipw_interval("att", alpha)
 
     def score(self, X, y, *, treatment=None, W=None):
         """R^2 of the factual outcome predictions ``mu_T(x)`` against ``y``.

@@ -22,12 +22,6 @@ def run_demo():
     * G-learner: :class:`GeodesicCATERegressor` on IHDP (real covariates,
       simulated surface B outcomes, 3 replications), mean sqrt(PEHE) against
       the T- and X-learner with the same outcome model.
-
-    Returns
-    -------
-    results : list of dict
-        Keys ``method``, ``estimator``, ``dataset``, ``metric``, ``value``,
-        ``baseline``, ``baseline_value``.
     """
     return _cco_rows() + _prism_rows() + _geodesic_rows()
 

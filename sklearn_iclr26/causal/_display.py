@@ -5,9 +5,14 @@
 
 import numpy as np
 from sklearn.utils import check_consistent_length, column_or_1d
-from sklearn.utils._optional_dependencies import check_matplotlib_support
-from sklearn.utils._plotting import _validate_style_kwargs
 from sklearn.utils.validation import check_is_fitted
+
+from sklearn_iclr26.utils._plotting import finish_plot, start_plot
+from sklearn_iclr26.utils._sklearn_compat import (
+    _validate_style_kwargs,
+    check_matplotlib_support,
+)
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["CATEDisplay"]
 
@@ -79,12 +84,7 @@ class CATEDisplay:
         feature_name=None,
         name=None,
     ):
-        self.feature_values = feature_values
-        self.effect = effect
-        self.lower = lower
-        self.upper = upper
-        self.feature_name = feature_name
-        self.name = name
+        store_params(self, locals())
 
     def plot(self, *, ax=None, name=None, band_kwargs=None, **kwargs):
         """Plot the effect curve and its band.
@@ -105,11 +105,7 @@ class CATEDisplay:
         display : CATEDisplay
             The display, with ``ax_``, ``figure_``, ``line_`` and ``band_``.
         """
-        check_matplotlib_support(f"{type(self).__name__}.plot")
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots()
+        ax = start_plot(self, ax)
         name = self.name if name is None else name
         x = np.asarray(self.feature_values, dtype=np.float64)
         order = np.argsort(x, kind="stable")
@@ -131,10 +127,7 @@ class CATEDisplay:
         ax.axhline(0.0, color="grey", linewidth=0.8, linestyle=":")
         ax.set_xlabel(self.feature_name if self.feature_name else "covariate")
         ax.set_ylabel("treatment effect")
-        ax.legend(loc="best")
-        self.ax_ = ax
-        self.figure_ = ax.figure
-        return self
+        return finish_plot(self, ax)
 
     @classmethod
     def from_estimator(

@@ -14,13 +14,7 @@ from sklearn.base import clone
 from sklearn.ensemble import BaseEnsemble, HistGradientBoostingRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.utils import check_array
-from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import (
-    _num_samples,
-    check_is_fitted,
-    has_fit_parameter,
-)
+from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
 from sklearn_iclr26.causal._base import (
     BaseCATERegressor,
@@ -40,7 +34,15 @@ from sklearn_iclr26.causal._ot import (
 )
 from sklearn_iclr26.causal._t_learner import fit_arm_models
 from sklearn_iclr26.utils._random import set_child_random_state
-from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _num_samples,
+    _safe_indexing,
+    align_sparse_interface,
+)
+from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT, store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -200,20 +202,7 @@ class GeodesicCATERegressor(BaseCATERegressor):
     treatment_column : int or str, default=None
         The column of ``X`` holding the treatment (removed from the
         covariates). ``None``: pass ``treatment`` to ``fit``.
-    treatment_threshold : float or "median", default=None
-        With ``treatment_column``: a unit is treated when its column value is
-        above this threshold (an exposure recorded as a dose or a score;
-        ``"median"``: above the training median, stored as
-        ``treatment_threshold_``). ``None``: the column must be binary.
-    n_bootstrap : int, default=0
-        Refits of the whole learner (all its nuisance and effect models) on
-        bootstrap resamples stratified by arm, kept as
-        ``bootstrap_estimators_``; they give :meth:`effect_interval`,
-        :meth:`ate_interval` and :meth:`att_interval`. ``0``: no intervals
-        (and no extra cost).
-    bootstrap_type : {"pivot", "percentile", "normal"}, default="pivot"
-        How the intervals are built from the refits, with the formulas (and
-        the default) of econml's ``BootstrapInference``.
+    %(cate_parameters)s
     n_jobs : int, default=None
         Threads running the two chains (``None``: 1; ``-1``: all).
     random_state : int, RandomState instance or None, default=None
@@ -232,37 +221,15 @@ class GeodesicCATERegressor(BaseCATERegressor):
     kept_mask_ : dict
         ``{0: [mask, ...], 1: [...]}``: boolean masks of the atoms kept at
         each step (all ``True`` when ``keep=1``).
-    ot_plan_ : scipy.sparse.csr_matrix of shape (n_control_, n_treated_)
+    ot_plan_ : CSR sparse matrix or array of shape (n_control_, n_treated_)
         The transport plan between control and treated units (in the order
-        they appear in ``X``).
+        they appear in ``X``); a ``csr_array`` when fitted under
+        ``sparse_interface="sparray"``, as scikit-learn's attributes.
     ot_solver_ : str
         The solver used (``"emd"`` or ``"sinkhorn"``).
     transformer_ : transformer or None
         The fitted ``transformer``.
-    propensity_estimator_ : classifier
-        Fitted propensity model.
-    ate_aipw_ : float
-        Doubly robust (AIPW) average treatment effect on the training sample
-        (from the outcome models ``mu0, mu1`` and the propensity model).
-    ate_aipw_stderr_ : float
-        Its influence-function standard error (see :meth:`ate_aipw_interval`).
-    att_aipw_ : float
-        Doubly robust average effect on the treated of the training sample.
-    att_aipw_stderr_ : float
-        Its influence-function standard error.
-    final_estimator_ : regressor or None
-        With controls ``W``: the effect model, ``estimator`` fitted on ``X``
-        to the learner's nuisance-level effect; ``None`` without ``W``.
-    bootstrap_estimators_ : list of estimators
-        The ``n_bootstrap`` refits (empty when ``n_bootstrap=0``).
-    n_controls_in_ : int
-        Number of columns of the controls ``W`` seen in ``fit`` (0 if none).
-    n_control_, n_treated_ : int
-        Arm sizes.
-    n_features_in_ : int
-        Number of features of ``X`` seen in ``fit``.
-    feature_names_in_ : ndarray of str
-        Names of the features, when ``X`` has string column names.
+    %(cate_attributes)s
 
     See Also
     --------
@@ -330,28 +297,7 @@ class GeodesicCATERegressor(BaseCATERegressor):
         random_state=None,
         verbose=0,
     ):
-        super().__init__(
-            estimator,
-            propensity_estimator=propensity_estimator,
-            treatment_column=treatment_column,
-            treatment_threshold=treatment_threshold,
-            n_bootstrap=n_bootstrap,
-            bootstrap_type=bootstrap_type,
-            random_state=random_state,
-            verbose=verbose,
-        )
-        self.n_steps = n_steps
-        self.keep = keep
-        self.uncertainty = uncertainty
-        self.n_uncertainty_samples = n_uncertainty_samples
-        self.scale_covariates = scale_covariates
-        self.transformer = transformer
-        self.warm_start_chain = warm_start_chain
-        self.combine = combine
-        self.ot_solver = ot_solver
-        self.ot_reg = ot_reg
-        self.max_ot_samples = max_ot_samples
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
     _propensity_reuses_preprocessing = False
 
@@ -437,7 +383,9 @@ class GeodesicCATERegressor(BaseCATERegressor):
             plan = sinkhorn_plan(a, b, C, reg=self.ot_reg, n_keep=m0 + m1)
         self.ot_solver_ = solver
         rows, cols = idx0[plan.row], idx1[plan.col]
-        self.ot_plan_ = sp.csr_matrix((plan.data, (rows, cols)), shape=(n0, n1))
+        self.ot_plan_ = align_sparse_interface(
+            sp.csr_matrix((plan.data, (rows, cols)), shape=(n0, n1))
+        )
         return rows, cols, plan.data * len(plan.data)
 
     # --------------------------------------------------------------- chains

@@ -5,7 +5,8 @@
 
 import numpy as np
 from sklearn.utils import check_consistent_length, column_or_1d
-from sklearn.utils._param_validation import validate_params
+
+from sklearn_iclr26.utils._sklearn_compat import validate_params
 
 __all__ = ["ate_error", "pehe_score"]
 

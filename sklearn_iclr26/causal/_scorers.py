@@ -26,15 +26,6 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
-from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils._metadata_requests import MetadataRequest, _MetadataRequester
-from sklearn.utils._param_validation import (
-    HasMethods,
-    Interval,
-    StrOptions,
-    validate_params,
-)
-from sklearn.utils.validation import _num_samples
 
 from sklearn_iclr26.causal._base import (
     check_treatment,
@@ -43,6 +34,17 @@ from sklearn_iclr26.causal._base import (
 )
 from sklearn_iclr26.causal._metrics import pehe_score
 from sklearn_iclr26.utils._random import set_child_random_state
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    MetadataRequest,
+    StrOptions,
+    _MetadataRequester,
+    _num_samples,
+    _safe_indexing,
+    validate_params,
+)
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["SCORERS", "make_cate_scorer"]
 
@@ -57,11 +59,7 @@ class _CATEScorer(_MetadataRequester):
     """Scorer ``(estimator, X, y, **metadata) -> float``, greater is better."""
 
     def __init__(self, kind, outcome_estimator, propensity_estimator, cv, random_state):
-        self.kind = kind
-        self.outcome_estimator = outcome_estimator
-        self.propensity_estimator = propensity_estimator
-        self.cv = cv
-        self.random_state = random_state
+        store_params(self, locals())
         self._metadata_request = MetadataRequest(owner=self)
         param = "tau_true" if kind == "pehe" else "treatment"
         self._metadata_request.score.add_request(param=param, alias=True)

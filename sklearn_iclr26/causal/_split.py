@@ -7,7 +7,8 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
-from sklearn.model_selection._split import _BaseKFold
+
+from sklearn_iclr26.utils._sklearn_compat import _BaseKFold
 
 __all__ = ["TreatmentStratifiedKFold"]
 

@@ -14,12 +14,12 @@ from numbers import Integral
 
 import numpy as np
 from scipy.special import softmax
-from sklearn.utils._param_validation import Interval
 
 from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
+from sklearn_iclr26.utils._sklearn_compat import Interval
 from sklearn_iclr26.utils._torch import forward_module
-from sklearn_iclr26.utils._validation import check_hidden_layer_sizes
+from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 from sklearn_iclr26.utils._warnings import warn_user
 
 __all__ = ["BaseTabularAttention"]
@@ -86,24 +86,7 @@ class BaseTabularAttention(BaseTorchEstimator):
         random_state=None,
         verbose=0,
     ):
-        self.feature_groups = feature_groups
-        self.embed_dim = embed_dim
-        self.hidden_layer_sizes = hidden_layer_sizes
-        self.alpha = alpha
-        self.batch_size = batch_size
-        self.learning_rate_init = learning_rate_init
-        self.max_iter = max_iter
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.warm_start = warm_start
-        self.callbacks = callbacks
-        self.dtype = dtype
-        self.device = device
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     def _resolve_groups(self, n_features):
         spec = self.feature_groups

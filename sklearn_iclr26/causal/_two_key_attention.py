@@ -6,14 +6,15 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
 from sklearn_iclr26.utils._random import seed_from_random_state
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -228,16 +229,7 @@ class TwoKeyAttentionRegressor(RegressorMixin, BaseEstimator):
         random_state=None,
         verbose=0,
     ):
-        self.feature_groups = feature_groups
-        self.n_positional = n_positional
-        self.w_learning_rate = w_learning_rate
-        self.v_learning_rate = v_learning_rate
-        self.init_scale = init_scale
-        self.max_iter = max_iter
-        self.schedule = schedule
-        self.batch_size = batch_size
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     def _resolve_groups(self, n_features):
         if self.feature_groups is None:

@@ -4,10 +4,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
-from sklearn.utils._indexing import _safe_indexing
 
 from sklearn_iclr26.causal._base import BaseCATERegressor, _draw, fit_child
 from sklearn_iclr26.causal._t_learner import fit_arm_models
+from sklearn_iclr26.utils._sklearn_compat import _safe_indexing
 from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["XLearnerRegressor"]
@@ -37,20 +37,7 @@ class XLearnerRegressor(BaseCATERegressor):
     treatment_column : int or str, default=None
         The column of ``X`` holding the treatment (removed from the
         covariates). ``None``: pass ``treatment`` to ``fit``.
-    treatment_threshold : float or "median", default=None
-        With ``treatment_column``: a unit is treated when its column value is
-        above this threshold (an exposure recorded as a dose or a score;
-        ``"median"``: above the training median, stored as
-        ``treatment_threshold_``). ``None``: the column must be binary.
-    n_bootstrap : int, default=0
-        Refits of the whole learner (all its nuisance and effect models) on
-        bootstrap resamples stratified by arm, kept as
-        ``bootstrap_estimators_``; they give :meth:`effect_interval`,
-        :meth:`ate_interval` and :meth:`att_interval`. ``0``: no intervals
-        (and no extra cost).
-    bootstrap_type : {"pivot", "percentile", "normal"}, default="pivot"
-        How the intervals are built from the refits, with the formulas (and
-        the default) of econml's ``BootstrapInference``.
+    %(cate_parameters)s
     random_state : int, RandomState instance or None, default=None
         Seeds the cloned child estimators.
     verbose : int, default=0
@@ -62,30 +49,7 @@ class XLearnerRegressor(BaseCATERegressor):
         Stage-1 outcome models ``[mu0, mu1]``.
     effect_estimators_ : list of two regressors
         Stage-2 effect models ``[tau0, tau1]``.
-    propensity_estimator_ : classifier
-        Fitted propensity model.
-    ate_aipw_ : float
-        Doubly robust (AIPW) average treatment effect on the training sample
-        (from the outcome models ``mu0, mu1`` and the propensity model).
-    ate_aipw_stderr_ : float
-        Its influence-function standard error (see :meth:`ate_aipw_interval`).
-    att_aipw_ : float
-        Doubly robust average effect on the treated of the training sample.
-    att_aipw_stderr_ : float
-        Its influence-function standard error.
-    final_estimator_ : regressor or None
-        With controls ``W``: the effect model, ``estimator`` fitted on ``X``
-        to the learner's nuisance-level effect; ``None`` without ``W``.
-    bootstrap_estimators_ : list of estimators
-        The ``n_bootstrap`` refits (empty when ``n_bootstrap=0``).
-    n_controls_in_ : int
-        Number of columns of the controls ``W`` seen in ``fit`` (0 if none).
-    n_control_, n_treated_ : int
-        Arm sizes.
-    n_features_in_ : int
-        Number of features of ``X`` seen in ``fit``.
-    feature_names_in_ : ndarray of str
-        Names of the features, when ``X`` has string column names.
+    %(cate_attributes)s
 
     See Also
     --------

@@ -6,13 +6,13 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from sklearn_iclr26.compression._arithmetic_decoder import ArithmeticDecoder
 from sklearn_iclr26.compression._arithmetic_encoder import ArithmeticEncoder
 from sklearn_iclr26.compression._base import METHOD_PMATIC, unpack_payload
 from sklearn_iclr26.compression._pmatic_decoder import PMATICDecoder
 from sklearn_iclr26.compression._pmatic_encoder import PMATICEncoder
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, validate_params
 
 __all__ = ["compress", "decompress"]
 

@@ -6,17 +6,17 @@
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils._param_validation import (
-    Interval,
-    StrOptions,
-    validate_parameter_constraints,
-)
 
 from sklearn_iclr26.compression._base import (
     ENCODER_ATTRIBUTES_DOC,
     METHOD_CONSTRICTION,
     METHOD_PLAIN,
     _BaseEncoder,
+)
+from sklearn_iclr26.utils._sklearn_compat import (
+    Interval,
+    StrOptions,
+    validate_parameter_constraints,
 )
 
 __all__ = ["ArithmeticEncoder"]

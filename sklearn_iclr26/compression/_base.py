@@ -22,7 +22,6 @@ import struct
 import zlib
 
 import numpy as np
-from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
 
 from sklearn_iclr26.compression._kernels import (
     OUT_MARGIN,
@@ -39,6 +38,10 @@ from sklearn_iclr26.compression._longform import (
     tree_row_bytes,
 )
 from sklearn_iclr26.utils._batching import batch_slices
+from sklearn_iclr26.utils._sklearn_compat import (
+    StrOptions,
+    validate_parameter_constraints,
+)
 
 MAGIC = b"SKIC"
 VERSION = 1

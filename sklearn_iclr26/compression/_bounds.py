@@ -17,7 +17,6 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from sklearn_iclr26.compression._longform import (
     check_probability_rows,
@@ -26,6 +25,7 @@ from sklearn_iclr26.compression._longform import (
     tree_row_bytes,
 )
 from sklearn_iclr26.utils._batching import batch_slices
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, validate_params
 
 __all__ = ["delta_from_logit_bound", "expected_overhead_bits", "optimal_n_bins"]
 

@@ -4,11 +4,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
-from sklearn.utils._param_validation import HasMethods, validate_params
-from sklearn.utils.validation import _num_samples, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from sklearn_iclr26.compression._api import compress, decompress
 from sklearn_iclr26.utils._batching import batched
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    _num_samples,
+    validate_params,
+)
 
 __all__ = ["column_probabilities", "compress_column", "decompress_column"]
 

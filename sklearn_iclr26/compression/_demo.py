@@ -18,12 +18,6 @@ def run_demo():
     (``delta=1e-3``) against plain arithmetic coding; the payload size
     against plain arithmetic coding (what the tolerance costs) and against
     ``lzma`` of the labels as bytes (the tool a practitioner would use).
-
-    Returns
-    -------
-    results : list of dict
-        Keys ``method``, ``estimator``, ``dataset``, ``metric``, ``value``,
-        ``baseline``, ``baseline_value``.
     """
     import lzma
 

@@ -6,11 +6,6 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import (
-    Interval,
-    StrOptions,
-    validate_parameter_constraints,
-)
 
 from sklearn_iclr26.compression._base import (
     ENCODER_ATTRIBUTES_DOC,
@@ -21,6 +16,11 @@ from sklearn_iclr26.compression._bounds import (
     check_n_bins,
     helper_numerator,
     quantize_encoder,
+)
+from sklearn_iclr26.utils._sklearn_compat import (
+    Interval,
+    StrOptions,
+    validate_parameter_constraints,
 )
 
 __all__ = ["PMATICEncoder"]

@@ -8,29 +8,16 @@ from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import (
-    BaseEstimator,
-    ClassifierMixin,
-    MetaEstimatorMixin,
-    _fit_context,
-    clone,
-)
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.utils import column_or_1d, get_tags
-from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metadata_routing import (
     MetadataRouter,
     MethodMapping,
-    _routing_enabled,
     process_routing,
 )
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
-    _check_feature_names,
-    _check_method_params,
-    _check_n_features,
-    _num_samples,
     check_consistent_length,
     check_is_fitted,
     check_random_state,
@@ -47,6 +34,19 @@ from sklearn_iclr26.conformal._transaction import fit_transaction, frozen_fitted
 from sklearn_iclr26.metrics._set_metrics import _label_indices
 from sklearn_iclr26.utils._batching import batch_slices
 from sklearn_iclr26.utils._random import seed_from_random_state, set_child_random_state
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _check_feature_names,
+    _check_method_params,
+    _check_n_features,
+    _fit_context,
+    _num_samples,
+    _routing_enabled,
+    _safe_indexing,
+    align_sparse_interface,
+)
 from sklearn_iclr26.utils._split import split_indices
 from sklearn_iclr26.utils._validation import (
     calibration_size_ok,
@@ -117,7 +117,9 @@ def _csr_from_batches(indices, counts, n_samples, n_classes):
     if indptr[-1] < 2**31 - 1:
         indptr = indptr.astype(np.int32)
     data = np.ones(col.shape[0], dtype=bool)
-    return sp.csr_array((data, col, indptr), shape=(n_samples, n_classes))
+    sets = sp.csr_array((data, col, indptr), shape=(n_samples, n_classes))
+    # csr_matrix or csr_array, as scikit-learn's sparse_interface says
+    return align_sparse_interface(sets)
 
 
 def _check_output(output):
@@ -148,6 +150,89 @@ def _check_2d(X, estimator):
             "array.reshape(-1, 1) if your data has a single feature or "
             "array.reshape(1, -1) if it contains a single sample."
         )
+
+
+#: numpydoc text of the ``conditional`` and label-noise parameters and of the
+#: calibration attributes, shared by split conformal and SOCOP
+CONDITIONAL_DOC = """conditional : {None, "class", "bins"}, default=None
+        Mondrian (group-conditional) calibration. ``None``: one threshold,
+        marginal coverage ``P(Y in C(X)) >= confidence_level``. ``"class"``:
+        one threshold per class, from the calibration rows of that class, and
+        label ``classes_[j]`` enters a set when its score is at most
+        ``threshold_[j]``: coverage given the true class, ``P(Y in C(X) | Y =
+        y) >= confidence_level`` for every ``y``. ``"bins"``: one threshold
+        per bin of the ``bins`` metadata (any labels, e.g. a group column,
+        passed as ``fit(X, y, bins=...)`` and ``predict_set(X, bins=...)``;
+        with metadata routing, ``set_fit_request(bins=True)``): coverage given
+        the bin. A class or bin too small for the level warns and gets the
+        trivial answer (that class always in the set; every label for that
+        bin), never an error; a bin unseen at calibration raises at predict."""
+LABEL_NOISE_DOC = """The noise model of the **calibration** labels, as data (known or
+        estimated elsewhere, e.g. ``ClassConditionalNoiseCorrector(...).fit(X,
+        y).transition_matrix_`` on held-out rows). ``None``: the labels are
+        taken as clean. A float ``rate``: symmetric noise, each label flipped
+        with probability ``rate`` to a uniformly random other class. A matrix
+        ``T`` with ``T[i, j] = P(observed classes_[j] | true classes_[i])``
+        (rows summing to 1, invertible): class-conditional noise. The
+        threshold is then computed from the **de-mixed** calibration CDF
+        ``F(t) = (1/n) sum_i sum_k W[y~_i, k] 1{s(X_i, k) <= t}``, ``W =
+        T^{-1}``, an unbiased estimate of the clean-label score CDF (Sesia,
+        Wang and Tong, 2023, the label-noise correction ``F_hat + Delta_hat``
+        of their adaptive calibration; marginal form for ``conditional=None``
+        and ``"bins"``, label-conditional form for ``"class"``, whose sample
+        size is the estimated clean class count ``sum_i W[y~_i, k]``). It
+        assumes the noisy label independent of ``X`` given the true label,
+        and ``T`` right. It targets coverage of the **clean** labels,
+        ``P(Y in C(X)) >= confidence_level``, asymptotically (the weighted
+        CDF converges to the clean one as the calibration set grows): the
+        paper's finite-sample margin ``delta``, which makes the bound hold in
+        finite samples at the cost of (at digits' scale) trivial sets, is
+        applied only with ``label_noise_correction="finite_sample"``.
+        ``label_noise=0`` or the identity matrix gives the plain
+        estimator, bit for bit. Works with every score
+        (the correction never looks inside it); ``predict_p`` gives the
+        p-values of the de-mixed CDF (``smoothed=True`` is not defined).
+    label_noise_correction : {"plugin", "finite_sample"}, default="plugin"
+        With ``label_noise``: ``"plugin"`` thresholds the de-mixed CDF by the
+        split-conformal rule (asymptotic guarantee, reduces to the plain
+        estimator for no noise); ``"finite_sample"`` by the paper's rule with
+        its margin, ``F(t) >= confidence_level + delta`` (``delta`` a
+        Kolmogorov-Smirnov constant plus a term in ``|T^{-1}|`` over the
+        square root of the smallest noisy class count; see
+        ``finite_sample_margin`` in ``conformal/_noisy_calibration.py``),
+        for the finite-sample bound, with the class priors estimated from the
+        noisy labels. It is conservative: with 450 calibration rows, 10
+        classes and 20 % symmetric noise ``delta`` is 0.20 (0.24 per class)
+        and the sets hold every label (a warning says so); without noise it
+        is ``delta = c_n``, not the plain estimator. ``predict_p`` is not
+        defined with it."""
+ATTRIBUTES_DOC = """threshold_ : float or ndarray of shape (n_classes,) or (n_bins,)
+        The conformal threshold at ``confidence_level``; ``inf`` when the
+        calibration set is too small for it (then every set is the full label
+        set, after a warning). With ``conditional="class"`` one per class,
+        indexed like ``classes_``; with ``conditional="bins"`` one per bin,
+        indexed like ``bins_`` (``inf`` for a class or bin too small).
+    label_noise_matrix_ : ndarray of shape (n_classes, n_classes) or None
+        The transition matrix ``label_noise`` stands for (``None`` without
+        it). ``calibration_scores_`` and ``calibration_bin_scores_`` stay the
+        scores of the observed (noisy) labels.
+    bins_ : ndarray of shape (n_bins,)
+        The sorted bins seen at calibration (``conditional="bins"`` only).
+    calibration_scores_ : ndarray of shape (`n_calibration_samples_`,)
+        Sorted scores of the true labels of all the calibration points.
+    calibration_bin_scores_ : list of ndarray
+        With ``conditional``: the sorted calibration scores of each class
+        (indexed like ``classes_``) or bin (like ``bins_``).
+    n_calibration_per_bin_ : ndarray of shape (n_classes,) or (n_bins,)
+        With ``conditional``: the number of calibration points of each class
+        or bin.
+    n_calibration_samples_ : int
+        Number of calibration points.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit. Defined only when `X` has feature
+        names that are all strings."""
 
 
 class BaseConformalClassifier(
@@ -783,11 +868,13 @@ class BaseConformalClassifier(
             never has a lower threshold the sets are nested (a set at a
             higher level contains the set at a lower one).
         output : {"dense", "sparse"}, default="dense"
-            ``"dense"``: a boolean ndarray; ``"sparse"``: a
-            ``scipy.sparse.csr_array`` of bool (one row per sample), which
+            ``"dense"``: a boolean ndarray; ``"sparse"``: a CSR
+            ``scipy.sparse`` container of bool (one row per sample), which
             takes memory in proportion to the total set size rather than to
             ``n_samples * n_classes`` (a list of them, one per level, for a
-            sequence of levels).
+            sequence of levels): a ``csr_matrix``, or a ``csr_array`` under
+            ``sklearn.set_config(sparse_interface="sparray")``, as
+            scikit-learn's own sparse outputs.
         bins : array-like of shape (n_samples,), default=None
             Mondrian bin of every row; required with ``conditional="bins"``
             (every bin must have been seen at calibration: ``ValueError``
@@ -795,10 +882,10 @@ class BaseConformalClassifier(
 
         Returns
         -------
-        sets : ndarray or scipy.sparse.csr_array of bool, shape (n_samples, n_classes)
+        sets : ndarray or CSR sparse matrix/array of bool, shape (n_samples, n_classes)
             ``sets[i, j]`` tells whether ``classes_[j]`` is in the set of
             sample ``i``. For a sequence of levels: an ndarray of shape
-            ``(n_samples, n_classes, L)``, or a list of ``L`` CSR arrays.
+            ``(n_samples, n_classes, L)``, or a list of ``L`` CSR containers.
         """
         _check_output(output)
         X, n_samples = self._check_X(X)

@@ -33,21 +33,13 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.exceptions import DataConversionWarning
 from sklearn.frozen import FrozenEstimator
 from sklearn.multioutput import MultiOutputRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
-from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils._param_validation import (
-    HasMethods,
-    Interval,
-    RealNotInt,
-    StrOptions,
-)
 from sklearn.utils.validation import (
-    _num_samples,
     check_array,
     check_is_fitted,
     check_random_state,
@@ -59,6 +51,17 @@ from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
 from sklearn_iclr26.conformal._transaction import fit_transaction, frozen_fitted
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import set_child_random_state
+from sklearn_iclr26.utils._routing import fit_router, route_fit_params
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    RealNotInt,
+    StrOptions,
+    _check_method_params,
+    _fit_context,
+    _num_samples,
+    _safe_indexing,
+)
 from sklearn_iclr26.utils._split import split_indices
 from sklearn_iclr26.utils._validation import (
     calibration_size_ok,
@@ -140,7 +143,7 @@ def default_transformer(fitted_estimator):
     return None
 
 
-def cross_fit_point_model(estimator, X, y, *, cv, random_state):
+def cross_fit_point_model(estimator, X, y, *, cv, random_state, fit_params=None):
     """Fit a point model and its residuals, out of fold when ``cv`` is set.
 
     The residuals a region shape is learned from must be honest: a flexible
@@ -169,6 +172,9 @@ def cross_fit_point_model(estimator, X, y, *, cv, random_state):
         residuals of the model fitted on all rows.
     random_state : RandomState instance
         Seeds the fold shuffling.
+    fit_params : dict, default=None
+        Parameters of the regressor's ``fit`` (e.g. ``sample_weight``), one
+        entry per row where per-sample; each fold's fit gets its rows.
 
     Returns
     -------
@@ -181,12 +187,13 @@ def cross_fit_point_model(estimator, X, y, *, cv, random_state):
 
     n, d = y.shape
     target = y if d > 1 else y[:, 0]
+    fit_params = {} if fit_params is None else fit_params
     oof = None
     if cv is not None and not isinstance(estimator, FrozenEstimator):
         seed = int(random_state.randint(np.iinfo(np.int32).max))
         folds = KFold(n_splits=min(cv, n), shuffle=True, random_state=seed)
-        oof = cross_val_predict(estimator, X, target, cv=folds)
-    estimator.fit(X, target)
+        oof = cross_val_predict(estimator, X, target, cv=folds, params=fit_params)
+    estimator.fit(X, target, **fit_params)
     if oof is None:
         oof = estimator.predict(X)
     oof = np.asarray(oof, dtype=np.float64)
@@ -203,8 +210,37 @@ def cross_fit_point_model(estimator, X, y, *, cv, random_state):
     return estimator, y - oof.reshape(n, -1)
 
 
+#: numpydoc entries shared by the conformal regressors, put in their docstrings
+#: at ``%(estimator_parameter)s`` (the point-model ones) and
+#: ``%(features_in_attributes)s``
+_DOCS = {
+    "%(estimator_parameter)s": """estimator : regressor or None, default=None
+        Point regressor, fitted on the training part with ``X`` untouched (a
+        ``Pipeline`` can preprocess a raw DataFrame); ``None`` means
+        :class:`~sklearn.linear_model.LinearRegression`. A single-output
+        regressor is wrapped in
+        :class:`~sklearn.multioutput.MultiOutputRegressor` for a multi-output
+        ``y``. A fitted one is used as it is by :meth:`calibrate` or when
+        wrapped in :class:`~sklearn.frozen.FrozenEstimator` (never refit,
+        never wrapped: it must predict every output).""",
+    "%(features_in_attributes)s": """n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit. Defined only when `X` has feature
+        names that are all strings.""",
+}
+
+
 class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
     """Split-conformal multivariate regions: the shared machinery (private)."""
+
+    def __init_subclass__(cls, **kwargs):
+        doc = cls.__dict__.get("__doc__")
+        if doc:
+            for placeholder, text in _DOCS.items():
+                doc = doc.replace(placeholder, text)
+            cls.__doc__ = doc
+        super().__init_subclass__(**kwargs)
 
     _parameter_constraints: dict = {
         "confidence_level": [Interval(Real, 0, 1, closed="neither")],
@@ -218,8 +254,13 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
 
     # ------------------------------------------------------------- hooks
     @abstractmethod
-    def _fit_model(self, X, y, random_state):
-        """Fit everything but the calibration on the training rows."""
+    def _fit_model(self, X, y, random_state, fit_params=None):
+        """Fit everything but the calibration on the training rows.
+
+        ``fit_params`` is ``{child name: fit parameters}`` for the inner
+        estimators of :meth:`_routing_children`, already restricted to the
+        rows ``X``.
+        """
 
     @abstractmethod
     def _conformity_scores_batch(self, X, y):
@@ -282,8 +323,49 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
             )
         return y
 
+    # ------------------------------------------------------------ routing
+    def _routing_children(self):
+        """``{name: inner estimator}`` that ``fit`` parameters go to."""
+        return {"estimator": self._get_estimator()}
+
+    def get_metadata_routing(self):
+        """Route ``fit`` metadata (e.g. ``sample_weight``) to the inner estimator.
+
+        With ``sklearn.set_config(enable_metadata_routing=True)``, the inner
+        estimator receives what it requested (``set_fit_request``), for the
+        rows it is fitted on; the calibration itself is unweighted.
+
+        Returns
+        -------
+        routing : MetadataRouter
+            The routing information.
+        """
+        return fit_router(self, self._routing_children())
+
+    def _route_fit_params(self, X, fit_params):
+        """``{child: params}`` of ``fit(X, y, **fit_params)``, checked."""
+        children = self._routing_children()
+        if fit_params and all(child is None for child in children.values()):
+            raise TypeError(
+                f"{type(self).__name__}.fit got {sorted(fit_params)}, but has no "
+                f"inner estimator to pass them to (set {', '.join(children)})."
+            )
+        routed = route_fit_params(self, fit_params or {}, children)
+        return {
+            name: _check_method_params(X, params=params)
+            for name, params in routed.items()
+        }
+
+    @staticmethod
+    def _take_params(X, routed, indices):
+        """The routed parameters restricted to the rows ``indices``."""
+        return {
+            name: _check_method_params(X, params=params, indices=indices)
+            for name, params in routed.items()
+        }
+
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y, **fit_params):
         """Fit the model on a training part and calibrate the regions.
 
         Runs on a scratch copy: the fitted attributes are replaced together
@@ -297,21 +379,28 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
             ``Pipeline`` can preprocess a raw DataFrame).
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Responses (``d = n_outputs >= 1``).
+        **fit_params : dict
+            Parameters of the inner estimator's ``fit`` (e.g.
+            ``sample_weight``), given for every row; it receives those of its
+            training rows. With metadata routing enabled, each inner
+            estimator receives what it requested (``set_fit_request``). The
+            calibration is unweighted.
 
         Returns
         -------
         self : object
             Fitted estimator.
         """
-        return fit_transaction(self, lambda work: work._fit_work(X, y))
+        return fit_transaction(self, lambda work: work._fit_work(X, y, fit_params))
 
     def _split(self, n_samples, rng):
         """Calibration and training rows."""
         return split_indices(n_samples, [self.calibration_size], random_state=rng)
 
-    def _fit_work(self, X, y):
+    def _fit_work(self, X, y, fit_params=None):
         X = self._check_X(X, reset=True)
         y = self._validate_y(X, y)
+        routed = self._route_fit_params(X, fit_params)
         self._y_1d = y.ndim == 1
         y = y.reshape(y.shape[0], -1)
         n_samples, self.n_outputs_ = y.shape
@@ -329,7 +418,12 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
             self,
             f"fitting on {n_train} rows, calibrating on {cal_idx.shape[0]} rows",
         )
-        self._fit_model(_safe_indexing(X, train_idx), y[train_idx], random_state=rng)
+        self._fit_model(
+            _safe_indexing(X, train_idx),
+            y[train_idx],
+            random_state=rng,
+            fit_params=self._take_params(X, routed, train_idx),
+        )
         X_cal, y_cal = _safe_indexing(X, cal_idx), y[cal_idx]
         self._calibrate(X_cal, y_cal)
 
@@ -657,6 +751,43 @@ class BaseResidualRegion(BaseConformalRegressor):
 
         return LinearRegression() if self.estimator is None else self.estimator
 
+    def _fit_neighbours(self, X, R, warning):
+        """``transformer_`` and a kNN index of the standardized training rows
+        (the local ellipsoid and OT-CP+), whose residuals ``R`` the neighbours
+        return; ``warning``, formatted, when a neighbourhood is every row."""
+        from sklearn.neighbors import NearestNeighbors
+
+        if self.transformer is not None:
+            self.transformer_ = clone(self.transformer).fit(X)
+        else:
+            self.transformer_ = default_transformer(self.estimator_)
+        Z = self._features(X, self.transformer_)
+        self._x_mean = Z.mean(axis=0)
+        scale = Z.std(axis=0)
+        self._x_scale = np.where(scale > 1e-12, scale, 1.0)
+        n_train = Z.shape[0]
+        self.n_neighbors_ = min(self.n_neighbors, n_train)
+        if n_train <= self.n_neighbors:
+            warn_user(
+                warning.format(
+                    n_train=n_train,
+                    n_neighbors=self.n_neighbors,
+                    n_neighbors_=self.n_neighbors_,
+                )
+            )
+        self._knn = NearestNeighbors(n_neighbors=self.n_neighbors_).fit(
+            (Z - self._x_mean) / self._x_scale
+        )
+        self._train_residuals = R
+
+    def _neighbour_residuals(self, X):
+        """The training residuals of each row's neighbours, shape (n, k, d)."""
+        Z = self._features(X, self.transformer_)
+        idx = self._knn.kneighbors(
+            (Z - self._x_mean) / self._x_scale, return_distance=False
+        )
+        return self._train_residuals[idx]
+
     def _split(self, n_samples, rng):
         if isinstance(self._get_estimator(), FrozenEstimator) and not (
             self._learns_shape
@@ -700,20 +831,21 @@ class BaseResidualRegion(BaseConformalRegressor):
     def _cross_conformal(self):
         return getattr(self, "conformal_cv", "split") != "split"
 
-    def _fit_work(self, X, y):
+    def _fit_work(self, X, y, fit_params=None):
         if not self._cross_conformal():
-            return super()._fit_work(X, y)
-        return self._fit_cross(X, y)
+            return super()._fit_work(X, y, fit_params)
+        return self._fit_cross(X, y, fit_params)
 
     def _check_cross_conformal(self):
         """Raise where the region has no CV+ form (hook)."""
 
-    def _fit_cross(self, X, y):
+    def _fit_cross(self, X, y, fit_params=None):
         """CV+ / jackknife+: fold members, out-of-fold scores, a full model."""
         from sklearn.model_selection import KFold
 
         X = self._check_X(X, reset=True)
         y = self._validate_y(X, y)
+        routed = self._route_fit_params(X, fit_params)
         if (
             y.ndim == 2
             and y.shape[1] == 1
@@ -764,7 +896,12 @@ class BaseResidualRegion(BaseConformalRegressor):
         for k, (train, test) in enumerate(folds):
             member = clone(self)
             member.n_outputs_, member._y_1d = self.n_outputs_, self._y_1d
-            member._fit_model(_safe_indexing(X, train), y[train], random_state=rng)
+            member._fit_model(
+                _safe_indexing(X, train),
+                y[train],
+                random_state=rng,
+                fit_params=self._take_params(X, routed, train),
+            )
             fold_scores = batched(
                 member._conformity_scores_batch,
                 _safe_indexing(X, test),
@@ -780,7 +917,7 @@ class BaseResidualRegion(BaseConformalRegressor):
         self._oof_scores = scores
         self.estimators_ = [member.estimator_ for member in members]
         # the full-data model serves predict (the CV+ bounds use the folds)
-        self._fit_model(X, y, random_state=rng)
+        self._fit_model(X, y, random_state=rng, fit_params=routed)
         self.calibration_scores_ = np.sort(scores, axis=0)
         self.n_calibration_samples_ = n_samples
         self.threshold_ = self._threshold(self.confidence_level, per_call=False)
@@ -835,7 +972,7 @@ class BaseResidualRegion(BaseConformalRegressor):
         extra = self._cross_row_bytes() if self._cross_conformal() else 0
         return super()._row_bytes() + extra
 
-    def _fit_model(self, X, y, random_state):
+    def _fit_model(self, X, y, random_state, fit_params=None):
         est = self._point_estimator(self._get_estimator(), self.n_outputs_)
         if _num_samples(X) == 0:  # a frozen box: nothing to fit
             self.estimator_ = est
@@ -843,7 +980,12 @@ class BaseResidualRegion(BaseConformalRegressor):
         set_child_random_state(est, random_state)
         cv = getattr(self, "cv", None)
         self.estimator_, R = cross_fit_point_model(
-            est, X, y, cv=cv, random_state=random_state
+            est,
+            X,
+            y,
+            cv=cv,
+            random_state=random_state,
+            fit_params=(fit_params or {}).get("estimator"),
         )
         how = "in-sample" if cv is None else f"{cv}-fold out-of-fold"
         log_progress(self, f"fitted {type(est).__name__} ({how} residuals)")

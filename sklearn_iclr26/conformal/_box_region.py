@@ -6,14 +6,14 @@
 import math
 
 import numpy as np
-from sklearn.utils._param_validation import HasMethods
-from sklearn.utils.validation import _num_samples
 
 from sklearn_iclr26.conformal._base_regressor import (
     CONFORMAL_CV_CONSTRAINT,
     BaseResidualRegion,
 )
 from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
+from sklearn_iclr26.utils._sklearn_compat import HasMethods, _num_samples
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["BonferroniBoxRegressor"]
 
@@ -32,15 +32,7 @@ class BonferroniBoxRegressor(BaseResidualRegion):
 
     Parameters
     ----------
-    estimator : regressor or None, default=None
-        Point regressor, fitted on the training part with ``X`` untouched (a
-        ``Pipeline`` can preprocess a raw DataFrame); ``None`` means
-        :class:`~sklearn.linear_model.LinearRegression`. A single-output
-        regressor is wrapped in
-        :class:`~sklearn.multioutput.MultiOutputRegressor` for a multi-output
-        ``y``. A fitted one is used as it is by :meth:`calibrate` or when
-        wrapped in :class:`~sklearn.frozen.FrozenEstimator` (never refit,
-        never wrapped: it must predict every output).
+    %(estimator_parameter)s
     confidence_level : float, default=0.9
         Joint coverage level of the box, in (0, 1).
     calibration_size : float or int, default=0.25
@@ -80,11 +72,7 @@ class BonferroniBoxRegressor(BaseResidualRegion):
     estimators_ : list of regressors
         The point models of the folds; only with a cross-conformal
         ``conformal_cv``.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit. Defined only when `X` has feature
-        names that are all strings.
+    %(features_in_attributes)s
     n_outputs_ : int
         Number of outputs ``d``.
     calibration_scores_ : ndarray of shape (n_calibration_samples, n_outputs)
@@ -131,12 +119,7 @@ class BonferroniBoxRegressor(BaseResidualRegion):
         random_state=None,
         verbose=0,
     ):
-        self.estimator = estimator
-        self.confidence_level = confidence_level
-        self.calibration_size = calibration_size
-        self.conformal_cv = conformal_cv
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     _learns_shape = False
 

@@ -16,9 +16,9 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.validation import check_random_state
 
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, validate_params
 from sklearn_iclr26.utils._validation import check_probabilities
 
 __all__ = [

@@ -7,11 +7,15 @@ from numbers import Real
 
 import numpy as np
 from scipy.stats import beta
-from sklearn.utils._optional_dependencies import check_matplotlib_support
-from sklearn.utils._plotting import _validate_style_kwargs
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_iclr26.metrics import conditional_coverage_score
+from sklearn_iclr26.utils._plotting import finish_plot, start_plot
+from sklearn_iclr26.utils._sklearn_compat import (
+    _validate_style_kwargs,
+    check_matplotlib_support,
+)
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["ConditionalCoverageDisplay"]
 
@@ -133,14 +137,7 @@ class ConditionalCoverageDisplay:
         group_name="class",
         name=None,
     ):
-        self.groups = groups
-        self.coverage = coverage
-        self.n_samples = n_samples
-        self.lower = lower
-        self.upper = upper
-        self.confidence_level = confidence_level
-        self.group_name = group_name
-        self.name = name
+        store_params(self, locals())
 
     def plot(self, *, ax=None, name=None, target_kwargs=None, **kwargs):
         """Plot the coverage of each group with its error bar.
@@ -162,11 +159,7 @@ class ConditionalCoverageDisplay:
             The display, with ``ax_``, ``figure_``, ``line_``, ``errorbar_``
             and ``target_line_`` set.
         """
-        check_matplotlib_support(f"{type(self).__name__}.plot")
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots()
+        ax = start_plot(self, ax)
         name = self.name if name is None else name
         coverage = np.asarray(self.coverage, dtype=np.float64)
         x = np.arange(coverage.shape[0])
@@ -198,10 +191,7 @@ class ConditionalCoverageDisplay:
         ax.set_xticklabels([str(g) for g in self.groups])
         ax.set_xlabel(self.group_name)
         ax.set_ylabel("coverage")
-        ax.legend(loc="lower right")
-        self.ax_ = ax
-        self.figure_ = ax.figure
-        return self
+        return finish_plot(self, ax, "lower right")
 
     @classmethod
     def from_estimator(

@@ -6,17 +6,17 @@
 import math
 
 import numpy as np
-from sklearn.base import _fit_context, clone
+from sklearn.base import clone
 from sklearn.exceptions import DataConversionWarning
 from sklearn.frozen import FrozenEstimator
 from sklearn.pipeline import Pipeline
-from sklearn.utils._param_validation import HasMethods
-from sklearn.utils.validation import _num_samples
 
 from sklearn_iclr26.conformal._base_regressor import BaseConformalRegressor
 from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
 from sklearn_iclr26.conformal._transaction import fit_transaction, frozen_fitted
 from sklearn_iclr26.utils._random import set_child_random_state
+from sklearn_iclr26.utils._sklearn_compat import HasMethods, _fit_context, _num_samples
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -141,11 +141,7 @@ class ConformalizedQuantileRegressor(BaseConformalRegressor):
     ----------
     estimators_ : list of two regressors
         The fitted lower and upper quantile models.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit. Defined only when `X` has feature
-        names that are all strings.
+    %(features_in_attributes)s
     n_outputs_ : int
         Always 1 (CQR is a single-target method).
     calibration_scores_ : ndarray of shape (n_calibration_samples, 2) or \
@@ -204,12 +200,7 @@ class ConformalizedQuantileRegressor(BaseConformalRegressor):
         random_state=None,
         verbose=0,
     ):
-        self.estimator = estimator
-        self.confidence_level = confidence_level
-        self.symmetric_correction = symmetric_correction
-        self.calibration_size = calibration_size
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     # ------------------------------------------------------------- models
     def _pair(self):
@@ -254,7 +245,16 @@ class ConformalizedQuantileRegressor(BaseConformalRegressor):
             y = y[:, 0]
         return y
 
-    def _fit_model(self, X, y, random_state):
+    def _routing_children(self):
+        if _is_pair(self.estimator) and len(self.estimator) == 2:
+            lower, upper = self.estimator
+            return {"lower_estimator": lower, "upper_estimator": upper}
+        est = (
+            _default_quantile_regressor() if self.estimator is None else self.estimator
+        )
+        return {"estimator": est}
+
+    def _fit_model(self, X, y, random_state, fit_params=None):
         if self.n_outputs_ != 1:
             raise ValueError(
                 "ConformalizedQuantileRegressor is a single-target method, got y "
@@ -263,9 +263,12 @@ class ConformalizedQuantileRegressor(BaseConformalRegressor):
             )
         models = self._pair()
         if not self._frozen():
-            for est in models:
+            fit_params = fit_params or {}
+            names = ["lower_estimator", "upper_estimator"]
+            for name, est in zip(names, models):
                 set_child_random_state(est, random_state)
-                est.fit(X, y[:, 0])
+                params = fit_params.get(name, fit_params.get("estimator", {}))
+                est.fit(X, y[:, 0], **params)
             log_progress(self, f"fitted two {type(models[0]).__name__} quantiles")
         self.estimators_ = models
 

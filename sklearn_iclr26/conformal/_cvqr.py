@@ -7,15 +7,8 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import _fit_context, clone
-from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import (
-    _num_samples,
-    check_is_fitted,
-    check_random_state,
-    check_scalar,
-)
+from sklearn.base import clone
+from sklearn.utils.validation import check_is_fitted, check_random_state, check_scalar
 
 from sklearn_iclr26.conformal._base_regressor import (
     BaseConformalRegressor,
@@ -31,9 +24,17 @@ from sklearn_iclr26.utils._random import (
     seed_from_random_state,
     set_child_random_state,
 )
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _fit_context,
+    _num_samples,
+    _safe_indexing,
+)
 from sklearn_iclr26.utils._split import split_indices
 from sklearn_iclr26.utils._torch import forward_module
-from sklearn_iclr26.utils._validation import check_hidden_layer_sizes
+from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -229,11 +230,7 @@ class CVQRRegressor(BaseConformalRegressor, BaseTorchEstimator):
 
     Attributes
     ----------
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit. Defined only when `X` has feature
-        names that are all strings.
+    %(features_in_attributes)s
     n_outputs_ : int
         Dimension ``d`` of the response.
     net_ : skorch.NeuralNet
@@ -380,40 +377,11 @@ class CVQRRegressor(BaseConformalRegressor, BaseTorchEstimator):
         n_jobs=None,
         verbose=0,
     ):
-        self.confidence_level = confidence_level
-        self.conformity_score = conformity_score
-        self.solver = solver
-        self.reference = reference
-        self.hidden_layer_sizes = hidden_layer_sizes
-        self.curvature = curvature
-        self.warmup_epochs = warmup_epochs
-        self.inner_max_iter = inner_max_iter
-        self.train_inner_iter = train_inner_iter
-        self.epsilon = epsilon
-        self.n_mc = n_mc
-        self.residual_estimator = residual_estimator
-        self.cv = cv
-        self.transformer = transformer
-        self.calibration_size = calibration_size
-        self.max_iter = max_iter
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.batch_size = batch_size
-        self.learning_rate_init = learning_rate_init
-        self.alpha = alpha
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.callbacks = callbacks
-        self.dtype = dtype
-        self.device = device
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y, **fit_params):
         """Fit the transport map on a training part and calibrate the regions.
 
         Runs on a scratch copy: the fitted attributes are replaced together
@@ -429,6 +397,11 @@ class CVQRRegressor(BaseConformalRegressor, BaseTorchEstimator):
             Covariates.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Responses (``d = n_outputs >= 1``).
+        **fit_params : dict
+            Parameters of ``residual_estimator``'s ``fit`` (e.g.
+            ``sample_weight``), given for every row (routed with metadata
+            routing enabled); the transport map and the calibration are
+            unweighted.
 
         Returns
         -------
@@ -436,10 +409,15 @@ class CVQRRegressor(BaseConformalRegressor, BaseTorchEstimator):
             Fitted estimator.
         """
         return fit_transaction(
-            self, lambda work: work._fit_work(X, y), keep_fitted=self.warm_start
+            self,
+            lambda work: work._fit_work(X, y, fit_params),
+            keep_fitted=self.warm_start,
         )
 
-    def _fit_model(self, X, y, random_state):
+    def _routing_children(self):
+        return {"residual_estimator": self.residual_estimator}
+
+    def _fit_model(self, X, y, random_state, fit_params=None):
         from sklearn_iclr26.conformal._cvqr_modules import (
             SemiDualEarlyStopping,
             sample_reference,
@@ -451,7 +429,12 @@ class CVQRRegressor(BaseConformalRegressor, BaseTorchEstimator):
             est = self._point_estimator(self.residual_estimator, d)
             set_child_random_state(est, rng)
             self.residual_estimator_, R = cross_fit_point_model(
-                est, X, y, cv=self.cv, random_state=rng
+                est,
+                X,
+                y,
+                cv=self.cv,
+                random_state=rng,
+                fit_params=(fit_params or {}).get("residual_estimator"),
             )
             how = "in-sample" if self.cv is None else f"{self.cv}-fold out-of-fold"
             log_progress(self, f"fitted residual_estimator ({how} residuals)", level=2)

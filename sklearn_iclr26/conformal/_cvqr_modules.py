@@ -30,6 +30,7 @@ from torch.nn import functional as F
 
 from sklearn_iclr26.conformal._base_regressor import log_unit_ball_volume
 from sklearn_iclr26.utils._torch import _StopTraining
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = [
     "PICNN",
@@ -657,13 +658,7 @@ class SemiDualEarlyStopping(Callback):
         warmup,
         keep_rank_state=False,
     ):
-        self.keep_rank_state = keep_rank_state
-        self.X_valid = X_valid
-        self.Y_valid = Y_valid
-        self.U_valid = U_valid
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.warmup = warmup
+        store_params(self, locals())
 
     def initialize(self):
         self.best_rank_gap_ = math.inf

@@ -15,12 +15,6 @@ def run_demo():
     loads, standardized): 50% training, 25% calibration, 25% test. Returns
     the test coverage and the median (log V)/d of the 90% regions, each next
     to the global residual ellipse's (random-forest residuals).
-
-    Returns
-    -------
-    results : list of dict
-        Keys ``method``, ``estimator``, ``dataset``, ``metric``, ``value``,
-        ``baseline``, ``baseline_value``.
     """
     from sklearn.ensemble import RandomForestRegressor
 

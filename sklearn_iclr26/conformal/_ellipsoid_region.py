@@ -7,20 +7,21 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import clone
-from sklearn.neighbors import NearestNeighbors
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import _num_samples
 
 from sklearn_iclr26.conformal._base_regressor import (
     CONFORMAL_CV_CONSTRAINT,
     BaseResidualRegion,
     boundary_directions,
-    default_transformer,
     log_unit_ball_volume,
 )
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _num_samples,
+)
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
-from sklearn_iclr26.utils._warnings import warn_user
 
 __all__ = ["EllipsoidRegressor"]
 
@@ -41,15 +42,7 @@ class EllipsoidRegressor(BaseResidualRegion):
 
     Parameters
     ----------
-    estimator : regressor or None, default=None
-        Point regressor, fitted on the training part with ``X`` untouched (a
-        ``Pipeline`` can preprocess a raw DataFrame); ``None`` means
-        :class:`~sklearn.linear_model.LinearRegression`. A single-output
-        regressor is wrapped in
-        :class:`~sklearn.multioutput.MultiOutputRegressor` for a multi-output
-        ``y``. A fitted one is used as it is by :meth:`calibrate` or when
-        wrapped in :class:`~sklearn.frozen.FrozenEstimator` (never refit,
-        never wrapped: it must predict every output).
+    %(estimator_parameter)s
     confidence_level : float, default=0.9
         Coverage level of the regions, in (0, 1).
     cv : int or None, default=5
@@ -113,11 +106,7 @@ class EllipsoidRegressor(BaseResidualRegion):
     estimators_ : list of regressors
         The point models of the folds; only with a cross-conformal
         ``conformal_cv``.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit. Defined only when `X` has feature
-        names that are all strings.
+    %(features_in_attributes)s
     n_outputs_ : int
         Number of outputs ``d``.
     covariance_ : ndarray of shape (n_outputs, n_outputs)
@@ -183,17 +172,7 @@ class EllipsoidRegressor(BaseResidualRegion):
         random_state=None,
         verbose=0,
     ):
-        self.estimator = estimator
-        self.confidence_level = confidence_level
-        self.cv = cv
-        self.covariance = covariance
-        self.n_neighbors = n_neighbors
-        self.shrinkage = shrinkage
-        self.transformer = transformer
-        self.calibration_size = calibration_size
-        self.conformal_cv = conformal_cv
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     @staticmethod
     def _cov(R):
@@ -209,28 +188,15 @@ class EllipsoidRegressor(BaseResidualRegion):
         self.covariance_ = self._cov(R)
         if self.covariance != "local":
             return
-        if self.transformer is not None:
-            self.transformer_ = clone(self.transformer).fit(X)
-        else:
-            self.transformer_ = default_transformer(self.estimator_)
-        Z = self._features(X, self.transformer_)
-        self._x_mean = Z.mean(axis=0)
-        scale = Z.std(axis=0)
-        self._x_scale = np.where(scale > 1e-12, scale, 1.0)
-        n_train = Z.shape[0]
-        self.n_neighbors_ = min(self.n_neighbors, n_train)
-        if n_train <= self.n_neighbors:
-            warn_user(
-                f"EllipsoidRegressor(covariance='local') has {n_train} training "
-                f"rows, not more than n_neighbors={self.n_neighbors}: every "
-                "neighbourhood is the whole training part, so the local "
-                f"covariance used (n_neighbors_={self.n_neighbors_}) equals the "
-                "global one. Use more data or a smaller n_neighbors."
-            )
-        self._knn = NearestNeighbors(n_neighbors=self.n_neighbors_).fit(
-            (Z - self._x_mean) / self._x_scale
+        self._fit_neighbours(
+            X,
+            R,
+            "EllipsoidRegressor(covariance='local') has {n_train} training "
+            "rows, not more than n_neighbors={n_neighbors}: every "
+            "neighbourhood is the whole training part, so the local "
+            "covariance used (n_neighbors_={n_neighbors_}) equals the "
+            "global one. Use more data or a smaller n_neighbors.",
         )
-        self._train_residuals = R
         log_progress(self, f"local covariance from {self.n_neighbors_} neighbours")
 
     def _row_bytes(self):
@@ -262,11 +228,7 @@ class EllipsoidRegressor(BaseResidualRegion):
         n, d = _num_samples(X), self.n_outputs_
         if self.covariance == "global":
             return np.broadcast_to(self.covariance_, (n, d, d))
-        Z = self._features(X, self.transformer_)
-        idx = self._knn.kneighbors(
-            (Z - self._x_mean) / self._x_scale, return_distance=False
-        )
-        local = self._train_residuals[idx]  # (n, k, d)
+        local = self._neighbour_residuals(X)  # (n, k, d)
         centered = local - local.mean(axis=1, keepdims=True)
         k = local.shape[1]
         cov_local = np.einsum("nki,nkj->nij", centered, centered) / max(k - 1, 1)

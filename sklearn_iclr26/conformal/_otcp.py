@@ -10,17 +10,20 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from scipy.special import logsumexp
 from scipy.stats import norm, qmc
-from sklearn.base import clone
-from sklearn.neighbors import NearestNeighbors
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import _num_samples, check_scalar
+from sklearn.utils.validation import check_scalar
 
 from sklearn_iclr26.conformal._base_regressor import (
     BaseResidualRegion,
-    default_transformer,
 )
+from sklearn_iclr26.utils._persistence import dict_from_pairs, pairs_from_dict
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _num_samples,
+)
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
-from sklearn_iclr26.utils._warnings import warn_user
 
 __all__ = ["OTCPRegressor", "reference_grid", "transport_potentials"]
 
@@ -164,15 +167,7 @@ class OTCPRegressor(BaseResidualRegion):
 
     Parameters
     ----------
-    estimator : regressor or None, default=None
-        Point regressor, fitted on the training part with ``X`` untouched (a
-        ``Pipeline`` can preprocess a raw DataFrame); ``None`` means
-        :class:`~sklearn.linear_model.LinearRegression`. A single-output
-        regressor is wrapped in
-        :class:`~sklearn.multioutput.MultiOutputRegressor` for a multi-output
-        ``y``. A fitted one is used as it is by :meth:`calibrate` or when
-        wrapped in :class:`~sklearn.frozen.FrozenEstimator` (never refit,
-        never wrapped: it must predict every output).
+    %(estimator_parameter)s
     confidence_level : float, default=0.9
         Coverage level of the regions, in (0, 1).
     cv : int or None, default=5
@@ -211,11 +206,7 @@ class OTCPRegressor(BaseResidualRegion):
     ----------
     estimator_ : regressor
         The point regressor fitted on all training rows.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit. Defined only when `X` has feature
-        names that are all strings.
+    %(features_in_attributes)s
     n_outputs_ : int
         Number of outputs ``d``.
     residual_scale_ : ndarray of shape (n_outputs,)
@@ -299,16 +290,7 @@ class OTCPRegressor(BaseResidualRegion):
         random_state=None,
         verbose=0,
     ):
-        self.estimator = estimator
-        self.confidence_level = confidence_level
-        self.cv = cv
-        self.transport = transport
-        self.n_neighbors = n_neighbors
-        self.max_transport_samples = max_transport_samples
-        self.transformer = transformer
-        self.calibration_size = calibration_size
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     # ---------------------------------------------------------------- fit
     def _fit_region(self, X, R, random_state):
@@ -327,36 +309,17 @@ class OTCPRegressor(BaseResidualRegion):
             _, self.potential_ = transport_potentials(S[rows], self.grid_)
             log_progress(self, f"exact OT of {m} residuals to the reference grid")
             return
-        if self.transformer is not None:
-            self.transformer_ = clone(self.transformer).fit(X)
-        else:
-            self.transformer_ = default_transformer(self.estimator_)
-        Z = self._features(X, self.transformer_)
-        self._x_mean = Z.mean(axis=0)
-        z_scale = Z.std(axis=0)
-        self._x_scale = np.where(z_scale > 1e-12, z_scale, 1.0)
-        self.n_neighbors_ = min(self.n_neighbors, n_train)
-        if n_train <= self.n_neighbors:
-            warn_user(
-                f"OTCPRegressor(transport='local') has {n_train} training rows, "
-                f"not more than n_neighbors={self.n_neighbors}: every "
-                "neighbourhood is the whole training part, so OT-CP+ equals "
-                f"OT-CP on n_neighbors_={self.n_neighbors_} residuals. Use more "
-                "data or a smaller n_neighbors."
-            )
-        self._knn = NearestNeighbors(n_neighbors=self.n_neighbors_).fit(
-            (Z - self._x_mean) / self._x_scale
+        self._fit_neighbours(
+            X,
+            S,
+            "OTCPRegressor(transport='local') has {n_train} training rows, "
+            "not more than n_neighbors={n_neighbors}: every "
+            "neighbourhood is the whole training part, so OT-CP+ equals "
+            "OT-CP on n_neighbors_={n_neighbors_} residuals. Use more "
+            "data or a smaller n_neighbors.",
         )
-        self._train_residuals = S
         self.grid_ = reference_grid(self.n_neighbors_, d, random_state)
         log_progress(self, f"local OT on {self.n_neighbors_} neighbours per x")
-
-    def _neighbourhoods(self, X):
-        Z = self._features(X, self.transformer_)
-        idx = self._knn.kneighbors(
-            (Z - self._x_mean) / self._x_scale, return_distance=False
-        )
-        return self._train_residuals[idx]  # (n, k, d)
 
     def _row_bytes(self):
         d = getattr(self, "n_outputs_", 1)
@@ -368,7 +331,7 @@ class OTCPRegressor(BaseResidualRegion):
         S = R / self.residual_scale_
         if self.transport == "global":
             return np.linalg.norm(_ranks(S, self.grid_, self.potential_), axis=1)
-        local = self._neighbourhoods(X)
+        local = self._neighbour_residuals(X)
         out = np.empty(S.shape[0])
         for i in range(S.shape[0]):
             _, psi = transport_potentials(local[i], self.grid_)
@@ -418,7 +381,7 @@ class OTCPRegressor(BaseResidualRegion):
                     _interval_1d(self.grid_, self.potential_, threshold), (n, 1)
                 )
             else:
-                local = self._neighbourhoods(Xb)
+                local = self._neighbour_residuals(Xb)
                 bounds = np.empty((n, 2))
                 for i in range(n):
                     _, psi = transport_potentials(local[i], self.grid_)
@@ -461,7 +424,7 @@ class OTCPRegressor(BaseResidualRegion):
                 )
             values = np.full(n, cache[key])
         else:
-            local = self._neighbourhoods(X)
+            local = self._neighbour_residuals(X)
             values = np.empty(n)
             for i in range(n):
                 _, psi = transport_potentials(local[i], self.grid_)
@@ -498,6 +461,13 @@ class OTCPRegressor(BaseResidualRegion):
         """
         check_scalar(n_samples, "n_samples", Integral, min_val=1)
         return self._region_volume(X, confidence_level, n_samples=n_samples)
+
+    def __getstate__(self):
+        # skops holds no tuple keys: the volume cache as (key, value) pairs
+        return pairs_from_dict(super().__getstate__(), ("_volume_cache",))
+
+    def __setstate__(self, state):
+        super().__setstate__(dict_from_pairs(state, ("_volume_cache",)))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -7,12 +7,18 @@ region boundaries of a few rows."""
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils import _safe_indexing, check_consistent_length, column_or_1d
-from sklearn.utils._optional_dependencies import check_matplotlib_support
-from sklearn.utils._plotting import _validate_style_kwargs
-from sklearn.utils.validation import _num_samples, check_is_fitted
+from sklearn.utils import check_consistent_length, column_or_1d
+from sklearn.utils.validation import check_is_fitted
 
 from sklearn_iclr26.conformal._coverage_display import _check_scalar_level
+from sklearn_iclr26.utils._plotting import finish_plot, start_plot
+from sklearn_iclr26.utils._sklearn_compat import (
+    _num_samples,
+    _safe_indexing,
+    _validate_style_kwargs,
+    check_matplotlib_support,
+)
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["RegionDisplay"]
 
@@ -114,18 +120,7 @@ class RegionDisplay:
         target_names=None,
         name=None,
     ):
-        self.y_true = y_true
-        self.lower = lower
-        self.upper = upper
-        self.feature_values = feature_values
-        self.boundaries = boundaries
-        self.grid_x = grid_x
-        self.grid_y = grid_y
-        self.inside = inside
-        self.rows = rows
-        self.feature_name = feature_name
-        self.target_names = target_names
-        self.name = name
+        store_params(self, locals())
 
     def plot(self, *, ax=None, name=None, **kwargs):
         """Plot the band (one target) or the region curves (two targets).
@@ -146,20 +141,13 @@ class RegionDisplay:
             The display, with ``ax_``, ``figure_``, ``line_`` and
             ``points_`` set.
         """
-        check_matplotlib_support(f"{type(self).__name__}.plot")
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots()
+        ax = start_plot(self, ax)
         name = self.name if name is None else name
         if self.lower is not None:
             self._plot_intervals(ax, name, kwargs)
         else:
             self._plot_regions(ax, name, kwargs)
-        ax.legend(loc="best")
-        self.ax_ = ax
-        self.figure_ = ax.figure
-        return self
+        return finish_plot(self, ax)
 
     def _plot_intervals(self, ax, name, kwargs):
         x = np.asarray(self.feature_values, dtype=np.float64)

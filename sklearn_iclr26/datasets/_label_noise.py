@@ -8,8 +8,9 @@ from numbers import Real
 import numpy as np
 from scipy.stats import truncnorm
 from sklearn.utils import check_array, column_or_1d
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.validation import check_random_state
+
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, validate_params
 
 __all__ = ["make_label_noise"]
 

@@ -9,7 +9,8 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.utils import Bunch, check_random_state
-from sklearn.utils._param_validation import Interval, validate_params
+
+from sklearn_iclr26.utils._sklearn_compat import Interval, validate_params
 
 __all__ = ["make_latent_concepts"]
 

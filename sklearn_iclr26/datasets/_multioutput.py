@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.utils import Bunch
-from sklearn.utils._param_validation import validate_params
+
+from sklearn_iclr26.utils._sklearn_compat import validate_params
 
 __all__ = ["MULTIOUTPUT_DATASETS", "get_data_home", "load_multioutput"]
 

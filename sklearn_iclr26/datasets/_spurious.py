@@ -7,7 +7,8 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, validate_params
 
 __all__ = ["make_background_confounding", "make_causal_chain"]
 

@@ -19,12 +19,6 @@ def run_demo():
     :func:`~sklearn_iclr26.metrics.concept_identifiability_score` against
     the cross-fitted probe logits on ``H`` (the true log-posteriors are only
     known in simulation).
-
-    Returns
-    -------
-    results : list of dict
-        Keys ``method``, ``estimator``, ``dataset``, ``metric``, ``value``,
-        ``baseline``, ``baseline_value``.
     """
     import warnings
 

@@ -6,17 +6,14 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import (
-    ClassNamePrefixFeaturesOutMixin,
-    TransformerMixin,
-    _fit_context,
-)
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_array
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_iclr26.neural_network._torch_estimator import DTYPES, BaseTorchEstimator
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from sklearn_iclr26.utils._torch import fit_or_restore, forward_module
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["SparseAutoencoder"]
 
@@ -217,30 +214,7 @@ class SparseAutoencoder(
         random_state=None,
         verbose=0,
     ):
-        self.n_components = n_components
-        self.sparsity = sparsity
-        self.encoder = encoder
-        self.n_nonzero_coefs = n_nonzero_coefs
-        self.positive_codes = positive_codes
-        self.l1_weight = l1_weight
-        self.lp_exponent = lp_exponent
-        self.structured_rank = structured_rank
-        self.nuclear_weight = nuclear_weight
-        self.max_iter = max_iter
-        self.learning_rate_init = learning_rate_init
-        self.batch_size = batch_size
-        self.alpha = alpha
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.warm_start = warm_start
-        self.callbacks = callbacks
-        self.dtype = dtype
-        self.device = device
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     @fit_or_restore
     @_fit_context(prefer_skip_nested_validation=True)

@@ -12,7 +12,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, _fit_context, clone, is_classifier
+from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import (
     KFold,
@@ -22,11 +22,8 @@ from sklearn.model_selection import (
 )
 from sklearn.pipeline import Pipeline
 from sklearn.utils import Bunch, get_tags
-from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import (
-    _num_samples,
     check_array,
     check_consistent_length,
     check_is_fitted,
@@ -47,6 +44,16 @@ from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import (
     seed_from_random_state,
     set_child_random_state,
+)
+from sklearn_iclr26.utils._routing import fit_router, route_fit_params
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _check_method_params,
+    _fit_context,
+    _num_samples,
+    _safe_indexing,
 )
 from sklearn_iclr26.utils._verbose import log_progress
 
@@ -189,8 +196,23 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
     def _model_entity_names(self):
         """Names of the entities before the experts (model or classes)."""
 
+    def get_metadata_routing(self):
+        """Route ``fit`` metadata (e.g. ``sample_weight``) to the predictor.
+
+        Two-stage only (the one-stage regime has no predictor). The allocator
+        and the cardinality model are fitted with the surrogate's own
+        weights, not routed metadata.
+
+        Returns
+        -------
+        routing : MetadataRouter
+            The routing information.
+        """
+        predictor = self._get_predictor() if self._uses_predictor() else None
+        return fit_router(self, {"predictor": predictor})
+
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y, **fit_params):
         """Fit the predictor, the allocator and (if adaptive) the k(x) model.
 
         Parameters
@@ -200,13 +222,26 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
             untouched (rows and columns selected) to the predictor.
         y : array-like of shape (n_samples,)
             Target labels (classification) or values (regression).
+        **fit_params : dict
+            Parameters of the predictor's ``fit`` (e.g. ``sample_weight``),
+            for its fit and its cross-fitted answers (two-stage only). With
+            metadata routing enabled, the predictor receives what it
+            requested (``set_fit_request``). The allocator and the
+            cardinality model are not weighted by them.
 
         Returns
         -------
         self : object
             Fitted estimator.
         """
+        if fit_params and not self._uses_predictor():
+            raise TypeError(
+                f"{type(self).__name__}.fit got {sorted(fit_params)}, which only "
+                'the predictor takes, and regime="one-stage" has none.'
+            )
         X = self._validate_input(X, reset=True)
+        params = route_fit_params(self, fit_params, ["predictor"])["predictor"]
+        params = _check_method_params(X, params=params)
         y = self._validate_y(X, y)
         y, y_cost = self._check_target(y)
         self._expert_positions = self._resolve_expert_columns(X)
@@ -217,7 +252,7 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         self.entity_names_ = np.array(
             [*self._model_entity_names(), *self._expert_names()], dtype=object
         )
-        return self._fit_deferral(X, y, y_cost)
+        return self._fit_deferral(X, y, y_cost, params)
 
     def predict(self, X):
         """Aggregate answer of the consulted entities.
@@ -457,7 +492,7 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
     def _card(self):
         return self.cardinality_estimator_ if self.adaptive else None
 
-    def _fit_deferral(self, X, y, y_cost):
+    def _fit_deferral(self, X, y, y_cost, predictor_params=None):
         """Fit predictor, allocator (rejector) and cardinality model.
 
         ``y`` is what the predictor is fitted on; ``y_cost`` what the entity
@@ -477,7 +512,8 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
             predictor = self._get_predictor()
             log_progress(self, "fitting the predictor")
             self.predictor_ = set_child_random_state(clone(predictor), seeds[1])
-            self.predictor_.fit(X_feat, y)
+            params = predictor_params or {}
+            self.predictor_.fit(X_feat, y, **params)
             if self.n_experts_ > 0:
                 if isinstance(predictor, FrozenEstimator):
                     model_answers = self.predictor_.predict(X_feat)
@@ -488,6 +524,7 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
                         X_feat,
                         y,
                         cv=cv,
+                        params=params,
                     )
         answers, available = self._entity_answers(X_feat, E, model_answers)
         n_entities = answers.shape[1]

@@ -9,14 +9,7 @@ __all__ = ["run_demo"]
 
 
 def run_demo():
-    """Top-k vs Top-1 deferral on digits and diabetes (a few seconds).
-
-    Returns
-    -------
-    results : list of dict
-        Keys ``method``, ``estimator``, ``dataset``, ``metric``, ``value``,
-        ``baseline``, ``baseline_value``.
-    """
+    """Top-k vs Top-1 deferral on digits and diabetes (a few seconds)."""
     from sklearn.datasets import load_diabetes, load_digits
     from sklearn.model_selection import train_test_split
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor

@@ -4,9 +4,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
-from sklearn.utils._optional_dependencies import check_matplotlib_support
-from sklearn.utils._plotting import _validate_style_kwargs
 from sklearn.utils.validation import check_is_fitted
+
+from sklearn_iclr26.utils._plotting import finish_plot, start_plot
+from sklearn_iclr26.utils._sklearn_compat import (
+    _validate_style_kwargs,
+    check_matplotlib_support,
+)
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["DeferralCurveDisplay"]
 
@@ -75,13 +80,7 @@ class DeferralCurveDisplay:
         metric="accuracy",
         name=None,
     ):
-        self.budget = budget
-        self.score = score
-        self.ks = ks
-        self.adaptive_budget = adaptive_budget
-        self.adaptive_score = adaptive_score
-        self.metric = metric
-        self.name = name
+        store_params(self, locals())
 
     def plot(self, *, ax=None, name=None, annotate=True, **kwargs):
         """Plot the curve(s).
@@ -102,11 +101,7 @@ class DeferralCurveDisplay:
         display : DeferralCurveDisplay
             The display, with ``ax_``, ``figure_`` and ``line_`` set.
         """
-        check_matplotlib_support(f"{type(self).__name__}.plot")
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots()
+        ax = start_plot(self, ax)
         name = self.name if name is None else name
         prefix = f"{name}: " if name else ""
         line_kwargs = _validate_style_kwargs(
@@ -130,10 +125,7 @@ class DeferralCurveDisplay:
             )
         ax.set_xlabel("mean budget per query")
         ax.set_ylabel(self.metric)
-        ax.legend(loc="best")
-        self.ax_ = ax
-        self.figure_ = ax.figure
-        return self
+        return finish_plot(self, ax)
 
     @classmethod
     def from_estimator(

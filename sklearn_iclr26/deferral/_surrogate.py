@@ -20,12 +20,14 @@ minimises it on rows replicated once per entity with weight ``w_j``.
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import logsumexp
+from sklearn import config_context
 from sklearn.base import BaseEstimator, clone
 from sklearn.pipeline import Pipeline
-from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils.validation import _num_samples, has_fit_parameter
+from sklearn.utils.validation import has_fit_parameter
 
 from sklearn_iclr26.utils._random import set_child_random_state
+from sklearn_iclr26.utils._sklearn_compat import _num_samples, _safe_indexing
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = []
 
@@ -85,10 +87,7 @@ class _SoftLabelLogisticRegression(BaseEstimator):
     """
 
     def __init__(self, C=1.0, standardize=True, max_iter=1000, tol=1e-8):
-        self.C = C
-        self.standardize = standardize
-        self.max_iter = max_iter
-        self.tol = tol
+        store_params(self, locals())
 
     def fit(self, X, weights):
         X = np.asarray(X, dtype=np.float64)
@@ -174,7 +173,10 @@ def fit_scorer(estimator, X, weights, random_state=None):
         params = {f"{scorer.steps[-1][0]}__sample_weight": sample_weight}
     else:
         params = {"sample_weight": sample_weight}
-    scorer.fit(X_rep, entity, **params)
+    # the surrogate's own weights, not routed metadata: the step__param form
+    # with routing off for this internal call
+    with config_context(enable_metadata_routing=False):
+        scorer.fit(X_rep, entity, **params)
     return scorer
 
 

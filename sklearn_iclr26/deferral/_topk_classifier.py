@@ -9,9 +9,8 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _num_samples, column_or_1d
+from sklearn.utils.validation import column_or_1d
 
 from sklearn_iclr26.deferral._base import (
     ATTRIBUTES_DOC,
@@ -20,7 +19,8 @@ from sklearn_iclr26.deferral._base import (
     _missing_mask,
 )
 from sklearn_iclr26.deferral._surrogate import majority_vote
-from sklearn_iclr26.utils._validation import check_at_least_two_classes
+from sklearn_iclr26.utils._sklearn_compat import StrOptions, _num_samples
+from sklearn_iclr26.utils._validation import check_at_least_two_classes, store_params
 
 __all__ = ["TopKDeferrer"]
 
@@ -208,21 +208,7 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         random_state=None,
         verbose=0,
     ):
-        self.rejector = rejector
-        self.predictor = predictor
-        self.regime = regime
-        self.k = k
-        self.adaptive = adaptive
-        self.cardinality_estimator = cardinality_estimator
-        self.budget_weight = budget_weight
-        self.error_weight = error_weight
-        self.costs = costs
-        self.aggregation = aggregation
-        self.expert_columns = expert_columns
-        self.transformer = transformer
-        self.cv = cv
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     def _default_predictor(self):
         return make_pipeline(StandardScaler(), LogisticRegression())

@@ -8,7 +8,6 @@ from sklearn.base import RegressorMixin
 from sklearn.linear_model import RidgeCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils._param_validation import StrOptions
 
 from sklearn_iclr26.deferral._base import (
     ATTRIBUTES_DOC,
@@ -17,6 +16,8 @@ from sklearn_iclr26.deferral._base import (
     _missing_mask,
 )
 from sklearn_iclr26.deferral._surrogate import aggregate_values
+from sklearn_iclr26.utils._sklearn_compat import StrOptions
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["TopKDeferralRegressor"]
 
@@ -162,21 +163,7 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
         random_state=None,
         verbose=0,
     ):
-        self.rejector = rejector
-        self.predictor = predictor
-        self.k = k
-        self.adaptive = adaptive
-        self.cardinality_estimator = cardinality_estimator
-        self.budget_weight = budget_weight
-        self.error_weight = error_weight
-        self.costs = costs
-        self.error = error
-        self.aggregation = aggregation
-        self.expert_columns = expert_columns
-        self.transformer = transformer
-        self.cv = cv
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     def _default_predictor(self):
         return make_pipeline(StandardScaler(), RidgeCV())

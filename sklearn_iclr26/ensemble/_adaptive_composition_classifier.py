@@ -5,7 +5,6 @@
 
 import numpy as np
 from scipy.special import softmax
-from sklearn.base import _fit_context
 from sklearn.linear_model import LogisticRegression
 
 from sklearn_iclr26.ensemble._base import (
@@ -14,6 +13,7 @@ from sklearn_iclr26.ensemble._base import (
     BaseAdaptiveComposition,
 )
 from sklearn_iclr26.neural_network._torch_estimator import TorchClassifierMixin
+from sklearn_iclr26.utils._sklearn_compat import _fit_context
 from sklearn_iclr26.utils._torch import fit_or_restore
 from sklearn_iclr26.utils._validation import validate_classifier_fit_data
 

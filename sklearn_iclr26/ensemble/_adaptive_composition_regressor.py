@@ -4,7 +4,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import numpy as np
-from sklearn.base import _fit_context
 from sklearn.linear_model import RidgeCV
 from sklearn.utils.validation import validate_data
 
@@ -14,6 +13,7 @@ from sklearn_iclr26.ensemble._base import (
     BaseAdaptiveComposition,
 )
 from sklearn_iclr26.neural_network._torch_estimator import TorchRegressorMixin
+from sklearn_iclr26.utils._sklearn_compat import _fit_context
 from sklearn_iclr26.utils._torch import fit_or_restore
 
 __all__ = ["AdaptiveCompositionRegressor"]

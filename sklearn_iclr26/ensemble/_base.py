@@ -14,8 +14,6 @@ from abc import abstractmethod
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils import _safe_indexing
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
 from sklearn_iclr26.ensemble._hub import ModuleHub, _is_torch_mlp
@@ -23,7 +21,9 @@ from sklearn_iclr26.ensemble._proxy import knn_proxy_predictions
 from sklearn_iclr26.ensemble._simplex import simplex_least_squares
 from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._batching import batched
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _safe_indexing
 from sklearn_iclr26.utils._torch import _NonFiniteError, forward_module
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -133,28 +133,7 @@ class BaseAdaptiveComposition(BaseTorchEstimator):
         random_state=None,
         verbose=0,
     ):
-        self.hub = hub
-        self.n_neighbors = n_neighbors
-        self.temperature = temperature
-        self.proxy_samples = proxy_samples
-        self.max_modules = max_modules
-        self.weights = weights
-        self.merge = merge
-        self.batch_size = batch_size
-        self.learning_rate_init = learning_rate_init
-        self.max_iter = max_iter
-        self.alpha = alpha
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.warm_start = warm_start
-        self.callbacks = callbacks
-        self.dtype = dtype
-        self.device = device
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     # ------------------------------------------------------------ hooks
     @abstractmethod

@@ -15,12 +15,6 @@ def run_demo():
     shared initialisation), is composed for a held-out target learned from
     200 rows; test MAE on the remaining rows, against the same MLP trained
     from scratch on the 200 rows and the uniform "soup" of all modules.
-
-    Returns
-    -------
-    results : list of dict
-        Keys ``method``, ``estimator``, ``dataset``, ``metric``, ``value``,
-        ``baseline``, ``baseline_value``.
     """
     from sklearn.metrics import mean_absolute_error
     from sklearn.preprocessing import StandardScaler

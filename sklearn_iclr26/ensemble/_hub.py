@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._torch import forward_module
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["ModuleHub"]
@@ -102,9 +103,7 @@ class ModuleHub:
     """
 
     def __init__(self, estimator=None, *, random_state=None, verbose=0):
-        self.estimator = estimator
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
         self.modules = {}
 
     # ------------------------------------------------------------ registry

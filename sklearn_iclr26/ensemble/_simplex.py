@@ -6,7 +6,8 @@
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, validate_params
+
+from sklearn_iclr26.utils._sklearn_compat import Interval, validate_params
 
 __all__ = ["simplex_least_squares"]
 

@@ -20,8 +20,8 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import Bunch
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, validate_params
 from sklearn_iclr26.utils._warnings import warn_user
 
 __all__ = ["multippi_allocate"]

@@ -25,12 +25,6 @@ def run_demo():
       accuracy of a stronger model (1-NN); and the utility with a penalty of
       1 per accepted wrong answer at the optimal k, against sampling until
       accepted (k = 50).
-
-    Returns
-    -------
-    results : list of dict
-        Keys ``method``, ``estimator``, ``dataset``, ``metric``, ``value``,
-        ``baseline``, ``baseline_value``.
     """
     return _multippi_rows() + _resampling_rows()
 

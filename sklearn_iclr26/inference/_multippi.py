@@ -7,10 +7,9 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.stats import norm
-from sklearn.base import BaseEstimator, _fit_context, clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.covariance import EmpiricalCovariance, LedoitWolf
 from sklearn.utils import check_array, check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import (
     check_consistent_length,
     check_is_fitted,
@@ -23,6 +22,14 @@ from sklearn_iclr26.inference._allocate import (
     _optimal_weights,
     multippi_allocate,
 )
+from sklearn_iclr26.utils._persistence import dict_from_pairs, pairs_from_dict
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _fit_context,
+)
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["MultiPPIMeanEstimator"]
@@ -179,16 +186,17 @@ class MultiPPIMeanEstimator(BaseEstimator):
         random_state=None,
         verbose=0,
     ):
-        self.contrast = contrast
-        self.covariance_estimator = covariance_estimator
-        self.confidence_level = confidence_level
-        self.subsets = subsets
-        self.solver = solver
-        self.max_iter = max_iter
-        self.tol = tol
-        self.cross_fit = cross_fit
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
+
+    # the fitted dicts are keyed by tuples of sources, which skops's format
+    # cannot hold: saved as (key, value) pairs
+    _TUPLE_KEYED = ("design_", "means_", "weights_")
+
+    def __getstate__(self):
+        return pairs_from_dict(super().__getstate__(), self._TUPLE_KEYED)
+
+    def __setstate__(self, state):
+        super().__setstate__(dict_from_pairs(state, self._TUPLE_KEYED))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

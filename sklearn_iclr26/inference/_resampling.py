@@ -10,10 +10,11 @@ Resampling* (ICLR 2026, arXiv:2411.17501).
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["ResamplingUtilityEstimator"]
@@ -262,12 +263,7 @@ class ResamplingUtilityEstimator(BaseEstimator):
         sampling="with_replacement",
         verbose=0,
     ):
-        self.tp_reward = tp_reward
-        self.fp_penalty = fp_penalty
-        self.cost_per_sample = cost_per_sample
-        self.k_max = k_max
-        self.sampling = sampling
-        self.verbose = verbose
+        store_params(self, locals())
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, accepted, correct=None, groups=None):

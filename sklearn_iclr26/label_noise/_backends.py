@@ -30,8 +30,7 @@ import numpy as np
 from scipy.special import logit
 from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
-from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils.validation import _num_samples, has_fit_parameter
+from sklearn.utils.validation import has_fit_parameter
 
 from sklearn_iclr26.label_noise._common import (
     proba_from_raw,
@@ -39,6 +38,8 @@ from sklearn_iclr26.label_noise._common import (
     warmup_count,
 )
 from sklearn_iclr26.neural_network._torch_estimator import TorchClassifierMixin
+from sklearn_iclr26.utils._sklearn_compat import _num_samples, _safe_indexing
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -66,13 +67,7 @@ class CorrectedLossSpec:
     n_outputs = 2
 
     def __init__(self, *, beta, lam, phi, warmup, detach_rho, hessian, rho=None):
-        self.beta = beta
-        self.lam = lam
-        self.phi = phi
-        self.warmup = warmup
-        self.detach_rho = detach_rho
-        self.hessian = hessian
-        self.rho = rho
+        store_params(self, locals())
 
     def lightgbm_objective(self, n_rounds, n_classes):
         from sklearn_iclr26.label_noise._lgbm_objective import (
@@ -366,9 +361,7 @@ class _LightGBMProgress:
     order = 100
 
     def __init__(self, owner, total, prefix=""):
-        self.owner = owner
-        self.total = total
-        self.prefix = prefix
+        store_params(self, locals())
         self.start = time.perf_counter()
 
     def __call__(self, env):

@@ -6,13 +6,8 @@
 from abc import ABCMeta, abstractmethod
 
 import numpy as np
-from sklearn.base import (
-    BaseEstimator,
-    ClassifierMixin,
-    MetaEstimatorMixin,
-    _fit_context,
-    clone,
-)
+from sklearn import config_context
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
@@ -21,6 +16,7 @@ from sklearn_iclr26.label_noise._common import validate_meta_fit, validate_meta_
 from sklearn_iclr26.label_noise._label_issues import RANKINGS, rank_issues
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import set_child_random_state
+from sklearn_iclr26.utils._sklearn_compat import _fit_context
 from sklearn_iclr26.utils._torch import fit_or_restore
 
 __all__ = ["BaseNoiseCorrector"]
@@ -80,7 +76,11 @@ class BaseNoiseCorrector(
             clone(self._get_estimator()), None if self.random_state is None else rng
         )
         backend = get_backend(estimator)
-        self._fit_corrected(backend, X, y_encoded, sample_weight, rng)
+        # sample_weight is consumed here (multiplied into the corrected loss's
+        # own weights) and passed to the inner classifier as such, in the
+        # step__param form through a Pipeline: routing is off for these calls
+        with config_context(enable_metadata_routing=False):
+            self._fit_corrected(backend, X, y_encoded, sample_weight, rng)
         self._backend = backend
         return self
 

@@ -8,12 +8,13 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from sklearn_iclr26.label_noise._backends import ForwardLossSpec
 from sklearn_iclr26.label_noise._base import BaseNoiseCorrector
 from sklearn_iclr26.label_noise._label_issues import issues_and_scores
 from sklearn_iclr26.utils._random import seed_from_random_state
+from sklearn_iclr26.utils._sklearn_compat import HasMethods, Interval, StrOptions
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -244,14 +245,7 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
         random_state=None,
         verbose=0,
     ):
-        self.estimator = estimator
-        self.method = method
-        self.transition_matrix = transition_matrix
-        self.transition_estimate = transition_estimate
-        self.anchor_quantile = anchor_quantile
-        self.cv = cv
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     def _default_estimator(self):
         from sklearn.linear_model import LogisticRegression

@@ -9,14 +9,7 @@ __all__ = ["run_demo"]
 
 
 def run_demo():
-    """Clean-test accuracy under 28 % instance-dependent noise, and mislabel AUROC.
-
-    Returns
-    -------
-    results : list of dict
-        Keys ``method``, ``estimator``, ``dataset``, ``metric``, ``value``,
-        ``baseline``, ``baseline_value``.
-    """
+    """Clean-test accuracy under 28 % instance-dependent noise, and mislabel AUROC."""
     from lightgbm import LGBMClassifier
     from sklearn.datasets import load_breast_cancer
     from sklearn.metrics import roc_auc_score

@@ -5,8 +5,6 @@
 
 import numpy as np
 from sklearn.utils import column_or_1d
-from sklearn.utils._optional_dependencies import check_matplotlib_support
-from sklearn.utils._plotting import _validate_style_kwargs
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_iclr26.label_noise._label_issues import (
@@ -14,6 +12,12 @@ from sklearn_iclr26.label_noise._label_issues import (
     check_labels_pred_probs,
     issues_and_scores,
 )
+from sklearn_iclr26.utils._plotting import finish_plot, start_plot
+from sklearn_iclr26.utils._sklearn_compat import (
+    _validate_style_kwargs,
+    check_matplotlib_support,
+)
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["LabelIssuesDisplay"]
 
@@ -81,10 +85,7 @@ class LabelIssuesDisplay:
     """
 
     def __init__(self, *, mislabel_scores, label_issues, flipped=None, name=None):
-        self.mislabel_scores = mislabel_scores
-        self.label_issues = label_issues
-        self.flipped = flipped
-        self.name = name
+        store_params(self, locals())
 
     def plot(self, *, ax=None, name=None, **kwargs):
         """Plot the ranked mislabel scores.
@@ -103,11 +104,7 @@ class LabelIssuesDisplay:
         display : LabelIssuesDisplay
             The display, with ``ax_``, ``figure_`` and ``line_`` set.
         """
-        check_matplotlib_support(f"{type(self).__name__}.plot")
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots()
+        ax = start_plot(self, ax)
         name = self.name if name is None else name
         scores = np.asarray(self.mislabel_scores, dtype=np.float64)
         issues = np.asarray(self.label_issues, dtype=bool)
@@ -149,10 +146,7 @@ class LabelIssuesDisplay:
             self.cut_line_ = ax.axvline(last + 0.5, color="grey", linestyle=":")
         ax.set_xlabel("rank (most suspicious first)")
         ax.set_ylabel("mislabel score")
-        ax.legend(loc="best")
-        self.ax_ = ax
-        self.figure_ = ax.figure
-        return self
+        return finish_plot(self, ax)
 
     @classmethod
     def from_estimator(

@@ -7,8 +7,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import expit
-from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils._param_validation import HasMethods, Interval, RealNotInt, StrOptions
 
 from sklearn_iclr26.label_noise._backends import CorrectedLossSpec
 from sklearn_iclr26.label_noise._base import BaseNoiseCorrector
@@ -20,6 +18,14 @@ from sklearn_iclr26.label_noise._common import (
 from sklearn_iclr26.label_noise._label_issues import mislabel_posterior
 from sklearn_iclr26.label_noise._loss import PHIS, flip_rate
 from sklearn_iclr26.label_noise._rho import difficulty_to_rho, offline_difficulty
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    RealNotInt,
+    StrOptions,
+    _safe_indexing,
+)
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -283,19 +289,7 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
         random_state=None,
         verbose=0,
     ):
-        self.estimator = estimator
-        self.rho = rho
-        self.phi = phi
-        self.beta = beta
-        self.regularization_weight = regularization_weight
-        self.warmup = warmup
-        self.detach_rho = detach_rho
-        self.hessian = hessian
-        self.strategy = strategy
-        self.n_reweight_iter = n_reweight_iter
-        self.transformer = transformer
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     def _default_estimator(self):
         from lightgbm import LGBMClassifier

@@ -25,6 +25,7 @@ import numpy as np
 from scipy.special import expit
 
 from sklearn_iclr26.label_noise._loss import corrected_grad_hess, logistic_grad_hess
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["ForwardCorrectedObjective", "NoiseCorrectedObjective"]
 
@@ -94,14 +95,7 @@ class NoiseCorrectedObjective(_Objective):
         hessian_floor=1e-6,
         rho=None,
     ):
-        self.beta = beta
-        self.lam = lam
-        self.phi = phi
-        self.warmup = warmup
-        self.detach_rho = detach_rho
-        self.hessian = hessian
-        self.hessian_floor = hessian_floor
-        self.rho = rho
+        store_params(self, locals())
 
     def __call__(self, y_true, y_pred, weight):
         self.n_calls_ = getattr(self, "n_calls_", 0) + 1

@@ -16,6 +16,8 @@ from skorch.callbacks import Callback
 from torch import nn
 from torch.nn import functional as F
 
+from sklearn_iclr26.utils._validation import store_params
+
 __all__ = ["EpochToCriterion", "ForwardCorrectedLoss", "NoiseCorrectedLoss"]
 
 
@@ -56,11 +58,7 @@ class NoiseCorrectedLoss(nn.Module):
 
     def __init__(self, beta=2.0, lam=0.0, phi="logistic", warmup=0, detach_rho=True):
         super().__init__()
-        self.beta = beta
-        self.lam = lam
-        self.phi = phi
-        self.warmup = warmup
-        self.detach_rho = detach_rho
+        store_params(self, locals())
         self.epoch = 1
 
     def forward(self, y_pred, y_true, rho=None):

@@ -13,6 +13,7 @@ import numpy as np
 from skorch.callbacks import Callback
 
 from sklearn_iclr26.utils._torch import _StopTraining
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["CumulativeSampleGradient"]
 
@@ -116,11 +117,7 @@ class CumulativeSampleGradient(Callback):
         patience=3,
         stop_at_peak=True,
     ):
-        self.input_key = input_key
-        self.id_key = id_key
-        self.weight_key = weight_key
-        self.patience = patience
-        self.stop_at_peak = stop_at_peak
+        store_params(self, locals())
 
     def _get_param_names(self):
         # the constructor's parameters only (skorch's default lists every

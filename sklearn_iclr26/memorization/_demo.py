@@ -19,12 +19,6 @@ def run_demo():
       cumulative sample loss (CSL, the proxy the paper compares with) of the
       same run, and against cleanlab's self-confidence of a 5-fold
       out-of-fold logistic regression.
-
-    Returns
-    -------
-    results : list of dict
-        Keys ``method``, ``estimator``, ``dataset``, ``metric``, ``value``,
-        ``baseline``, ``baseline_value``.
     """
     return _rlp_rows() + _csg_rows()
 

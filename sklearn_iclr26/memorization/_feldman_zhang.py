@@ -8,10 +8,10 @@ from numbers import Integral, Real
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
-from sklearn.utils._param_validation import HasMethods, Interval, validate_params
 from sklearn.utils.validation import check_random_state, check_X_y
 
 from sklearn_iclr26.utils._random import set_child_random_state
+from sklearn_iclr26.utils._sklearn_compat import HasMethods, Interval, validate_params
 from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT
 from sklearn_iclr26.utils._warnings import warn_user
 

@@ -14,6 +14,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from sklearn_iclr26.utils._torch import forward_module
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}
@@ -306,9 +307,7 @@ class RLPMonitor(Callback):
     """
 
     def __init__(self, owner=None, dtype="float64", n_jobs=None):
-        self.owner = owner
-        self.dtype = dtype
-        self.n_jobs = n_jobs
+        store_params(self, locals())
 
     def initialize(self):
         self.accuracy_, self.p_r_, self.sample_id_ = [], [], None

@@ -6,19 +6,22 @@
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import OneHotEncoder
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import (
-    _check_feature_names_in,
-    check_is_fitted,
-    validate_data,
-)
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_iclr26.memorization._common import rademacher_from_accuracy
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import seed_from_random_state, set_child_random_state
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _check_feature_names_in,
+    _fit_context,
+)
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["RandomLabelProbe"]
@@ -144,12 +147,7 @@ class RandomLabelProbe(TransformerMixin, BaseEstimator):
         random_state=None,
         verbose=0,
     ):
-        self.representation = representation
-        self.probe = probe
-        self.n_random_labels = n_random_labels
-        self.n_label_sets = n_label_sets
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     def _is_leaf_model(self, rep):
         return isinstance(rep, str) or hasattr(rep, "booster_")

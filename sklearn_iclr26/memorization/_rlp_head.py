@@ -7,7 +7,6 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_random_state
 
 from sklearn_iclr26.memorization._common import rademacher_from_accuracy
@@ -15,7 +14,8 @@ from sklearn_iclr26.neural_network._torch_estimator import (
     BaseTorchEstimator,
     TorchClassifierMixin,
 )
-from sklearn_iclr26.utils._validation import check_hidden_layer_sizes
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
+from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["RLPHeadClassifier"]
@@ -170,29 +170,7 @@ class RLPHeadClassifier(TorchClassifierMixin, BaseTorchEstimator):
         device="cpu",
         n_jobs=None,
     ):
-        self.hidden_layer_sizes = hidden_layer_sizes
-        self.n_random_labels = n_random_labels
-        self.rlp_layers = rlp_layers
-        self.memorization_weight = memorization_weight
-        self.head = head
-        self.n_label_sets = n_label_sets
-        self.activation = activation
-        self.dropout = dropout
-        self.alpha = alpha
-        self.max_iter = max_iter
-        self.batch_size = batch_size
-        self.learning_rate_init = learning_rate_init
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.warm_start = warm_start
-        self.callbacks = callbacks
-        self.dtype = dtype
-        self.device = device
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     def _resolve_layers(self, n_hidden):
         layers = [int(layer) for layer in np.atleast_1d(self.rlp_layers)]

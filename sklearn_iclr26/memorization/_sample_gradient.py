@@ -7,15 +7,15 @@ import copy
 from numbers import Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from sklearn_iclr26.memorization._common import NetView
 from sklearn_iclr26.neural_network._torch_estimator import (
     BaseTorchEstimator,
     TorchClassifierMixin,
 )
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
 from sklearn_iclr26.utils._torch import forward_module
-from sklearn_iclr26.utils._validation import check_hidden_layer_sizes
+from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
 
@@ -178,27 +178,7 @@ class SampleGradientMemorization(TorchClassifierMixin, BaseTorchEstimator):
         device="cpu",
         n_jobs=None,
     ):
-        self.hidden_layer_sizes = hidden_layer_sizes
-        self.activation = activation
-        self.optimizer = optimizer
-        self.final_model = final_model
-        self.score_type = score_type
-        self.label_issue_fraction = label_issue_fraction
-        self.learning_rate_init = learning_rate_init
-        self.alpha = alpha
-        self.max_iter = max_iter
-        self.batch_size = batch_size
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.warm_start = warm_start
-        self.callbacks = callbacks
-        self.dtype = dtype
-        self.device = device
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     def _module_spec(self, X, n_outputs, sample_weight=None):
         from sklearn_iclr26.memorization._modules import MLPNet

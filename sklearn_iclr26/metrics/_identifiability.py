@@ -10,7 +10,8 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.utils import Bunch, check_array
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, validate_params
 
 __all__ = [
     "concept_identifiability_score",

@@ -8,8 +8,9 @@ from numbers import Integral
 import numpy as np
 from scipy import stats
 from sklearn.utils import Bunch
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.validation import check_array, check_consistent_length
+
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, validate_params
 
 __all__ = ["rank_calibration"]
 

@@ -7,8 +7,9 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.validation import check_array, check_consistent_length
+
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, validate_params
 
 __all__ = [
     "interval_coverage_score",

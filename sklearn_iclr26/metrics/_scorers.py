@@ -12,17 +12,27 @@ quantity the estimator exists for, not the inner model's accuracy.
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import copy
 import pkgutil
 from importlib import import_module
 from pathlib import Path
 
-from sklearn.utils._param_validation import validate_params
+from sklearn_iclr26.utils._sklearn_compat import _BaseScorer, validate_params
 
 __all__ = ["MethodScorer", "get_scorer", "get_scorer_names"]
 
 
-class MethodScorer:
+class MethodScorer(_BaseScorer):
     """A scorer ``(estimator, X, y) -> float`` built from a metric function.
+
+    A scikit-learn scorer object (a subclass of scikit-learn's scorer base,
+    as :func:`~sklearn.metrics.make_scorer` returns), so it takes part in
+    metadata routing: with ``sklearn.set_config(enable_metadata_routing=True)``,
+    ``scorer.set_score_request(sample_weight=True)`` makes ``GridSearchCV``
+    (or ``cross_validate``) hand it the test fold's rows of
+    ``fit(..., sample_weight=w)``. Any keyword argument of ``score_func`` can
+    be requested the same way. With routing disabled (the default),
+    ``sample_weight`` reaches it as it reaches scikit-learn's scorers.
 
     Parameters
     ----------
@@ -39,6 +49,17 @@ class MethodScorer:
     **kwargs
         Fixed keyword arguments of ``score_func`` (e.g. ``confidence_level``).
 
+    Attributes
+    ----------
+    score_func : callable
+        The metric function.
+    sign : {1, -1}
+        The sign the value is multiplied by.
+    kwargs : dict
+        The fixed keyword arguments.
+    name : str
+        The registry name.
+
     Examples
     --------
     >>> from sklearn_iclr26.metrics import MethodScorer
@@ -51,24 +72,61 @@ class MethodScorer:
     def __init__(self, score_func, *, sign=1, name=None, **kwargs):
         if sign not in (1, -1):
             raise ValueError(f"sign must be 1 or -1, got {sign!r}.")
-        self.score_func = score_func
-        self.sign = sign
+        # the metric calls the estimator itself: no response method to cache,
+        # and every estimator has ``fit`` (scikit-learn's multi-metric scorer
+        # looks a response method up on the estimator for each scorer object)
+        super().__init__(
+            score_func=score_func, sign=sign, kwargs=kwargs, response_method="fit"
+        )
         self.name = name or getattr(score_func, "__name__", "scorer")
-        self.kwargs = kwargs
 
-    def __call__(self, estimator, X, y=None, sample_weight=None):
+    @property
+    def score_func(self):
+        """The metric function."""
+        return self._score_func
+
+    @property
+    def sign(self):
+        """``1`` or ``-1``, the sign the metric is multiplied by."""
+        return self._sign
+
+    @property
+    def kwargs(self):
+        """The fixed keyword arguments of ``score_func``."""
+        return self._kwargs
+
+    def __call__(self, estimator, X, y=None, **kwargs):
         """Score ``estimator`` on ``(X, y)``; greater is better.
 
         ``y`` defaults to ``None`` for unsupervised estimators (a search
-        fitted without ``y`` calls ``scorer(estimator, X)``).
+        fitted without ``y`` calls ``scorer(estimator, X)``). ``kwargs``
+        (``sample_weight``, or any other keyword argument of ``score_func``)
+        are passed on to ``score_func``, routing enabled or not; they take
+        precedence over the fixed ``kwargs`` of the constructor.
         """
-        kwargs = dict(self.kwargs)
-        if sample_weight is not None:
-            kwargs["sample_weight"] = sample_weight
-        return self.sign * float(self.score_func(estimator, X, y, **kwargs))
+        return self._score(None, estimator, X, y, **kwargs)
+
+    def _score(self, method_caller, estimator, X, y_true, **kwargs):
+        """``sign * score_func(estimator, X, y_true, **kwargs)``.
+
+        ``method_caller`` (scikit-learn's prediction cache) is unused: the
+        metric calls the estimator's methods itself.
+        """
+        kwargs = {k: v for k, v in kwargs.items() if v is not None}
+        self._warn_overlap(
+            message=(
+                "Metadata passed to the scorer overrides its fixed keyword arguments."
+            ),
+            kwargs=kwargs,
+        )
+        params = {**self._kwargs, **kwargs}
+        return self._sign * float(self._score_func(estimator, X, y_true, **params))
 
     def __repr__(self):
         return f"MethodScorer({self.name})"
+
+    def _routing_repr(self):
+        return repr(self)
 
 
 def _registry():
@@ -134,7 +192,9 @@ def get_scorer(scoring):
         return scoring
     registry = _registry()
     if scoring in registry:
-        return registry[scoring]
+        # a copy, as scikit-learn's get_scorer: set_score_request on it
+        # leaves the registry's scorer unchanged
+        return copy.deepcopy(registry[scoring])
     from sklearn.metrics import get_scorer as sk_get_scorer
 
     try:

@@ -17,7 +17,8 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import Bunch, column_or_1d
-from sklearn.utils._param_validation import Interval, validate_params
+
+from sklearn_iclr26.utils._sklearn_compat import Interval, validate_params
 
 __all__ = [
     "conditional_coverage_score",

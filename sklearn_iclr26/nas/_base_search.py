@@ -21,7 +21,6 @@ from sklearn.base import BaseEstimator
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import ClassifierTags, RegressorTags
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
@@ -31,7 +30,9 @@ from sklearn_iclr26.nas._cell_space import CellSearchSpace
 from sklearn_iclr26.nas._costs import ArchitectureCosts
 from sklearn_iclr26.nas._mlp_space import MLPSearchSpace
 from sklearn_iclr26.neural_network._torch_estimator import TRAINING_CONSTRAINTS
+from sklearn_iclr26.utils._persistence import dict_from_pairs, pairs_from_dict
 from sklearn_iclr26.utils._random import seed_from_random_state
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
 from sklearn_iclr26.utils._split import split_indices
 from sklearn_iclr26.utils._torch import torch_rng
 from sklearn_iclr26.utils._validation import check_at_least_two_classes
@@ -117,6 +118,15 @@ class BaseNASSearch(BaseEstimator, metaclass=ABCMeta):
             )
         },
     }
+
+    def __getstate__(self):
+        # skops holds no tuple keys: the cost table as (architecture, cost) pairs
+        return pairs_from_dict(super().__getstate__(), ("cost_table_",))
+
+    def __setstate__(self, state):
+        super().__setstate__(dict_from_pairs(state, ("cost_table_",)))
+        if hasattr(self, "_costs") and hasattr(self, "cost_table_"):
+            self._costs.table = self.cost_table_  # one table, as fitted
 
     # ------------------------------------------------------------------ hooks
     @abstractmethod

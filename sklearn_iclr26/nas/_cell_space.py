@@ -6,6 +6,7 @@
 from numbers import Integral
 
 from sklearn_iclr26.nas._base_space import SearchSpace
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["CellSearchSpace"]
 
@@ -58,11 +59,7 @@ class CellSearchSpace(SearchSpace):
     def __init__(
         self, ops=NB201_OPS, n_nodes=4, channels=8, image_shape=(8, 8), in_channels=1
     ):
-        self.ops = ops
-        self.n_nodes = n_nodes
-        self.channels = channels
-        self.image_shape = image_shape
-        self.in_channels = in_channels
+        store_params(self, locals())
 
     def _validate(self):
         ops = tuple(self.ops)

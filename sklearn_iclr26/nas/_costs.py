@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 
+from sklearn_iclr26.utils._persistence import dict_from_pairs, pairs_from_dict
+
 __all__ = ["ArchitectureCosts"]
 
 
@@ -66,6 +68,13 @@ class ArchitectureCosts:
         self.ops = [tuple(ops) for _, ops in edges]
         self.table = {}
         self._cache = {}
+
+    def __getstate__(self):
+        # skops holds no tuple keys: the tables as (architecture, cost) pairs
+        return pairs_from_dict(self.__dict__, ("table", "_cache"))
+
+    def __setstate__(self, state):
+        self.__dict__.update(dict_from_pairs(state, ("table", "_cache")))
 
     @property
     def name(self):

@@ -24,13 +24,13 @@ from abc import abstractmethod
 from numbers import Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from sklearn_iclr26.nas._base_search import BaseNASSearch, history_record
 from sklearn_iclr26.neural_network._torch_estimator import (
     TRAINING_CONSTRAINTS,
     BaseTorchEstimator,
 )
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
 from sklearn_iclr26.utils._torch import forward_module
 from sklearn_iclr26.utils._verbose import log_progress
 

@@ -7,14 +7,7 @@ __all__ = ["run_demo"]
 
 
 def run_demo():
-    """ConNAS vs the penalty baseline on digits under a parameter budget.
-
-    Returns
-    -------
-    results : list of dict
-        Keys ``method``, ``estimator``, ``dataset``, ``metric``, ``value``,
-        ``baseline``, ``baseline_value``.
-    """
+    """ConNAS vs the penalty baseline on digits under a parameter budget."""
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
     from sklearn.preprocessing import StandardScaler

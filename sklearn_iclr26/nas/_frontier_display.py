@@ -6,9 +6,14 @@
 import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import train_test_split
-from sklearn.utils._optional_dependencies import check_matplotlib_support
-from sklearn.utils._plotting import _validate_style_kwargs
 from sklearn.utils.validation import check_is_fitted
+
+from sklearn_iclr26.utils._plotting import finish_plot, start_plot
+from sklearn_iclr26.utils._sklearn_compat import (
+    _validate_style_kwargs,
+    check_matplotlib_support,
+)
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["ArchitectureFrontierDisplay"]
 
@@ -93,14 +98,7 @@ class ArchitectureFrontierDisplay:
         score_label="score",
         name=None,
     ):
-        self.costs = costs
-        self.scores = scores
-        self.budget = budget
-        self.chosen_cost = chosen_cost
-        self.chosen_score = chosen_score
-        self.cost_label = cost_label
-        self.score_label = score_label
-        self.name = name
+        store_params(self, locals())
 
     def plot(self, *, ax=None, name=None, **kwargs):
         """Draw the architectures, their Pareto frontier, the budget and the choice.
@@ -119,11 +117,7 @@ class ArchitectureFrontierDisplay:
         display : ArchitectureFrontierDisplay
             The object, with ``ax_``, ``figure_`` and ``line_``.
         """
-        check_matplotlib_support("ArchitectureFrontierDisplay.plot")
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots()
+        ax = start_plot(self, ax)
         costs = np.asarray(self.costs, dtype=float)
         scores = np.asarray(self.scores, dtype=float)
         feasible = (
@@ -163,10 +157,7 @@ class ArchitectureFrontierDisplay:
             )
         ax.set_xlabel(self.cost_label)
         ax.set_ylabel(self.score_label)
-        ax.legend(loc="lower right")
-        self.ax_ = ax
-        self.figure_ = ax.figure
-        return self
+        return finish_plot(self, ax, "lower right")
 
     @classmethod
     def from_results(

@@ -6,6 +6,7 @@
 from numbers import Integral
 
 from sklearn_iclr26.nas._base_space import SearchSpace
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["MLPSearchSpace"]
 
@@ -56,9 +57,7 @@ class MLPSearchSpace(SearchSpace):
     def __init__(
         self, n_layers=3, widths=(0, 16, 32, 64, 128), activations=_ACTIVATIONS
     ):
-        self.n_layers = n_layers
-        self.widths = widths
-        self.activations = activations
+        store_params(self, locals())
 
     def _validate(self):
         if (

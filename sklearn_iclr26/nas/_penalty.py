@@ -6,12 +6,12 @@
 from numbers import Real
 
 import numpy as np
-from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from sklearn_iclr26.nas._darts import BaseGradientNASSearch
 from sklearn_iclr26.nas._rule import expected_cost_gradient
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from sklearn_iclr26.utils._torch import fit_or_restore
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["PenaltyNASSearch"]
 
@@ -158,35 +158,7 @@ class PenaltyNASSearch(BaseGradientNASSearch):
         random_state=None,
         verbose=0,
     ):
-        self.search_space = search_space
-        self.penalty = penalty
-        self.constraint = constraint
-        self.budget = budget
-        self.relaxation = relaxation
-        self.temperature = temperature
-        self.arch_learning_rate = arch_learning_rate
-        self.arch_betas = arch_betas
-        self.arch_alpha = arch_alpha
-        self.select = select
-        self.refit = refit
-        self.final_estimator_params = final_estimator_params
-        self.task = task
-        self.latency_repeats = latency_repeats
-        self.alpha = alpha
-        self.batch_size = batch_size
-        self.learning_rate_init = learning_rate_init
-        self.max_iter = max_iter
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.warm_start = warm_start
-        self.callbacks = callbacks
-        self.dtype = dtype
-        self.device = device
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     def _modify_arch_gradient(self, grad, arch_idx, cost, probs):
         if self.penalty == 0:

@@ -6,13 +6,13 @@
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import _fit_context
 from sklearn.metrics import log_loss, mean_squared_error
-from sklearn.utils._param_validation import Interval
 
 from sklearn_iclr26.nas._base_search import BaseNASSearch, history_record
 from sklearn_iclr26.neural_network._torch_estimator import TRAINING_CONSTRAINTS
+from sklearn_iclr26.utils._sklearn_compat import Interval, _fit_context
 from sklearn_iclr26.utils._torch import fit_or_restore
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["RandomNASSearch"]
@@ -147,22 +147,7 @@ class RandomNASSearch(BaseNASSearch):
         random_state=None,
         verbose=0,
     ):
-        self.search_space = search_space
-        self.n_candidates = n_candidates
-        self.constraint = constraint
-        self.budget = budget
-        self.max_draws = max_draws
-        self.refit = refit
-        self.final_estimator_params = final_estimator_params
-        self.task = task
-        self.latency_repeats = latency_repeats
-        self.max_iter = max_iter
-        self.validation_fraction = validation_fraction
-        self.dtype = dtype
-        self.device = device
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     def _val_loss(self, est, X_val, y_val):
         if self.task == "classification":

@@ -10,10 +10,9 @@ adds its architecture parameters and module.
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn.utils._param_validation import StrOptions
-
 from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
-from sklearn_iclr26.utils._validation import check_hidden_layer_sizes
+from sklearn_iclr26.utils._sklearn_compat import StrOptions
+from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 
 # the torch classes live in _modules.py (imported lazily: it imports torch)
 _ACTIVATIONS = ("relu", "tanh", "gelu")
@@ -49,23 +48,7 @@ class BaseTorchMLP(BaseTorchEstimator):
         random_state=None,
         verbose=0,
     ):
-        self.hidden_layer_sizes = hidden_layer_sizes
-        self.activation = activation
-        self.alpha = alpha
-        self.batch_size = batch_size
-        self.learning_rate_init = learning_rate_init
-        self.max_iter = max_iter
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.warm_start = warm_start
-        self.callbacks = callbacks
-        self.dtype = dtype
-        self.device = device
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     def _module_spec(self, X, n_outputs, sample_weight=None):
         """The torch module class and its parameters (subclasses may swap it)."""

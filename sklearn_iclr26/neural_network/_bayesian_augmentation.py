@@ -13,7 +13,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import is_classifier
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_iclr26.neural_network._base import _ACTIVATIONS
@@ -23,8 +22,9 @@ from sklearn_iclr26.neural_network._torch_estimator import (
 )
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
 from sklearn_iclr26.utils._random import seed_from_random_state
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
 from sklearn_iclr26.utils._torch import forward_module
-from sklearn_iclr26.utils._validation import check_hidden_layer_sizes
+from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 
 _AUGMENTERS = ("none", "gaussian", "mixup", "dropout")
 _DEFAULT_STRENGTH = {"none": 0.0, "gaussian": 0.1, "mixup": 0.2, "dropout": 0.1}
@@ -93,38 +93,7 @@ class BaseBayesianAugmentation(BaseTorchEstimator):
         random_state=None,
         verbose=0,
     ):
-        self.hidden_layer_sizes = hidden_layer_sizes
-        self.activation = activation
-        self.augmenter = augmenter
-        self.init_strength = init_strength
-        self.prior_scale = prior_scale
-        self.q_init_std = q_init_std
-        self.kl_weight = kl_weight
-        self.kl_scale = kl_scale
-        self.likelihood = likelihood
-        self.n_aug_samples = n_aug_samples
-        self.aug_at_predict = aug_at_predict
-        self.learn_augmentation = learn_augmentation
-        self.augmenter_lr_ratio = augmenter_lr_ratio
-        self.strength_reward = strength_reward
-        self.categorical_blocks = categorical_blocks
-        self.init_swap_proba = init_swap_proba
-        self.swap_temperature = swap_temperature
-        self.alpha = alpha
-        self.batch_size = batch_size
-        self.learning_rate_init = learning_rate_init
-        self.max_iter = max_iter
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.warm_start = warm_start
-        self.callbacks = callbacks
-        self.dtype = dtype
-        self.device = device
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     def _strength0(self):
         s = _DEFAULT_STRENGTH[self.augmenter]

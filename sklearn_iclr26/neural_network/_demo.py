@@ -20,12 +20,6 @@ def run_demo():
       predictive coding and backpropagation (``TorchMLPClassifier``).
     * iFusion: :class:`DiffusionInterestFusionClassifier` on MovieLens clicks
       (60 users, one epoch) against the concatenation fusion.
-
-    Returns
-    -------
-    results : list of dict
-        Keys ``method``, ``estimator``, ``dataset``, ``metric``, ``value``,
-        ``baseline``, ``baseline_value``.
     """
     return _mlp_rows() + _optima_rows() + _meta_pcn_rows() + _ifusion_rows()
 

@@ -14,9 +14,11 @@ reads by column name (``long_<j>``, ``session<k>_<j>``, ``candidate``,
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
+
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["InteractionSequenceEncoder"]
 
@@ -137,16 +139,7 @@ class InteractionSequenceEncoder(TransformerMixin, BaseEstimator):
         min_item_count=1,
         handle_unknown="ignore",
     ):
-        self.max_history = max_history
-        self.n_sessions = n_sessions
-        self.session_length = session_length
-        self.session_gap = session_gap
-        self.user_column = user_column
-        self.item_column = item_column
-        self.time_column = time_column
-        self.dense_columns = dense_columns
-        self.min_item_count = min_item_count
-        self.handle_unknown = handle_unknown
+        store_params(self, locals())
 
     # ------------------------------------------------------------ inputs
 

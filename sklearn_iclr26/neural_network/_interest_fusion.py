@@ -7,8 +7,7 @@ import re
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import ClassifierMixin, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import ClassifierMixin, TransformerMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -17,9 +16,11 @@ from sklearn_iclr26.neural_network._torch_estimator import (
     BaseTorchEstimator,
 )
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from sklearn_iclr26.utils._torch import fit_or_restore, forward_module
 from sklearn_iclr26.utils._validation import (
     check_hidden_layer_sizes,
+    store_params,
     validate_classifier_fit_data,
 )
 from sklearn_iclr26.utils._warnings import warn_user
@@ -238,35 +239,7 @@ class DiffusionInterestFusionClassifier(
         random_state=None,
         verbose=0,
     ):
-        self.fusion = fusion
-        self.layout = layout
-        self.n_items = n_items
-        self.embed_dim = embed_dim
-        self.hidden_layer_sizes = hidden_layer_sizes
-        self.n_sessions = n_sessions
-        self.n_diffusion_steps = n_diffusion_steps
-        self.n_sampling_steps = n_sampling_steps
-        self.guidance_scales = guidance_scales
-        self.evolution_weight = evolution_weight
-        self.orthogonality_weight = orthogonality_weight
-        self.consistency_weight = consistency_weight
-        self.cond_dropout = cond_dropout
-        self.handle_unknown = handle_unknown
-        self.alpha = alpha
-        self.batch_size = batch_size
-        self.learning_rate_init = learning_rate_init
-        self.max_iter = max_iter
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.warm_start = warm_start
-        self.callbacks = callbacks
-        self.dtype = dtype
-        self.device = device
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     # ------------------------------------------------------------ layout
 

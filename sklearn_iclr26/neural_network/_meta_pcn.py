@@ -14,11 +14,11 @@ the inference and the local weight step).
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from sklearn_iclr26.neural_network._base import _ACTIVATIONS
 from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
-from sklearn_iclr26.utils._validation import check_hidden_layer_sizes
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
+from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 from sklearn_iclr26.utils._warnings import warn_user
 
 
@@ -75,33 +75,7 @@ class BaseMetaPCN(BaseTorchEstimator):
         random_state=None,
         verbose=0,
     ):
-        self.hidden_layer_sizes = hidden_layer_sizes
-        self.activation = activation
-        self.n_inference_steps = n_inference_steps
-        self.inference_learning_rate = inference_learning_rate
-        self.inference_momentum = inference_momentum
-        self.meta_pe = meta_pe
-        self.meta_pe_weight = meta_pe_weight
-        self.weight_norm = weight_norm
-        self.norm_gain = norm_gain
-        self.norm_target = norm_target
-        self.weight_clip = weight_clip
-        self.spectral_clip = spectral_clip
-        self.alpha = alpha
-        self.batch_size = batch_size
-        self.learning_rate_init = learning_rate_init
-        self.max_iter = max_iter
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.warm_start = warm_start
-        self.callbacks = callbacks
-        self.dtype = dtype
-        self.device = device
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     def _meta_pe_rule(self):
         """``meta_pe`` as the module's rule: None, "paper" or "gauss_newton"."""

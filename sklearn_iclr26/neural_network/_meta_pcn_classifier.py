@@ -3,14 +3,14 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn.utils._param_validation import StrOptions
-
 from sklearn_iclr26.neural_network._meta_pcn import (
     _ATTRIBUTES_DOC,
     _PARAMETERS_DOC,
     BaseMetaPCN,
 )
 from sklearn_iclr26.neural_network._torch_estimator import TorchClassifierMixin
+from sklearn_iclr26.utils._sklearn_compat import StrOptions
+from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["MetaPCNClassifier"]
 
@@ -112,36 +112,7 @@ class MetaPCNClassifier(TorchClassifierMixin, BaseMetaPCN):
         random_state=None,
         verbose=0,
     ):
-        super().__init__(
-            hidden_layer_sizes,
-            activation=activation,
-            n_inference_steps=n_inference_steps,
-            inference_learning_rate=inference_learning_rate,
-            inference_momentum=inference_momentum,
-            meta_pe=meta_pe,
-            meta_pe_weight=meta_pe_weight,
-            weight_norm=weight_norm,
-            norm_gain=norm_gain,
-            norm_target=norm_target,
-            weight_clip=weight_clip,
-            spectral_clip=spectral_clip,
-            alpha=alpha,
-            batch_size=batch_size,
-            learning_rate_init=learning_rate_init,
-            max_iter=max_iter,
-            early_stopping=early_stopping,
-            validation_fraction=validation_fraction,
-            n_iter_no_change=n_iter_no_change,
-            tol=tol,
-            warm_start=warm_start,
-            callbacks=callbacks,
-            dtype=dtype,
-            device=device,
-            n_jobs=n_jobs,
-            random_state=random_state,
-            verbose=verbose,
-        )
-        self.output_energy = output_energy
+        store_params(self, locals())
 
     def _output_energy(self):
         return self.output_energy

@@ -54,6 +54,7 @@ aux=None, sample_weight=None, callbacks=None)``
 # SPDX-License-Identifier: BSD-3-Clause
 
 import copy
+import copyreg
 import inspect
 import re
 from abc import ABCMeta, abstractmethod
@@ -61,21 +62,17 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import softmax
-from sklearn.base import (
-    BaseEstimator,
-    ClassifierMixin,
-    RegressorMixin,
-    _fit_context,
-    is_classifier,
-)
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_classifier
 from sklearn.model_selection import train_test_split
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import (
-    _check_sample_weight,
-    check_is_fitted,
-    validate_data,
-)
+from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sklearn_iclr26.utils._persistence import SavedNet, with_saved_nets
+from sklearn_iclr26.utils._sklearn_compat import (
+    Interval,
+    StrOptions,
+    _check_sample_weight,
+    _fit_context,
+)
 from sklearn_iclr26.utils._torch import fit_or_restore, forward_module, train_module
 from sklearn_iclr26.utils._validation import (
     N_JOBS_CONSTRAINT,
@@ -302,6 +299,20 @@ class BaseTorchEstimator(BaseEstimator, metaclass=ABCMeta):
         if doc is not None:
             cls.__doc__ = doc
 
+    # ------------------------------------------------------------ state
+
+    def __getstate__(self):
+        """The state skops saves: each fitted skorch net as a
+        :class:`~sklearn_iclr26.utils._persistence.SavedNet` (module class,
+        constructor parameters, weights as numpy arrays, plain history), so
+        that ``skops.io.get_untrusted_types`` names no torch or skorch type."""
+        return with_saved_nets(super().__getstate__())
+
+    def __reduce_ex__(self, protocol):
+        # pickle, joblib and copy keep the whole net (optimizer and callbacks
+        # included), so that warm_start continues a reloaded model's training
+        return copyreg.__newobj__, (type(self),), super().__getstate__()
+
     # ------------------------------------------------------------ hooks
 
     @abstractmethod
@@ -425,6 +436,13 @@ class BaseTorchEstimator(BaseEstimator, metaclass=ABCMeta):
             and hasattr(self, "net_")
             and _same_spec(getattr(self, "_fitted_module_spec", None), module_spec)
         ):
+            if isinstance(self.net_, SavedNet):
+                raise ValueError(
+                    f"{type(self).__name__} was loaded from a skops file, which "
+                    "keeps the network's weights but not its optimizer: "
+                    "warm_start cannot continue its training. Refit with "
+                    "warm_start=False, or save with pickle/joblib to resume."
+                )
             # a copy: a failed or interrupted refit leaves the fitted net as it was
             warm_net = copy.deepcopy(self.net_)
             # the method's own callbacks carry their state over (records that

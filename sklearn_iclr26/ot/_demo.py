@@ -18,12 +18,6 @@ def run_demo():
     the Db-TSW embedding (roots at the mean, the variant FW-TSW improves on)
     and against 1-NN on the raw pixels (which wins on this set, as the user
     guide reports).
-
-    Returns
-    -------
-    results : list of dict
-        Keys ``method``, ``estimator``, ``dataset``, ``metric``, ``value``,
-        ``baseline``, ``baseline_value``.
     """
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split

@@ -10,9 +10,7 @@ from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
     TransformerMixin,
-    _fit_context,
 )
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import (
     check_array,
     check_is_fitted,
@@ -30,6 +28,8 @@ from sklearn_iclr26.ot._trees import (
     sort_lines,
 )
 from sklearn_iclr26.utils._batching import batched
+from sklearn_iclr26.utils._sklearn_compat import Interval, _fit_context
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["TreeSlicedEmbedding"]
@@ -161,16 +161,7 @@ class TreeSlicedEmbedding(
         random_state=None,
         verbose=0,
     ):
-        self.support = support
-        self.n_trees = n_trees
-        self.n_lines = n_lines
-        self.root = root
-        self.root_std = root_std
-        self.splitting = splitting
-        self.delta = delta
-        self.n_bins = n_bins
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     @staticmethod
     def from_clouds(clouds, weights=None):

@@ -3,12 +3,11 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn.utils._param_validation import validate_params
-
 from sklearn_iclr26.ot._tree_sliced_wasserstein import (
     tree_constraints,
     tree_sliced_wasserstein,
 )
+from sklearn_iclr26.utils._sklearn_compat import validate_params
 
 __all__ = ["fw_tsw"]
 

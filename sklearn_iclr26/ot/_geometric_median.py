@@ -6,8 +6,9 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, validate_params
 from sklearn.utils.validation import check_array
+
+from sklearn_iclr26.utils._sklearn_compat import Interval, validate_params
 
 __all__ = ["geometric_median"]
 

@@ -6,7 +6,6 @@
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.utils import gen_even_slices
-from sklearn.utils._param_validation import StrOptions, validate_params
 
 from sklearn_iclr26.ot._tree_sliced_wasserstein import tree_constraints
 from sklearn_iclr26.ot._trees import (
@@ -20,6 +19,7 @@ from sklearn_iclr26.ot._trees import (
     sort_lines,
     tree_chunks,
 )
+from sklearn_iclr26.utils._sklearn_compat import StrOptions, validate_params
 from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT
 
 __all__ = ["pairwise_tree_sliced_wasserstein"]

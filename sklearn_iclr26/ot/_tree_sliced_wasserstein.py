@@ -6,7 +6,6 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from sklearn_iclr26.ot._trees import (
     TreeSystem,
@@ -19,6 +18,7 @@ from sklearn_iclr26.ot._trees import (
     tree_costs,
     tree_costs_torch,
 )
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, validate_params
 
 __all__ = ["tree_sliced_wasserstein"]
 

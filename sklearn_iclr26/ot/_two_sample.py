@@ -6,7 +6,6 @@
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.validation import check_random_state
 
 from sklearn_iclr26.ot._result import TwoSampleTestResult
@@ -20,6 +19,7 @@ from sklearn_iclr26.ot._trees import (
     tree_chunks,
 )
 from sklearn_iclr26.utils._batching import batch_slices
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, validate_params
 
 __all__ = ["tree_sliced_two_sample_test"]
 

@@ -13,9 +13,12 @@ plus a bounded working set, at any number of rows.
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import gen_batches
-from sklearn.utils._chunking import get_chunk_n_rows
-from sklearn.utils._indexing import _safe_indexing
-from sklearn.utils.validation import _num_samples
+
+from sklearn_iclr26.utils._sklearn_compat import (
+    _num_samples,
+    _safe_indexing,
+    get_chunk_n_rows,
+)
 
 __all__ = ["batch_slices", "batched"]
 

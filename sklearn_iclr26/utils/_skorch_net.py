@@ -14,6 +14,7 @@ from skorch import NeuralNet
 from skorch.callbacks import Callback
 from skorch.utils import to_tensor
 
+from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 
 
@@ -155,12 +156,7 @@ class EpochProgress(Callback):
     """
 
     def __init__(self, owner, total, *, prefix="", every=1, level=1, name=None):
-        self.owner = owner
-        self.name = name
-        self.total = total
-        self.prefix = prefix
-        self.every = every
-        self.level = level
+        store_params(self, locals())
 
     def on_train_begin(self, net, **kwargs):
         self.start_ = time.perf_counter()

@@ -10,7 +10,9 @@ import numpy as np
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import get_tags
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, validate_data
+from sklearn.utils.validation import validate_data
+
+from sklearn_iclr26.utils._sklearn_compat import _check_sample_weight
 
 __all__ = [
     "calibration_size_ok",
@@ -19,8 +21,22 @@ __all__ = [
     "check_has_methods",
     "check_probabilities",
     "input_validation_kwargs",
+    "store_params",
     "validate_classifier_fit_data",
 ]
+
+
+def store_params(obj, params):
+    """Store each ``__init__`` argument as the attribute of the same name.
+
+    Call it as ``store_params(self, locals())``, first thing in ``__init__``
+    (after ``super().__init__()`` in a torch module), where the body would
+    only be ``self.x = x`` lines: scikit-learn reads the parameters from the
+    explicit signature, and this stores them as given, unvalidated.
+    """
+    for name, value in params.items():
+        if name not in ("self", "__class__"):
+            setattr(obj, name, value)
 
 
 def check_has_methods(estimator, methods, role="estimator"):
@@ -195,7 +211,7 @@ def calibration_size_ok(
 def _n_jobs_constraint():
     from numbers import Integral
 
-    from sklearn.utils._param_validation import Interval
+    from sklearn_iclr26.utils._sklearn_compat import Interval
 
     return [
         Interval(Integral, 1, None, closed="left"),
