@@ -226,9 +226,10 @@ def main():
             )
 
     rows["sklearn MLPClassifier"] = best_of(sk)
+    pcn_step = {"inference_learning_rate": 0.1, "inference_momentum": 0.3}
     for name, params in {
-        "vanilla PCN": {"meta_pe": False, "weight_norm": False},
-        "PCN + weight norm": {"meta_pe": False},
+        "vanilla PCN": {"meta_pe": False, "weight_norm": False, **pcn_step},
+        "PCN + weight norm": {"meta_pe": False, **pcn_step},
         "Meta-PCN (meta_pe=True)": {"meta_pe": True},
     }.items():
         rows[name] = best_of(

@@ -7,7 +7,8 @@ Deep predictive coding: accuracy and layer energies
 predictive coding: in every mini-batch the hidden activities first relax to
 reduce the prediction errors between layers (inference), then each weight
 matrix takes a *local* step from its own layer's error. The switches
-``meta_pe`` and ``weight_norm`` turn vanilla PCN into Meta-PCN.
+``meta_pe`` and ``weight_norm`` turn vanilla PCN into Meta-PCN (vanilla PCN
+needs a small inference step; Meta-PCN's linear inference takes step 1).
 
 Here vanilla PCN, PCN with weight normalisation, full Meta-PCN and the same
 network trained by backpropagation are compared on the digits data at two
@@ -47,9 +48,10 @@ X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
 
 depths = (2, 4) if QUICK else (2, 6)
 epochs = 4 if QUICK else 10
+pcn_step = {"inference_learning_rate": 0.1, "inference_momentum": 0.3}
 variants = {
-    "vanilla PCN": {"meta_pe": False, "weight_norm": False},
-    "PCN + weight norm": {"meta_pe": False, "weight_norm": True},
+    "vanilla PCN": {"meta_pe": False, "weight_norm": False, **pcn_step},
+    "PCN + weight norm": {"meta_pe": False, "weight_norm": True, **pcn_step},
     "Meta-PCN": {"meta_pe": True, "weight_norm": True},
 }
 common = {"batch_size": 64, "learning_rate_init": 1e-3, "random_state": 0}

@@ -3,7 +3,9 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import copy
 import math
+import pickle
 import warnings
 
 import numpy as np
@@ -36,6 +38,7 @@ def iris():
 
 
 def _module(activation="gelu", output_energy="ce", **kw):
+    kw.setdefault("meta_pe", False)  # vanilla PCN unless a test asks
     torch.manual_seed(0)
     return PCNModule(
         5, 3, (4, 6, 4), activation, output_energy, dtype=torch.float64, **kw
@@ -110,7 +113,7 @@ def test_meta_prediction_error_equals_energy_gradient(activation, output_energy)
 
 
 def test_meta_loss_holds_the_activation_slope_constant():
-    module = _module("tanh", meta_pe=True, meta_pe_weight=0.5)
+    module = _module("tanh", meta_pe="gauss_newton", meta_pe_weight=0.5)
     X = torch.randn(4, 5, dtype=torch.float64)
     y = torch.tensor([0, 1, 2, 0])
     acts = [a.requires_grad_(True) for a in _perturbed(module, X)]
@@ -133,7 +136,7 @@ def test_meta_loss_gradient_is_hessian_times_energy_gradient(output_energy):
     # with ReLU (phi'' = 0 almost everywhere) the Gauss-Newton matrix G is the
     # Hessian H of F in the activities, so grad_x M = H dF/dx: a Hessian-vector
     # product computed by double autograd, independent of the meta-PE code
-    module = _module("relu", output_energy, meta_pe=True, meta_pe_weight=0.3)
+    module = _module("relu", output_energy, meta_pe="gauss_newton", meta_pe_weight=0.3)
     X = torch.randn(5, 5, dtype=torch.float64)
     y = torch.tensor([0, 1, 2, 0, 1])
     acts = [a.requires_grad_(True) for a in _perturbed(module, X)]
@@ -144,6 +147,161 @@ def test_meta_loss_gradient_is_hessian_times_energy_gradient(output_energy):
     grad_obj = torch.autograd.grad(objective, acts)
     for g_obj, g_f, hv in zip(grad_obj, grad_f, hvp):
         torch.testing.assert_close(g_obj, g_f.detach() + 0.3 * hv)
+
+
+# ------------------------------------------ the paper's meta-PE (meta_pe=True)
+
+
+def _bp_deltas(module, X, y):
+    """Backprop's ``dL/dh_l`` at the hidden pre-activations (L = summed energy
+    of the feed-forward output), by autograd on an independent forward pass."""
+    hs, x = [], X
+    for k, layer in enumerate(module.layers):
+        x = layer(x if k == 0 else module.act(x))
+        if k < len(module.layers) - 1:
+            hs.append(x)
+    return torch.autograd.grad(module._output_energy(x, y).sum(), hs)
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh", "gelu"])
+@pytest.mark.parametrize("output_energy", ["ce", "se"])
+def test_paper_inference_chases_the_stop_gradient_target(activation, output_energy):
+    # dJ/dz_l = d_l - phi'(x_l^(0)) * (d_{l+1} W_{l+1}) with d = z - x^(0): the
+    # target is held fixed (no gradient into the layer above) and uses the
+    # feed-forward slope; the top target is -dE_L/dmu_L at the feed-forward
+    # output
+    module = _module(activation, output_energy, meta_pe=True)
+    assert module.meta_pe == "paper"
+    X = torch.randn(6, 5, dtype=torch.float64)
+    y = torch.tensor([0, 1, 2, 0, 1, 2])
+    acts = [a.requires_grad_(True) for a in _perturbed(module, X)]
+    grads = torch.autograd.grad(module.pc_inference_objective(X, acts, y).sum(), acts)
+    with torch.no_grad():
+        x0 = module.pc_init(X)
+        mu0 = module(X)
+        d = [a - b for a, b in zip(acts, x0)] + [-module._output_grad(mu0, y)]
+        for k, g in enumerate(grads):
+            slope = module._phi_prime(x0[k])
+            target = slope * (d[k + 1] @ module.layers[k + 1].weight)
+            torch.testing.assert_close(g, d[k] - target, rtol=0, atol=1e-12)
+    # the closed form the engine uses is autograd's gradient, bit for bit
+    explicit = module.pc_inference_grads(X, acts, y)
+    for g, e in zip(grads, explicit):
+        assert torch.equal(g, e)
+
+
+@pytest.mark.parametrize("output_energy", ["ce", "se"])
+def test_paper_inference_reaches_backprop_deltas_in_depth_steps(output_energy):
+    # step 1, no momentum: a Jacobi sweep, one layer per step, exact after as
+    # many steps as hidden layers and unchanged after (the fixed point)
+    module = _module("gelu", output_energy, meta_pe=True)
+    X = torch.randn(7, 5, dtype=torch.float64)
+    y = torch.tensor([0, 1, 2, 0, 1, 2, 1])
+    bp = _bp_deltas(module, X, y)
+    x0 = [a.detach() for a in module.pc_init(X)]
+    acts = [a.clone() for a in x0]
+    for step in range(1, 6):
+        acts = [a.requires_grad_(True) for a in acts]
+        grads = torch.autograd.grad(
+            module.pc_inference_objective(X, acts, y).sum(), acts
+        )
+        acts = [(a - g).detach() for a, g in zip(acts, grads)]
+        for k, (a, b, delta) in enumerate(zip(acts, x0, bp)):
+            reached = k >= len(acts) - step
+            expected = -delta if reached else torch.zeros_like(delta)
+            torch.testing.assert_close(a - b, expected, rtol=0, atol=1e-12)
+
+
+def test_paper_weights_learn_at_the_feedforward_inputs():
+    # the learning loss 1/2 sum_l ||z_l - W_l phi(x_{l-1}^(0)) - b_l||^2 +
+    # E_L(mu_L^(0)), by autograd at fixed z, equals pc_weight_grads
+    module = _module("tanh", "ce", meta_pe=True, weight_norm=False)
+    X = torch.randn(6, 5, dtype=torch.float64)
+    y = torch.tensor([0, 1, 2, 0, 1, 2])
+    acts = _perturbed(module, X)
+    pairs = module.pc_weight_grads(X, acts, y)
+    with torch.no_grad():
+        xs0 = [X, *module.pc_init(X)]
+    loss = module._output_energy(module.layers[-1](torch.tanh(xs0[-1])), y).sum()
+    for k, (z, layer) in enumerate(zip(acts, module.layers)):
+        pre = xs0[k] if k == 0 else torch.tanh(xs0[k])
+        loss = loss + 0.5 * ((z - layer(pre)) ** 2).sum()
+    autograd = torch.autograd.grad(loss / 6, [p for p, _ in pairs])
+    for (_, g), a in zip(pairs, autograd):
+        torch.testing.assert_close(g, a, rtol=0, atol=1e-12)
+    # and they differ from the vanilla rule at the same activities (layer 1:
+    # vanilla learns at phi(z_1), the paper at phi(x_1^(0)))
+    module.meta_pe = None
+    vanilla = module.pc_weight_grads(X, acts, y)
+    assert not torch.allclose(vanilla[2][1], pairs[2][1])
+
+
+class _SGDMetaPCN(MetaPCNClassifier):
+    """The engine with plain SGD (the estimators use Adam)."""
+
+    def _training_options(self, X, y):
+        return {**super()._training_options(X, y), "optimizer": "sgd"}
+
+
+@pytest.mark.parametrize("output_energy", ["ce", "se"])
+@pytest.mark.parametrize("norm_target", ["fan_in", "spectral"])
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+def test_paper_weight_step_equals_backprop_with_the_same_normalisation(
+    iris, output_energy, norm_target, activation
+):
+    # step 1, momentum 0, T = number of hidden layers (L - 1 for L weight
+    # layers), SGD, full batch: one weight step of Meta-PCN through the
+    # engine equals one backprop step on the feed-forward loss followed by
+    # the same normalisation
+    X, y = iris
+    hidden = (6, 5, 7, 4)
+    clf = _SGDMetaPCN(
+        hidden,
+        activation=activation,
+        meta_pe=True,
+        n_inference_steps=len(hidden),
+        inference_learning_rate=1.0,
+        inference_momentum=0.0,
+        norm_target=norm_target,
+        output_energy=output_energy,
+        batch_size=None,
+        learning_rate_init=0.5,
+        max_iter=1,
+        warm_start=True,
+        random_state=0,
+    ).fit(X, y)
+    before = copy.deepcopy(clf.net_.module_)
+    clf.fit(X, y)  # one more step from `before`
+    after = clf.net_.module_
+    Xt, yt = torch.as_tensor(X), torch.as_tensor(y)
+    params = list(before.parameters())
+    loss = before._output_energy(before(Xt), yt).mean()
+    grads = torch.autograd.grad(loss, params)
+    with torch.no_grad():
+        for p, g in zip(params, grads):
+            p -= 0.5 * g
+        before.pc_after_step()
+    for a, b in zip(after.parameters(), before.parameters()):
+        assert float((a - b).abs().max()) < 1e-10
+    assert not torch.allclose(after.layers[0].weight, clf_first_layer(clf, X, y))
+
+
+def clf_first_layer(clf, X, y):
+    """The first layer's weights after the first step only (a control: the
+    second step moved them)."""
+    first = copy.deepcopy(clf).set_params(warm_start=False).fit(X, y)
+    return first.net_.module_.layers[0].weight
+
+
+def test_meta_pe_true_is_the_paper_rule(iris):
+    X, y = iris
+    a = MetaPCNClassifier(meta_pe=True, random_state=0, **FAST).fit(X, y)
+    b = MetaPCNClassifier(meta_pe="paper", random_state=0, **FAST).fit(X, y)
+    c = MetaPCNClassifier(meta_pe="gauss_newton", random_state=0, **FAST).fit(X, y)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    assert not np.allclose(a.predict_proba(X), c.predict_proba(X))
+    # the feed-forward cache of the paper rule does not travel with the model
+    assert pickle.loads(pickle.dumps(a)).net_.module_._frozen_cache is None
 
 
 def _reference_vanilla_pcn(X, y, seed, hidden, T, lr_x, momentum, lr, epochs):
@@ -244,15 +402,19 @@ def _fit_with_check(X, y, check, **params):
 
 
 @pytest.mark.parametrize("gain", [1.0, math.sqrt(2)])
-def test_weight_normalisation_holds_after_every_step(iris, gain):
+@pytest.mark.parametrize("target", ["fan_in", "spectral"])
+def test_weight_normalisation_holds_after_every_step(iris, gain, target):
     X, y = iris
 
     def check(W):
-        fan_in = W.shape[1]
+        m, n = W.shape
+        scale = n if target == "fan_in" else (math.sqrt(m) + math.sqrt(n)) ** 2
         var = W.var(unbiased=False)
-        torch.testing.assert_close(fan_in * var, torch.tensor(gain**2).to(var))
+        torch.testing.assert_close(scale * var, torch.tensor(gain**2).to(var))
 
-    norms, cb = _fit_with_check(X, y, check, weight_norm=True, norm_gain=gain)
+    norms, cb = _fit_with_check(
+        X, y, check, weight_norm=True, norm_gain=gain, norm_target=target
+    )
     assert cb.n_checked == 5 * 3
     # recorded, not asserted: spectral norms of the normalised layers
     assert norms.shape == (5, 3)
@@ -368,15 +530,21 @@ def test_divergence_warns_and_resets(iris):
 
 
 def test_meta_pe_with_too_few_inference_steps_warns(iris):
-    # Fewer than 3 x depth inference steps: the meta term reaches the lower
-    # layers before the prediction error (benchmarks/meta_pcn_update_alignment.py).
+    # gauss_newton, fewer than 3 x depth inference steps: the meta term reaches
+    # the lower layers before the prediction error
+    # (benchmarks/meta_pcn_update_alignment.py); paper, fewer steps than
+    # hidden layers: the lowest layers receive no error
     X, y = iris
     deep = {"hidden_layer_sizes": (8, 8, 8), "max_iter": 2, "random_state": 0}
+    gn = {"meta_pe": "gauss_newton", "inference_learning_rate": 0.1}
     with pytest.warns(UserWarning, match="n_inference_steps=7 for 3 hidden"):
-        MetaPCNClassifier(meta_pe=True, n_inference_steps=7, **deep).fit(X, y)
+        MetaPCNClassifier(n_inference_steps=7, **gn, **deep).fit(X, y)
+    with pytest.warns(UserWarning, match="lowest 1 hidden layer"):
+        MetaPCNClassifier(meta_pe=True, n_inference_steps=2, **deep).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
-        MetaPCNClassifier(meta_pe=True, n_inference_steps=9, **deep).fit(X, y)
+        MetaPCNClassifier(n_inference_steps=9, **gn, **deep).fit(X, y)
+        MetaPCNClassifier(meta_pe=True, n_inference_steps=3, **deep).fit(X, y)
         MetaPCNClassifier(meta_pe=False, n_inference_steps=1, **deep).fit(X, y)
 
 

@@ -32,10 +32,11 @@ class BaseMetaPCN(BaseTorchEstimator):
         "n_inference_steps": [Interval(Integral, 1, None, closed="left")],
         "inference_learning_rate": [Interval(Real, 0, None, closed="neither")],
         "inference_momentum": [Interval(Real, 0, 1, closed="left")],
-        "meta_pe": ["boolean"],
+        "meta_pe": ["boolean", StrOptions({"paper", "gauss_newton"})],
         "meta_pe_weight": [Interval(Real, 0, None, closed="left")],
         "weight_norm": ["boolean"],
         "norm_gain": [Interval(Real, 0, None, closed="neither")],
+        "norm_target": [StrOptions({"fan_in", "spectral"})],
         "weight_clip": [Interval(Real, 0, None, closed="neither"), None],
         "spectral_clip": [Interval(Real, 0, None, closed="neither"), None],
     }
@@ -49,12 +50,13 @@ class BaseMetaPCN(BaseTorchEstimator):
         *,
         activation="gelu",
         n_inference_steps=7,
-        inference_learning_rate=0.1,
-        inference_momentum=0.3,
-        meta_pe=False,
+        inference_learning_rate=1.0,
+        inference_momentum=0.0,
+        meta_pe=True,
         meta_pe_weight=0.1,
         weight_norm=True,
         norm_gain=1.0,
+        norm_target="fan_in",
         weight_clip=None,
         spectral_clip=None,
         alpha=0.0,
@@ -75,6 +77,12 @@ class BaseMetaPCN(BaseTorchEstimator):
     ):
         store_params(self, locals())
 
+    def _meta_pe_rule(self):
+        """``meta_pe`` as the module's rule: None, "paper" or "gauss_newton"."""
+        if self.meta_pe is True:
+            return "paper"
+        return self.meta_pe or None
+
     def _output_energy(self):
         """Energy of the output layer: squared error (the classifier chooses)."""
         return "se"
@@ -91,10 +99,11 @@ class BaseMetaPCN(BaseTorchEstimator):
             ),
             "activation": self.activation,
             "output_energy": self._output_energy(),
-            "meta_pe": bool(self.meta_pe),
+            "meta_pe": self._meta_pe_rule(),
             "meta_pe_weight": float(self.meta_pe_weight),
             "weight_norm": bool(self.weight_norm),
             "norm_gain": float(self.norm_gain),
+            "norm_target": self.norm_target,
             "weight_clip": None
             if self.weight_clip is None
             else float(self.weight_clip),
@@ -116,7 +125,20 @@ class BaseMetaPCN(BaseTorchEstimator):
         )
 
         depth = len(check_hidden_layer_sizes(self.hidden_layer_sizes))
-        if self.meta_pe and self.n_inference_steps < 3 * depth:
+        rule = self._meta_pe_rule()
+        if rule == "paper" and self.n_inference_steps < depth:
+            # each inference step carries the error down one layer (exactly,
+            # at step 1 without momentum): the lowest layers get none
+            warn_user(
+                f"{type(self).__name__}: meta_pe={self.meta_pe!r} with "
+                f"n_inference_steps={self.n_inference_steps} for {depth} hidden "
+                "layers; the error moves down one layer per inference step, so "
+                f"the lowest {depth - self.n_inference_steps} hidden layer(s) "
+                "receive no error and do not learn. Use n_inference_steps >= "
+                f"{depth}.",
+                UserWarning,
+            )
+        if rule == "gauss_newton" and self.n_inference_steps < 3 * depth:
             # Measured in benchmarks/meta_pcn_update_alignment.py: the meta term
             # carries the output error down two layers per inference step with
             # the sign opposite to backprop, so before the plain error has
@@ -124,12 +146,13 @@ class BaseMetaPCN(BaseTorchEstimator):
             # gradient (depth 8: wrong-signed layers at 7 and 15 steps, all
             # aligned at 30).
             warn_user(
-                f"{type(self).__name__}: meta_pe=True with n_inference_steps="
-                f"{self.n_inference_steps} for {depth} hidden layers; with fewer "
-                f"than about 3 x depth = {3 * depth} steps the meta-prediction "
-                "error reaches the lower layers before the prediction error "
-                "does and their updates point against the loss gradient "
-                "(see the user guide). Raise n_inference_steps.",
+                f"{type(self).__name__}: meta_pe='gauss_newton' with "
+                f"n_inference_steps={self.n_inference_steps} for {depth} hidden "
+                "layers; with fewer than about 3 x depth = "
+                f"{3 * depth} steps the meta-prediction error reaches the lower "
+                "layers before the prediction error does and their updates "
+                "point against the loss gradient (see the user guide). Raise "
+                "n_inference_steps.",
                 UserWarning,
             )
         return {
@@ -175,25 +198,44 @@ _PARAMETERS_DOC = """hidden_layer_sizes : array-like of int, default=(64, 64)
         Non-linearity applied to hidden activities before they predict the
         layer above.
     n_inference_steps : int, default=7
-        Inference steps ``T`` on the activities per batch (at least 1).
-    inference_learning_rate : float, default=0.1
-        Step size of the activity updates.
-    inference_momentum : float, default=0.3
-        Momentum of the activity updates (reset each batch).
-    meta_pe : bool, default=False
-        Add the meta-prediction-error loss ``meta_pe_weight * M`` to the
-        inference objective (``M = 1/2 sum_l ||delta_l||^2``, ``delta_l =
-        dF/dx_l`` with the activation slope held constant); ``True`` with
-        ``weight_norm=True`` is the full Meta-PCN. Off by default: in this
-        reconstruction it lowered accuracy on every set measured (see the
-        user guide).
+        Inference steps ``T`` on the activities per batch (at least 1). With
+        the paper's meta-PE at step 1 and no momentum, ``T`` equal to the
+        number of hidden layers gives backprop's deltas exactly (more steps
+        leave them unchanged); ``fit`` warns when ``T`` is below it.
+    inference_learning_rate : float, default=1.0
+        Step size of the activity updates. 1.0 suits the paper's meta-PE
+        (its inference is linear); vanilla PCN and ``"gauss_newton"`` need a
+        small step (about 0.1: at 1.0 they collapse, see the user guide).
+    inference_momentum : float, default=0.0
+        Momentum of the activity updates (reset each batch); 0.3 is PCX's
+        setting for vanilla PCN.
+    meta_pe : bool or {"paper", "gauss_newton"}, default=True
+        Inference rule. ``True`` (= ``"paper"``): Meta-PCN's meta-prediction
+        error as the paper's summary defines it: predictions frozen at the
+        feed-forward pass, each hidden layer's error ``d_l = z_l - c_l``
+        descends ``1/2 ||d_l - phi'(x_l^(0)) * (d_{l+1} W_{l+1})||^2`` with
+        the error of the layer above held fixed (a stop-gradient target),
+        and the weights learn at the feed-forward inputs. ``False``: vanilla
+        PCN inference on the energy ``F``, learning at the inferred
+        activities. ``"gauss_newton"``: this package's earlier
+        reconstruction, inference on ``F + meta_pe_weight * 1/2 sum_l
+        ||dF/dx_l||^2`` at the current activities (the slope held constant),
+        learning at the inferred activities; kept for comparison, it needs
+        about 3 x depth inference steps (see the user guide).
     meta_pe_weight : float, default=0.1
-        Weight of the meta-loss.
+        Weight of the meta-loss of ``meta_pe="gauss_newton"`` (the paper's
+        meta-PE has no weight; unused otherwise).
     weight_norm : bool, default=True
         After every weight step (and at initialisation) rescale each weight
-        matrix so that ``fan_in * Var(W_l) = norm_gain ** 2`` exactly.
+        matrix to the ``norm_target``.
     norm_gain : float, default=1.0
         Gain ``g`` of the weight normalisation.
+    norm_target : {"fan_in", "spectral"}, default="fan_in"
+        ``"fan_in"``: ``fan_in * Var(W_l) = g ** 2`` exactly (spectral norm
+        about ``2 g`` for square layers). ``"spectral"``: the paper's ``W_l
+        <- g W_l / ((sqrt(m) + sqrt(n)) std(W_l))`` for an ``m x n`` matrix
+        (spectral norm about ``g``); on the MLPs measured here it shrinks
+        the signal to chance-level accuracy at depth 8 (see the user guide).
     weight_clip : float or None, default=None
         Element-wise clipping ``|W_l| <= weight_clip`` after every step.
     spectral_clip : float or None, default=None

@@ -20,20 +20,21 @@ class MetaPCNClassifier(TorchClassifierMixin, BaseMetaPCN):
 
     A discriminative predictive-coding network (PCN): the input is clamped to
     the bottom layer and the label to the top one; in each mini-batch the
-    hidden activities first descend the network energy ``F = sum_l 1/2
-    ||x_l - mu_l||^2 + CE(mu_L, y)`` for ``n_inference_steps`` steps, then
-    every weight matrix takes a local (Hebbian) step ``dW_l = -eps_l
-    phi(x_{{l-1}})^T`` through Adam. Prediction is the feed-forward pass.
+    hidden activities first run ``n_inference_steps`` inference steps, then
+    every weight matrix takes a local step (its own layer's error times its
+    own input) through Adam. Prediction is the feed-forward pass.
 
     Meta-PCN (Ha et al., ICLR 2026) adds two fixes for deep PCNs, each behind
-    a switch, so that vanilla PCN (``weight_norm=False``), PCN + weight
-    normalisation (the default), PCN + meta-PE and full Meta-PCN
-    (``meta_pe=True``) are the same class: a loss on meta-prediction errors
-    in the inference objective, and a weight-variance normalisation after
-    every step (with optional element-wise and spectral clipping). The
-    paper's exact definitions were not available; the forms used are
-    reconstructions (see the user guide, which also reports where they do
-    not reproduce the paper's claims).
+    a switch, so that vanilla PCN, PCN + weight normalisation and full
+    Meta-PCN (the defaults) are the same class: the meta-prediction error
+    (``meta_pe=True``: predictions frozen at the feed-forward pass, each
+    layer chasing the error projected down from the layer above, learning at
+    the feed-forward inputs) and a weight normalisation after every step
+    (with optional element-wise and spectral clipping). The definitions
+    follow the paper's summary (the PDF was not available). At the defaults
+    (step 1, no momentum) with ``n_inference_steps`` at least the number of
+    hidden layers the local weight gradient is backprop's exactly, so the
+    fit equals backprop with the same normalisation (see the user guide).
 
     Parameters
     ----------
@@ -85,12 +86,13 @@ class MetaPCNClassifier(TorchClassifierMixin, BaseMetaPCN):
         *,
         activation="gelu",
         n_inference_steps=7,
-        inference_learning_rate=0.1,
-        inference_momentum=0.3,
-        meta_pe=False,
+        inference_learning_rate=1.0,
+        inference_momentum=0.0,
+        meta_pe=True,
         meta_pe_weight=0.1,
         weight_norm=True,
         norm_gain=1.0,
+        norm_target="fan_in",
         weight_clip=None,
         spectral_clip=None,
         output_energy="ce",

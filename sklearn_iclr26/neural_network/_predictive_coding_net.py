@@ -30,7 +30,11 @@ class PredictiveCodingNet(GradientStepNet):
     * ``pc_init(X)``: the list of free (hidden) activities after a
       feed-forward pass;
     * ``pc_inference_objective(X, activities, y)``: the per-sample objective
-      the activities descend (the energy ``F``, plus any meta-loss);
+      the activities descend (the energy ``F``, or a meta-prediction-error
+      loss);
+    * optionally ``pc_inference_grads(X, activities, y)``: its summed
+      gradient in each activity (closed form where the module has one;
+      otherwise the net takes ``torch.autograd.grad`` of the objective);
     * ``pc_energies(X, activities, y)``: per-sample, per-layer energies,
       shape ``(n_samples, n_layers)`` (their row sums are ``F``);
     * ``pc_weight_grads(X, activities, y, weight)``: a list of
@@ -45,7 +49,8 @@ class PredictiveCodingNet(GradientStepNet):
     2. ``n_inference_steps`` steps of SGD with momentum on ``x``:
        ``v <- momentum * v + grad_x objective``,
        ``x <- x - inference_learning_rate * v``
-       (``torch.autograd.grad``; ``v`` starts at 0 in every batch);
+       (``pc_inference_grads`` or ``torch.autograd.grad``; ``v`` starts at 0
+       in every batch);
     3. if an energy or an activity is not finite after inference, the
        activities are reset to the feed-forward ones (the batch is counted in
        the history key ``pc_diverged``);
@@ -97,10 +102,14 @@ class PredictiveCodingNet(GradientStepNet):
         velocities = [torch.zeros_like(a) for a in activities]
         lr = float(self.inference_learning_rate)
         momentum = float(self.inference_momentum)
+        explicit = getattr(module, "pc_inference_grads", None)
         for _ in range(int(self.n_inference_steps)):
-            activities = [a.detach().requires_grad_(True) for a in activities]
-            objective = module.pc_inference_objective(X, activities, y).sum()
-            grads = torch.autograd.grad(objective, activities)
+            if explicit is not None:
+                grads = explicit(X, activities, y)
+            else:
+                activities = [a.detach().requires_grad_(True) for a in activities]
+                objective = module.pc_inference_objective(X, activities, y).sum()
+                grads = torch.autograd.grad(objective, activities)
             with torch.no_grad():
                 new = []
                 for a, g, v in zip(activities, grads, velocities):
