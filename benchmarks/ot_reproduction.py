@@ -336,7 +336,7 @@ def _paired(df, steps):
             if len(seeds) < 2:
                 continue
             cells = []
-            for s in (steps[1], steps[len(steps) // 2], n_steps):
+            for s in sorted({steps[1], steps[len(steps) // 2], n_steps}):
                 col = f"w2_{s}"
                 diff = np.log(A.loc[seeds, col]) - np.log(B.loc[seeds, col])
                 half = scipy.stats.t.ppf(0.975, len(diff) - 1) * diff.sem()
