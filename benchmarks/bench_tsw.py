@@ -12,9 +12,20 @@
 3. ``--large``: n = m = 10^6 at d = 10 with a few trees, peak memory bounded by
    chunking over trees (``working_memory``), reported as the peak RSS.
 
+4. ``--part two_sample``: the two-sample test at n = m = 200, d = 10 (issue
+   30): the default ``tree_sliced_two_sample_test`` (999 permutations, 250
+   trees of 4 lines); the unbatched path it replaced (``tree_costs`` over the
+   rows of permuted masses, the same trees and permutations) for the speed-up;
+   the same batched test with ``splitting="uniform"`` (exactly SW1 with the
+   same 1000 directions: the sliced test with projections and sorts computed
+   once); and ``statistic="sliced"`` (POT's ``sliced_wasserstein_distance``
+   per permutation) timed per statistic evaluation. Results go to
+   ``benchmarks/results/bench_tsw_two_sample.txt``.
+
 Target (issue 18): within 2x of POT's sliced Wasserstein at equal numbers of
 projections; 10^6 x 10^6 at d = 10 in bounded memory. Nothing here is
-asserted. Run: ``python benchmarks/bench_tsw.py [--rounds 3] [--large]``;
+asserted. Run: ``python benchmarks/bench_tsw.py [--rounds 3] [--large]
+[--part all|distance|two_sample]``;
 results go to ``benchmarks/results/bench_tsw.txt``.
 """
 
@@ -29,9 +40,10 @@ from pathlib import Path
 
 import numpy as np
 
-from sklearn_iclr26.ot import tree_sliced_wasserstein
+from sklearn_iclr26.ot import tree_sliced_two_sample_test, tree_sliced_wasserstein
 
 RESULTS = Path(__file__).parent / "results" / "bench_tsw.txt"
+TWO_SAMPLE = Path(__file__).parent / "results" / "bench_tsw_two_sample.txt"
 
 
 def timed(fn):
@@ -54,7 +66,14 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--large", action="store_true")
+    parser.add_argument(
+        "--part", default="all", choices=["all", "distance", "two_sample"]
+    )
     args = parser.parse_args()
+    if args.part in ("all", "two_sample"):
+        two_sample(args.rounds)
+    if args.part == "two_sample":
+        return
     lines = []
 
     def say(text=""):
@@ -157,6 +176,66 @@ def main():
         )
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text("\n".join(lines) + "\n")
+
+
+def two_sample(rounds):
+    """Section 4: the permutation test, batched against unbatched and POT."""
+    from sklearn_iclr26.ot._trees import draw_trees, tree_costs
+    from sklearn_iclr26.ot._two_sample import _permuted_masses
+
+    lines = []
+
+    def say(text=""):
+        print(text, flush=True)
+        lines.append(text)
+
+    rng = np.random.RandomState(0)
+    X, Y = rng.normal(size=(200, 10)), rng.normal(size=(200, 10)) + 0.1
+    Z = np.concatenate([X, Y])
+
+    def unbatched(n_permutations, n_trees):
+        r = np.random.RandomState(0)
+        trees = draw_trees(
+            Z, np.full(400, 1 / 400), n_trees=n_trees, n_lines=4, root="median",
+            root_std=0.1, directions="gaussian", random_state=r,
+        )  # fmt: skip
+        W = _permuted_masses(r, 200, 200, n_permutations)
+        return tree_costs(Z, W, trees, splitting="distance", delta=2.0, p=1)
+
+    def test(n_permutations, n_trees, **kw):
+        return tree_sliced_two_sample_test(
+            X, Y, n_permutations=n_permutations, n_trees=n_trees, random_state=0, **kw
+        )
+
+    say("4. two-sample test, n = m = 200, d = 10, 4 lines per tree, p = 1")
+    say(f"   interleaved rounds: {rounds}; median seconds")
+    for B, L in ((199, 250), (999, 250)):
+        methods = {
+            "batched FW-TSW": lambda B=B, L=L: test(B, L),
+            "unbatched FW-TSW": lambda B=B, L=L: unbatched(B, L),
+            "batched SW1 (uniform split)": lambda B=B, L=L: test(
+                B, L, splitting="uniform"
+            ),
+        }
+        t = interleaved(methods, rounds)
+        ratio = t["unbatched FW-TSW"] / t["batched FW-TSW"]
+        say(f"   {B} permutations, {L * 4} lines:")
+        for name, v in t.items():
+            say(f"     {name:28s} {v:8.3f} s  ({1e3 * v / (B + 1):.2f} ms/statistic)")
+        say(f"     speed-up batched / unbatched: {ratio:.1f}x")
+    B = 19
+    t = interleaved(
+        {
+            "POT sliced (per permutation)": lambda: test(B, 250, statistic="sliced"),
+            "batched SW1 (uniform split)": lambda: test(B, 250, splitting="uniform"),
+        },
+        rounds,
+    )
+    say(f"   {B} permutations, 1000 directions (POT recomputes every permutation):")
+    for name, v in t.items():
+        say(f"     {name:28s} {v:8.3f} s  ({1e3 * v / (B + 1):.2f} ms/statistic)")
+    TWO_SAMPLE.parent.mkdir(exist_ok=True)
+    TWO_SAMPLE.write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

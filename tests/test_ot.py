@@ -100,6 +100,41 @@ def test_equals_pot_wasserstein_1d():
     )
 
 
+def test_uniform_split_is_sliced_wasserstein_with_the_same_directions(clouds):
+    """TSW-SL on concurrent lines with a uniform split is SW1, whatever the roots.
+
+    Hence the flows benchmark has no separate "TSW-SL" row: it would be SW.
+    """
+    X, Y = clouds
+    d, (_roots, theta) = TSW(
+        X,
+        Y,
+        n_trees=6,
+        n_lines=4,
+        splitting="uniform",
+        random_state=0,
+        return_trees=True,
+    )
+    lines = theta.reshape(-1, X.shape[1])
+    sw = np.mean([wasserstein_distance(X @ u, Y @ u) for u in lines])
+    np.testing.assert_allclose(d, sw, rtol=1e-12)
+    far = TSW(X, Y, trees=(_roots + 100.0, theta), splitting="uniform")
+    np.testing.assert_allclose(far, sw, rtol=1e-10)
+
+
+def test_pooled_median_weighs_every_point_equally(clouds):
+    """The root centre is the unweighted median of X u Y (authors' code), n != m."""
+    X, Y = clouds
+    _, (roots, _theta) = TSW(X, Y, n_trees=2, root_std=0.0, return_trees=True)
+    expected = geometric_median(np.concatenate([X, Y]))
+    np.testing.assert_allclose(roots[0], expected, rtol=1e-10, atol=1e-10)
+    half = geometric_median(
+        np.concatenate([X, Y]),
+        weights=np.r_[np.full(60, 0.5 / 60), np.full(45, 0.5 / 45)],
+    )
+    assert np.linalg.norm(half - expected) > 1e-3  # the two choices differ here
+
+
 # ----------------------------------------------------------------- invariances
 def test_translation_invariance_with_the_median_root(clouds):
     X, Y = clouds
@@ -362,6 +397,54 @@ def test_two_sample_statistic_is_the_distance(clouds):
         X, Y, n_permutations=19, n_trees=7, random_state=0
     )
     assert again.statistic == res.statistic and again.pvalue == res.pvalue
+
+
+@pytest.mark.parametrize(
+    "p, splitting", [(1, "distance"), (2, "distance"), (1, "uniform")]
+)
+def test_two_sample_batched_statistics_equal_per_permutation_costs(
+    p, splitting, monkeypatch
+):
+    """The batched statistics equal the per-permutation tree costs.
+
+    The reference is the unbatched code path (``tree_costs`` on each row of
+    permuted masses, as the test computed them before batching), with the same
+    draws of trees and permutations: same statistics to 1e-12, same p-value.
+    """
+    from sklearn_iclr26.ot import _two_sample
+    from sklearn_iclr26.ot._trees import draw_trees, tree_costs
+    from sklearn_iclr26.ot._two_sample import _permuted_masses
+
+    rng = np.random.RandomState(3)
+    X, Y = rng.normal(size=(33, 5)), rng.normal(size=(27, 5)) + 0.3
+    kw = {"n_trees": 13, "n_lines": 3, "p": p, "splitting": splitting}
+    kw["delta"] = 1.5
+    res = tree_sliced_two_sample_test(X, Y, n_permutations=199, random_state=7, **kw)
+    ref_rng = np.random.RandomState(7)
+    Z = np.concatenate([X, Y])
+    trees = draw_trees(
+        Z,
+        np.full(60, 1 / 60),
+        n_trees=13,
+        n_lines=3,
+        root="median",
+        root_std=0.1,
+        directions="gaussian",
+        random_state=ref_rng,
+    )
+    W = _permuted_masses(ref_rng, 33, 27, 199)
+    costs = tree_costs(Z, W, trees, splitting=splitting, delta=1.5, p=p)
+    ref = costs.mean(axis=1) ** (1.0 / p)
+    np.testing.assert_allclose(res.statistic, ref[0], rtol=1e-12)
+    np.testing.assert_allclose(res.null_distribution, ref[1:], rtol=1e-12)
+    gamma = 1e-12 * max(1.0, ref[0])
+    assert res.pvalue == (1 + np.sum(ref[1:] >= ref[0] - gamma)) / 200
+    monkeypatch.setattr(_two_sample, "_BLOCK_BYTES", 8 * 200 * 5)  # 5 lines
+    with sklearn.config_context(working_memory=0.1):  # and few trees a chunk
+        again = tree_sliced_two_sample_test(
+            X, Y, n_permutations=199, random_state=7, **kw
+        )
+    np.testing.assert_allclose(again.null_distribution, ref[1:], rtol=1e-12)
 
 
 def test_two_sample_test_with_pot_sliced_wasserstein(clouds):

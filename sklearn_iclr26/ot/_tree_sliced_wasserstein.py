@@ -47,9 +47,17 @@ def tree_constraints(*names):
 
 
 def _pooled(X, Y, a, b):
+    """The pooled support and its weights ``(n a, m b) / (n + m)``.
+
+    Every point of the pooled sample weighs the same with uniform ``a`` and
+    ``b`` (the authors' ``geometric_median(cat(X, Y))``), rather than each
+    cloud weighing one half; the two differ when ``n != m``.
+    """
+    n, m = X.shape[0], Y.shape[0]
     Z = np.concatenate([to_numpy(X), to_numpy(Y)]).astype(np.float64)
-    weights = np.concatenate([to_numpy(a), to_numpy(b)]).astype(np.float64) / 2
-    return Z, weights
+    a = to_numpy(a).astype(np.float64) * n
+    b = to_numpy(b).astype(np.float64) * m
+    return Z, np.concatenate([a, b]) / (n + m)
 
 
 @validate_params(PARAMETER_CONSTRAINTS, prefer_skip_nested_validation=True)
@@ -118,7 +126,10 @@ def tree_sliced_wasserstein(
     root : {"median", "mean"} or array-like of shape (n_features,), \
             default="median"
         Centre of the roots: the geometric median of the pooled support
-        (FW-TSW), its mean, or a fixed point.
+        (FW-TSW), its mean, or a fixed point. The pooled support weighs each
+        point of ``X`` by ``n * a_i / (n + m)`` and each point of ``Y`` by
+        ``m * b_j / (n + m)``: equal weights per point with uniform masses, as
+        in the authors' code.
     root_std : float, default=0.1
         Standard deviation of the Gaussian jitter added to the centre per tree.
     directions : {"gaussian", "random_path"} or array-like, default="gaussian"
