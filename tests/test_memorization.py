@@ -514,6 +514,66 @@ def test_weights_restored_from_peak_epoch(cancer):
     assert est.peak_iter_ == peak and len(est.weight_norm_history_) == est.n_iter_ + 1
 
 
+def test_min_epoch_skips_early_maxima():
+    """With min_epoch the running maximum ignores the epochs before it."""
+    curve = [1.0, 3.0, 2.0, 1.5, 1.2, 1.1, 2.5, 2.4, 2.3, 2.2]
+    for min_epoch, peak in [(1, 1), (5, 6)]:
+        net = _FakeNet()
+        cb = CumulativeSampleGradient(patience=3, min_epoch=min_epoch).initialize()
+        with torch.no_grad():
+            net.module_.weight.fill_(curve[0])
+        cb.on_train_begin(net, X={"X": np.zeros((2, 1)), "sample_id": np.arange(2)})
+        for value in curve[1:]:
+            with torch.no_grad():
+                net.module_.weight.fill_(value)
+            cb.on_epoch_begin(net)
+            try:
+                cb.on_epoch_end(net)
+            except KeyboardInterrupt:
+                break
+        assert cb.peak_epoch_ == peak
+        assert float(net.module_.weight.detach()) == curve[peak]
+
+
+def test_peak_snapshot_is_bit_identical_to_a_truncated_run(cancer):
+    """The in-place snapshot holds exactly the weights and scores of the peak
+    epoch: equal to a run of ``peak_iter_`` epochs without peak detection."""
+    X, y = cancer
+    y, _ = make_label_noise(y, kind="symmetric", rate=0.2, random_state=0)
+    params = {"hidden_layer_sizes": (16,), "random_state": 0}
+    est = SampleGradientMemorization(**params).fit(X, y)
+    assert est.peak_found_ and est.peak_iter_ >= est.min_peak_iter
+    with pytest.warns(UserWarning, match="No weight-norm peak"):
+        short = SampleGradientMemorization(
+            max_iter=est.peak_iter_, n_iter_no_change=est.max_iter, **params
+        ).fit(X, y)
+    for a, b in zip(est.net_.module_.parameters(), short.net_.module_.parameters()):
+        assert torch.equal(a, b)
+    np.testing.assert_array_equal(est.csg_scores_, short.csg_scores_)
+    np.testing.assert_array_equal(est.sgal_scores_, short.sgal_scores_)
+    np.testing.assert_array_equal(est.predict_proba(X), short.predict_proba(X))
+    # the buffer is not the live module's storage
+    cb = dict(est.net_.callbacks_)["cumulative_sample_gradient"]
+    state = cb.peak_state_dict()
+    assert all(
+        v.data_ptr() != p.data_ptr()
+        for v, p in zip(state.values(), est.net_.module_.state_dict().values())
+    )
+
+
+def test_min_peak_iter_guards_minibatch_sgd(cancer):
+    """Mini-batch SGD: the unguarded rule can stop at epoch 1."""
+    X, y = cancer
+    y, _ = make_label_noise(y, kind="symmetric", rate=0.2, random_state=1)
+    params = {"batch_size": 64, "max_iter": 30, "random_state": 1}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        unguarded = SampleGradientMemorization(min_peak_iter=1, **params).fit(X, y)
+        guarded = SampleGradientMemorization(**params).fit(X, y)
+    assert unguarded.peak_iter_ == 1
+    assert guarded.peak_iter_ >= guarded.min_peak_iter == 5
+
+
 def test_no_peak_warns():
     X = np.random.RandomState(0).normal(size=(40, 3))
     y = (X[:, 0] > 0).astype(int)
