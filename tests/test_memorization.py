@@ -137,6 +137,65 @@ def test_epoch_zero_accuracy_is_chance(cancer):
         assert np.all(np.abs(clf.random_label_accuracy_[:, 0] - 0.5) < 4 * 0.5 / n**0.5)
 
 
+def test_per_class_heads_score_each_row_by_its_class_block():
+    """Per-class heads: row i's logits are the block of its class, and the
+    other classes' blocks get no gradient from it."""
+    torch.manual_seed(0)
+    net = RLPNet(
+        5,
+        3,
+        hidden_layer_sizes=(8, 6),
+        rlp_layers=(0, 1),
+        n_random_labels=4,
+        n_label_sets=2,
+        n_label_groups=3,
+        dtype=torch.float64,
+    )
+    X = torch.randn(7, 5, dtype=torch.float64)
+    group = torch.tensor([0, 1, 2, 0, 1, 2, 2])
+    logits = net.head_logits(X, group)
+    assert logits.shape == (7, 2, 2, 4)
+    _, hidden = net.features(X)
+    for k, (layer, heads) in enumerate(zip(net.rlp_layers, net.heads)):
+        full = heads(hidden[layer]).reshape(7, 2, 3, 4)
+        for i in range(7):
+            torch.testing.assert_close(logits[i, k], full[i, :, group[i]])
+    labels = torch.randint(4, (7, 2))
+    _, rnd, _ = net(X, random_labels=labels, label_group=group)
+    rnd[group == 0].sum().backward()
+    grad = net.heads[1].weights[0].grad.reshape(2, 6, 3, 4)
+    assert grad[:, :, 0].abs().sum() > 0
+    assert grad[:, :, 1:].abs().sum() == 0
+    with pytest.raises(ValueError, match="label_group"):
+        net.head_logits(X)
+
+
+def test_per_class_rlp_fit(cancer):
+    X, y = cancer
+    n = X.shape[0]
+    clf = RLPHeadClassifier(
+        hidden_layer_sizes=(16, 16),
+        rlp_layers=(0, 1),
+        random_label_scope="per_class",
+        n_random_labels=2,
+        max_iter=30,
+        random_state=0,
+    ).fit(X, y)
+    acc = clf.random_label_accuracy_
+    assert np.all(np.abs(acc[:, 0] - 0.5) < 4 * 0.5 / n**0.5)  # chance at init
+    assert acc[-1, -1] > acc[-1, 0]  # the heads learn the sub-labels
+    assert clf.net_.module_.heads[0].weights[0].shape == (1, 16, 4)
+    # the class network trains as with global heads (passive probes)
+    glob = RLPHeadClassifier(
+        hidden_layer_sizes=(16, 16),
+        rlp_layers=(0, 1),
+        n_random_labels=2,
+        max_iter=30,
+        random_state=0,
+    ).fit(X, y)
+    np.testing.assert_array_equal(clf.predict_proba(X), glob.predict_proba(X))
+
+
 def test_rademacher_identity(cancer):
     X, y = cancer[0][:100], cancer[1][:100]
     clf = RLPHeadClassifier(
@@ -276,6 +335,15 @@ def test_bad_data(Est):
     "Est, params",
     [
         (RLPHeadClassifier, {"max_iter": 5, "batch_size": 16, "dropout": 0.2}),
+        (
+            RLPHeadClassifier,
+            {
+                "max_iter": 5,
+                "batch_size": 16,
+                "random_label_scope": "per_class",
+                "memorization_weight": 1.0,
+            },
+        ),
         (
             SampleGradientMemorization,
             {"max_iter": 8, "batch_size": 16, "n_iter_no_change": 2},
