@@ -906,6 +906,10 @@ def main():
     parser.add_argument(
         "--rlpctl-rates", type=float, nargs="+", default=[0.2], help="noise rates"
     )
+    parser.add_argument("--rlpctl-labels", type=int, nargs="+", default=[2, 10, 100])
+    parser.add_argument(
+        "--first-seed", type=int, default=0, help="first seed of rlpctl / csg"
+    )
     parser.add_argument("--csg-seeds", type=int, default=5, help="seeds of part csg")
     parser.add_argument("--summary", action="store_true")
     args = parser.parse_args()
@@ -946,9 +950,14 @@ def main():
         run_rlpctl(
             store,
             sub if not quick else {k: data[k] for k in list(data)[:1]},
-            seeds=list(range(1 if quick else args.rlpctl_seeds)),
+            seeds=list(
+                range(
+                    args.first_seed,
+                    args.first_seed + (1 if quick else args.rlpctl_seeds),
+                )
+            ),
             rates=(0.2,) if quick else tuple(args.rlpctl_rates),
-            n_labels=(2, 10) if quick else (2, 10, 100),
+            n_labels=(2, 10) if quick else tuple(args.rlpctl_labels),
             max_iter=10 if quick else 150,
         )
     if "csg" in args.parts:
@@ -956,7 +965,11 @@ def main():
         run_csg(
             store,
             sub if not quick else {k: data[k] for k in list(data)[:1]},
-            seeds=list(range(1 if quick else args.csg_seeds)),
+            seeds=list(
+                range(
+                    args.first_seed, args.first_seed + (1 if quick else args.csg_seeds)
+                )
+            ),
             rates=(0.2,) if quick else (0.2, 0.1, 0.3, 0.05),
             max_iter=30 if quick else 100,
         )
