@@ -34,13 +34,26 @@ Methods:
 Needs cleanlab (``pip install sklearn-iclr26[benchmarks]``). Default run: 3
 sets of <= 800 rows, 15 rounds, about 2 minutes on one core.
 
+``--overhead``: the CSG callback's **per-epoch** overhead (a different
+quantity from the paper's 0.1-0.3x, which is a whole-run ratio: see part
+``csg`` of ``memorization_reproduction.py``). Digits (800 rows), the CSG
+network at (64,) full batch and (512, 512) batch 128, SGD momentum, the same
+epochs for every variant: plain training; the callback with the peak
+weights kept as before this change (``copy.deepcopy(state_dict)`` at every
+new maximum of the weight norm, i.e. every still-rising epoch); the callback
+now (``copy_`` into a buffer allocated once); the callback without peak
+detection (no snapshots). Interleaved rounds, minimum over rounds. Written to
+``results/bench_memorization_overhead.txt``.
+
     OMP_NUM_THREADS=1 python benchmarks/bench_memorization.py [--rounds 3]
+    OMP_NUM_THREADS=1 python benchmarks/bench_memorization.py --overhead
 """
 
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
 import argparse
+import copy
 import time
 import warnings
 from pathlib import Path
@@ -53,7 +66,11 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.preprocessing import StandardScaler
 
 from sklearn_iclr26.datasets import load_keel, make_label_noise
-from sklearn_iclr26.memorization import RLPHeadClassifier, SampleGradientMemorization
+from sklearn_iclr26.memorization import (
+    CumulativeSampleGradient,
+    RLPHeadClassifier,
+    SampleGradientMemorization,
+)
 from sklearn_iclr26.memorization._modules import (
     MLPNet,
     PerSampleCrossEntropy,
@@ -190,13 +207,96 @@ def _bootstrap_auroc_diff(flipped, a, b, n_boot=1000):
     return np.percentile(diffs, [2.5, 97.5])
 
 
+class _DeepcopySnapshot(CumulativeSampleGradient):
+    """The peak snapshot as before: fresh copies at every new maximum."""
+
+    def _snapshot(self, module):
+        self._peak_snapshot = (self.csg_.copy(), self.csl_.copy())
+        self._state_buffer = copy.deepcopy(module.state_dict())
+
+
+def _overhead_run(X, y, hidden, batch_size, epochs, callback):
+    callbacks = [] if callback is None else [("csg", callback)]
+    t0 = time.perf_counter()
+    train_module(
+        MLPNet,
+        X,
+        y,
+        criterion=PerSampleCrossEntropy,
+        module_params={
+            "n_features": X.shape[1],
+            "n_outputs": int(y.max()) + 1,
+            "hidden_layer_sizes": hidden,
+        },
+        aux={"sample_id": np.arange(len(y))},
+        max_epochs=epochs,
+        batch_size=batch_size,
+        learning_rate=0.05,
+        optimizer=SGDMomentum,
+        weight_decay=5e-4,
+        random_state=SEED,
+        callbacks=callbacks,
+    )
+    return time.perf_counter() - t0
+
+
+def overhead(rounds, epochs):
+    X, y = load_digits(return_X_y=True)
+    X, y = StandardScaler().fit_transform(X[:800]), y[:800]
+    variants = {
+        "plain": lambda: None,
+        "callback, deepcopy snapshots (before)": lambda: _DeepcopySnapshot(
+            stop_at_peak=False
+        ),
+        "callback, in-place buffer (now)": lambda: CumulativeSampleGradient(
+            stop_at_peak=False
+        ),
+        "callback, no peak detection": lambda: CumulativeSampleGradient(patience=None),
+    }
+    settings = [((64,), None), ((512, 512), 128)]
+    lines = [
+        (
+            f"CSG callback per-epoch overhead: digits 800 rows, {epochs} epochs, "
+            f"min over {rounds} interleaved rounds, torch threads = 1"
+        ),
+        "",
+        "| network, batch | " + " | ".join(variants) + " |",
+        "|---|" + "---|" * len(variants),
+    ]
+    for hidden, batch in settings:
+        times = {v: [] for v in variants}
+        _overhead_run(X[:100], y[:100], hidden, batch, 2, None)  # warm-up
+        for r in range(rounds):
+            names = list(variants)
+            for v in names[r % len(names) :] + names[: r % len(names)]:
+                times[v].append(
+                    _overhead_run(X, y, hidden, batch, epochs, variants[v]())
+                )
+        base = min(times["plain"])
+        cells = [f"{base:.2f} s"] + [
+            f"{min(times[v]) / base:.2f}x" for v in list(variants)[1:]
+        ]
+        label = f"{hidden}, {'full batch' if batch is None else f'batch {batch}'}"
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        print(lines[-1], flush=True)
+    text = "\n".join(lines) + "\n"
+    print(text)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "bench_memorization_overhead.txt").write_text(text)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--max-rows", type=int, default=800)
+    parser.add_argument("--overhead", action="store_true")
+    parser.add_argument("--epochs", type=int, default=40)
     args = parser.parse_args()
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")
+    if args.overhead:
+        overhead(args.rounds if args.rounds != 15 else 5, args.epochs)
+        return
     data = _datasets(args.max_rows)
     names = list(METHODS)
     times = {(d, m): [] for d in data for m in names}

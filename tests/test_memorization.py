@@ -137,6 +137,65 @@ def test_epoch_zero_accuracy_is_chance(cancer):
         assert np.all(np.abs(clf.random_label_accuracy_[:, 0] - 0.5) < 4 * 0.5 / n**0.5)
 
 
+def test_per_class_heads_score_each_row_by_its_class_block():
+    """Per-class heads: row i's logits are the block of its class, and the
+    other classes' blocks get no gradient from it."""
+    torch.manual_seed(0)
+    net = RLPNet(
+        5,
+        3,
+        hidden_layer_sizes=(8, 6),
+        rlp_layers=(0, 1),
+        n_random_labels=4,
+        n_label_sets=2,
+        n_label_groups=3,
+        dtype=torch.float64,
+    )
+    X = torch.randn(7, 5, dtype=torch.float64)
+    group = torch.tensor([0, 1, 2, 0, 1, 2, 2])
+    logits = net.head_logits(X, group)
+    assert logits.shape == (7, 2, 2, 4)
+    _, hidden = net.features(X)
+    for k, (layer, heads) in enumerate(zip(net.rlp_layers, net.heads)):
+        full = heads(hidden[layer]).reshape(7, 2, 3, 4)
+        for i in range(7):
+            torch.testing.assert_close(logits[i, k], full[i, :, group[i]])
+    labels = torch.randint(4, (7, 2))
+    _, rnd, _ = net(X, random_labels=labels, label_group=group)
+    rnd[group == 0].sum().backward()
+    grad = net.heads[1].weights[0].grad.reshape(2, 6, 3, 4)
+    assert grad[:, :, 0].abs().sum() > 0
+    assert grad[:, :, 1:].abs().sum() == 0
+    with pytest.raises(ValueError, match="label_group"):
+        net.head_logits(X)
+
+
+def test_per_class_rlp_fit(cancer):
+    X, y = cancer
+    n = X.shape[0]
+    clf = RLPHeadClassifier(
+        hidden_layer_sizes=(16, 16),
+        rlp_layers=(0, 1),
+        random_label_scope="per_class",
+        n_random_labels=2,
+        max_iter=30,
+        random_state=0,
+    ).fit(X, y)
+    acc = clf.random_label_accuracy_
+    assert np.all(np.abs(acc[:, 0] - 0.5) < 4 * 0.5 / n**0.5)  # chance at init
+    assert acc[-1, -1] > acc[-1, 0]  # the heads learn the sub-labels
+    assert clf.net_.module_.heads[0].weights[0].shape == (1, 16, 4)
+    # the class network trains as with global heads (passive probes)
+    glob = RLPHeadClassifier(
+        hidden_layer_sizes=(16, 16),
+        rlp_layers=(0, 1),
+        n_random_labels=2,
+        max_iter=30,
+        random_state=0,
+    ).fit(X, y)
+    np.testing.assert_array_equal(clf.predict_proba(X), glob.predict_proba(X))
+
+
 def test_rademacher_identity(cancer):
     X, y = cancer[0][:100], cancer[1][:100]
     clf = RLPHeadClassifier(
@@ -276,6 +335,15 @@ def test_bad_data(Est):
     "Est, params",
     [
         (RLPHeadClassifier, {"max_iter": 5, "batch_size": 16, "dropout": 0.2}),
+        (
+            RLPHeadClassifier,
+            {
+                "max_iter": 5,
+                "batch_size": 16,
+                "random_label_scope": "per_class",
+                "memorization_weight": 1.0,
+            },
+        ),
         (
             SampleGradientMemorization,
             {"max_iter": 8, "batch_size": 16, "n_iter_no_change": 2},
@@ -512,6 +580,66 @@ def test_weights_restored_from_peak_epoch(cancer):
     est.set_params(warm_start=True, max_iter=5).fit(X, y)
     assert est.n_iter_ == n_iter + 5 == est.best_iter_ == len(est.loss_curve_)
     assert est.peak_iter_ == peak and len(est.weight_norm_history_) == est.n_iter_ + 1
+
+
+def test_min_epoch_skips_early_maxima():
+    """With min_epoch the running maximum ignores the epochs before it."""
+    curve = [1.0, 3.0, 2.0, 1.5, 1.2, 1.1, 2.5, 2.4, 2.3, 2.2]
+    for min_epoch, peak in [(1, 1), (5, 6)]:
+        net = _FakeNet()
+        cb = CumulativeSampleGradient(patience=3, min_epoch=min_epoch).initialize()
+        with torch.no_grad():
+            net.module_.weight.fill_(curve[0])
+        cb.on_train_begin(net, X={"X": np.zeros((2, 1)), "sample_id": np.arange(2)})
+        for value in curve[1:]:
+            with torch.no_grad():
+                net.module_.weight.fill_(value)
+            cb.on_epoch_begin(net)
+            try:
+                cb.on_epoch_end(net)
+            except KeyboardInterrupt:
+                break
+        assert cb.peak_epoch_ == peak
+        assert float(net.module_.weight.detach()) == curve[peak]
+
+
+def test_peak_snapshot_is_bit_identical_to_a_truncated_run(cancer):
+    """The in-place snapshot holds exactly the weights and scores of the peak
+    epoch: equal to a run of ``peak_iter_`` epochs without peak detection."""
+    X, y = cancer
+    y, _ = make_label_noise(y, kind="symmetric", rate=0.2, random_state=0)
+    params = {"hidden_layer_sizes": (16,), "random_state": 0}
+    est = SampleGradientMemorization(**params).fit(X, y)
+    assert est.peak_found_ and est.peak_iter_ >= est.min_peak_iter
+    with pytest.warns(UserWarning, match="No weight-norm peak"):
+        short = SampleGradientMemorization(
+            max_iter=est.peak_iter_, n_iter_no_change=est.max_iter, **params
+        ).fit(X, y)
+    for a, b in zip(est.net_.module_.parameters(), short.net_.module_.parameters()):
+        assert torch.equal(a, b)
+    np.testing.assert_array_equal(est.csg_scores_, short.csg_scores_)
+    np.testing.assert_array_equal(est.sgal_scores_, short.sgal_scores_)
+    np.testing.assert_array_equal(est.predict_proba(X), short.predict_proba(X))
+    # the buffer is not the live module's storage
+    cb = dict(est.net_.callbacks_)["cumulative_sample_gradient"]
+    state = cb.peak_state_dict()
+    assert all(
+        v.data_ptr() != p.data_ptr()
+        for v, p in zip(state.values(), est.net_.module_.state_dict().values())
+    )
+
+
+def test_min_peak_iter_guards_minibatch_sgd(cancer):
+    """Mini-batch SGD: the unguarded rule can stop at epoch 1."""
+    X, y = cancer
+    y, _ = make_label_noise(y, kind="symmetric", rate=0.2, random_state=1)
+    params = {"batch_size": 64, "max_iter": 30, "random_state": 1}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        unguarded = SampleGradientMemorization(min_peak_iter=1, **params).fit(X, y)
+        guarded = SampleGradientMemorization(**params).fit(X, y)
+    assert unguarded.peak_iter_ == 1
+    assert guarded.peak_iter_ >= guarded.min_peak_iter == 5
 
 
 def test_no_peak_warns():

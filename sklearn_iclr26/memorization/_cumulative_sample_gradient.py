@@ -7,8 +7,6 @@ Imports skorch and torch: the package exports it lazily
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-import copy
-
 import numpy as np
 from skorch.callbacks import Callback
 
@@ -46,7 +44,10 @@ class CumulativeSampleGradient(Callback):
     validation set needed): the first epoch whose norm stays the running
     maximum for ``patience`` further epochs. The scores up to the peak are kept
     (``csg_at_peak_``; ``csl_at_peak_`` is SGAL); with ``stop_at_peak`` training
-    stops there and the weights of the peak epoch are restored.
+    stops there and the weights of the peak epoch are restored. The weights
+    of the running maximum are kept in a buffer allocated once per fit and
+    overwritten in place (``Tensor.copy_``) only when the norm reaches a new
+    maximum.
 
     A ``skorch.callbacks.Callback``, usable on any skorch net whose input
     ``X`` is a dict holding the features under ``input_key`` and the row ids
@@ -72,6 +73,13 @@ class CumulativeSampleGradient(Callback):
     stop_at_peak : bool, default=True
         Stop training once the peak is confirmed and restore the peak epoch's
         weights.
+    min_epoch : int, default=1
+        First (1-based) epoch that can be the peak: the running maximum of
+        the weight norm (whose first threshold is the norm at
+        initialisation, never itself a peak) skips the epochs before it. With
+        mini-batch SGD the norm can dip right after the first epoch and a
+        rule starting at epoch 1 then stops there, before the network has
+        fit anything; a few epochs of warm-up avoid that.
 
     Attributes
     ----------
@@ -99,7 +107,7 @@ class CumulativeSampleGradient(Callback):
     >>> from sklearn_iclr26.memorization import CumulativeSampleGradient
     >>> cb = CumulativeSampleGradient(patience=None)
     >>> sorted(cb.get_params())
-    ['id_key', 'input_key', 'patience', 'stop_at_peak', 'weight_key']
+    ['id_key', 'input_key', 'min_epoch', 'patience', 'stop_at_peak', 'weight_key']
 
     Used with a skorch net whose input is ``{"X": X, "sample_id": ids}``::
 
@@ -116,13 +124,23 @@ class CumulativeSampleGradient(Callback):
         weight_key="sample_weight",
         patience=3,
         stop_at_peak=True,
+        min_epoch=1,
     ):
         store_params(self, locals())
 
     def _get_param_names(self):
         # the constructor's parameters only (skorch's default lists every
         # attribute not ending in "_", the private accumulators included)
-        return sorted(["input_key", "id_key", "weight_key", "patience", "stop_at_peak"])
+        return sorted(
+            [
+                "input_key",
+                "id_key",
+                "weight_key",
+                "patience",
+                "stop_at_peak",
+                "min_epoch",
+            ]
+        )
 
     def initialize(self):
         """Reset the accumulated state."""
@@ -167,8 +185,10 @@ class CumulativeSampleGradient(Callback):
             self.weight_norm_history_ = [_weight_norm(module)]
             self.mean_input_grad_history_ = []
             self.peak_epoch_ = None
+            # the norm at initialisation is the first threshold, never a peak
             self._running_max = (self.weight_norm_history_[0], 0)
             self._peak_snapshot = None
+            self._state_buffer = None
         self._stopped = False
 
     def on_epoch_begin(self, net, dataset_train=None, dataset_valid=None, **kwargs):
@@ -240,23 +260,38 @@ class CumulativeSampleGradient(Callback):
         epoch = len(self.weight_norm_history_) - 1
         if self.patience is None or self.peak_epoch_ is not None:
             return
-        best, best_epoch = self._running_max
-        if norm > best:
+        if epoch < self.min_epoch:
+            return
+        if norm > self._running_max[0]:
             self._running_max = (norm, epoch)
-            self._peak_snapshot = (
-                self.csg_.copy(),
-                self.csl_.copy(),
-                copy.deepcopy(net.module_.state_dict()),
-            )
-        elif best_epoch > 0 and epoch - best_epoch >= self.patience:
+            self._snapshot(net.module_)
+            return
+        best_epoch = self._running_max[1]
+        if best_epoch > 0 and epoch - best_epoch >= self.patience:
             self.peak_epoch_ = best_epoch
-            self.csg_at_peak_, self.csl_at_peak_, state = self._peak_snapshot
+            self.csg_at_peak_, self.csl_at_peak_ = self._peak_snapshot
+            self._peak_snapshot = None
             if self.stop_at_peak:
-                net.module_.load_state_dict(state)
+                net.module_.load_state_dict(self._state_buffer)
                 self._stopped = True
-                self._peak_snapshot = (None, None, state)
                 raise _StopTraining
-            self._peak_snapshot = (None, None, state)
+
+    def _snapshot(self, module):
+        """Keep the scores and weights of the running maximum (in place)."""
+        import torch
+
+        if self._peak_snapshot is None:
+            self._peak_snapshot = (self.csg_.copy(), self.csl_.copy())
+        else:
+            np.copyto(self._peak_snapshot[0], self.csg_)
+            np.copyto(self._peak_snapshot[1], self.csl_)
+        with torch.no_grad():
+            state = module.state_dict()
+            if self._state_buffer is None:
+                self._state_buffer = {k: v.detach().clone() for k, v in state.items()}
+            else:
+                for k, v in state.items():
+                    self._state_buffer[k].copy_(v)
 
     def on_train_end(self, net, X=None, y=None, **kwargs):
         if self.peak_epoch_ is None:
@@ -265,6 +300,6 @@ class CumulativeSampleGradient(Callback):
 
     def peak_state_dict(self):
         """State dict of the module at the peak epoch (``None`` if no peak)."""
-        if self.peak_epoch_ is None or self._peak_snapshot is None:
+        if self.peak_epoch_ is None or self._state_buffer is None:
             return None
-        return self._peak_snapshot[2]
+        return self._state_buffer

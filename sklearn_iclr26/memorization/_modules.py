@@ -146,6 +146,11 @@ class RLPNet(nn.Module):
     trains the features only). Without ``random_labels`` it returns the class
     logits alone. Head logits have shape ``(B, n_layers, n_label_sets,
     n_random_labels)``.
+
+    With ``n_label_groups > 1`` (the per-class variant) every head has one
+    output block of ``n_random_labels`` per group (class), and row ``i`` is
+    scored by the block of its group ``label_group[i]``: per-class heads, the
+    random labels nested in the classes.
     """
 
     def __init__(
@@ -160,6 +165,7 @@ class RLPNet(nn.Module):
         activation="relu",
         dropout=0.0,
         compute_reg=True,
+        n_label_groups=1,
         dtype=None,
     ):
         super().__init__()
@@ -167,6 +173,7 @@ class RLPNet(nn.Module):
             n_features, hidden_layer_sizes, activation, dropout, dtype
         )
         self.classifier = nn.Linear(self.features.n_out, n_outputs, dtype=dtype)
+        self.n_label_groups = int(n_label_groups)
         self.rlp_layers = tuple(int(layer) for layer in rlp_layers)
         self.n_label_sets = int(n_label_sets)
         self.n_random_labels = int(n_random_labels)
@@ -175,7 +182,7 @@ class RLPNet(nn.Module):
             [
                 RLPHeads(
                     hidden_layer_sizes[layer],
-                    n_random_labels,
+                    n_random_labels * self.n_label_groups,
                     self.n_label_sets,
                     head,
                     dtype,
@@ -184,28 +191,43 @@ class RLPNet(nn.Module):
             ]
         )
 
-    def _heads(self, hidden, *, detach_features, detach_params):
+    def _heads(self, hidden, label_group, *, detach_features, detach_params):
         out = []
         for layer, heads in zip(self.rlp_layers, self.heads):
             h = hidden[layer].detach() if detach_features else hidden[layer]
             out.append(heads(h, detach_params=detach_params))
-        return torch.stack(out, dim=1)
+        z = torch.stack(out, dim=1)  # (B, L, S, G * n)
+        if self.n_label_groups == 1:
+            return z
+        if label_group is None:
+            raise ValueError("Per-class RLP heads need each row's label_group.")
+        B, L, S, _ = z.shape
+        z = z.reshape(B, L, S, self.n_label_groups, self.n_random_labels)
+        index = label_group.long().reshape(B, 1, 1, 1, 1)
+        index = index.expand(B, L, S, 1, self.n_random_labels)
+        return z.gather(3, index).squeeze(3)
 
-    def forward(self, X, random_labels=None, **aux):
+    def forward(self, X, random_labels=None, label_group=None, **aux):
         last, hidden = self.features(X)
         logits = self.classifier(last)
         if random_labels is None:
             return logits
-        rnd = self._heads(hidden, detach_features=True, detach_params=False)
+        rnd = self._heads(
+            hidden, label_group, detach_features=True, detach_params=False
+        )
         if not self.compute_reg:  # memorization_weight = 0: no L_reg
             return logits, rnd, None
-        reg = self._heads(hidden, detach_features=False, detach_params=True)
+        reg = self._heads(
+            hidden, label_group, detach_features=False, detach_params=True
+        )
         return logits, rnd, reg
 
-    def head_logits(self, X):
+    def head_logits(self, X, label_group=None):
         """Logits of every head on ``X`` (no gradient routing)."""
         _, hidden = self.features(X)
-        return self._heads(hidden, detach_features=False, detach_params=False)
+        return self._heads(
+            hidden, label_group, detach_features=False, detach_params=False
+        )
 
     def representation(self, X):
         """The last hidden layer."""
@@ -275,9 +297,9 @@ class PerSampleCrossEntropy(nn.Module):
         return F.cross_entropy(y_pred, y_true, reduction="none")
 
 
-def _assigned_label_stats(module, xb, random_labels, **aux):
+def _assigned_label_stats(module, xb, random_labels, label_group=None, **aux):
     """Per row, layer and label set: ``p_r`` and whether the head predicts ``r``."""
-    logits = module.head_logits(xb)  # (B, L, S, n)
+    logits = module.head_logits(xb, label_group)  # (B, L, S, n)
     labels = random_labels.long().unsqueeze(1).expand(-1, logits.shape[1], -1)
     proba = torch.softmax(logits, dim=-1)
     p_r = proba.gather(-1, labels.unsqueeze(-1)).squeeze(-1)
@@ -289,9 +311,10 @@ class RLPMonitor(Callback):
     """Random-label accuracy and ``p_r`` of the RLP heads, per epoch.
 
     Evaluated on the net's training rows (the input dict's ``X``,
-    ``random_labels`` and ``sample_id``) in eval mode (no dropout) at
-    initialisation and after every epoch, through ``forward_module`` (which
-    forks torch's RNG, so monitoring does not change training). A continued
+    ``random_labels``, ``sample_id`` and, for per-class heads,
+    ``label_group``) in eval mode (no dropout) at initialisation and after
+    every epoch, through ``forward_module`` (which forks torch's RNG, so
+    monitoring does not change training). A continued
     (``warm_start``) run extends the record.
 
     Attributes
@@ -314,11 +337,11 @@ class RLPMonitor(Callback):
         return self
 
     def _record(self, net):
-        X, random_labels = self.inputs_
+        X, aux = self.inputs_
         stats = forward_module(
             net,
             X,
-            aux={"random_labels": random_labels},
+            aux=aux,
             dtype=self.dtype,
             n_jobs=self.n_jobs,
             func=_assigned_label_stats,
@@ -328,7 +351,10 @@ class RLPMonitor(Callback):
         return self.accuracy_[-1]
 
     def on_train_begin(self, net, X=None, y=None, **kwargs):
-        self.inputs_ = (X["X"], X["random_labels"])
+        aux = {"random_labels": X["random_labels"]}
+        if "label_group" in X:
+            aux["label_group"] = X["label_group"]
+        self.inputs_ = (X["X"], aux)
         ids = np.asarray(X["sample_id"])
         if self.sample_id_ is None or not np.array_equal(ids, self.sample_id_):
             # a fresh record (not a continuation on the same rows)

@@ -64,6 +64,14 @@ class RLPHeadClassifier(TorchClassifierMixin, BaseTorchEstimator):
     head : {"linear", "mlp"}, default="linear"
         Architecture of each RLP head (``"mlp"``: one hidden ReLU layer of the
         layer's width).
+    random_label_scope : {"global", "per_class"}, default="global"
+        ``"global"``: one set of heads predicts the random labels of all
+        rows. ``"per_class"``: the random labels are sub-labels nested in the
+        classes (the predecessor paper's per-class heads): every head has one
+        output block per class and row ``i`` is scored, trained and
+        regularised by the block of its observed class ``y_i`` only, so a head
+        cannot use the class to predict the label. Chance stays
+        ``1 / n_random_labels``.
     n_label_sets : int, default=1
         Independent random-label draws, one head each per layer (averaged; more
         sets lower the variance of the per-row score).
@@ -135,6 +143,7 @@ class RLPHeadClassifier(TorchClassifierMixin, BaseTorchEstimator):
         "rlp_layers": ["array-like"],
         "memorization_weight": [Interval(Real, 0, None, closed="left")],
         "head": [StrOptions({"linear", "mlp"})],
+        "random_label_scope": [StrOptions({"global", "per_class"})],
         "n_label_sets": [Interval(Integral, 1, None, closed="left")],
         "activation": [StrOptions({"relu", "tanh", "gelu"})],
         "dropout": [Interval(Real, 0, 1, closed="left")],
@@ -151,6 +160,7 @@ class RLPHeadClassifier(TorchClassifierMixin, BaseTorchEstimator):
         rlp_layers=(-1,),
         memorization_weight=0.0,
         head="linear",
+        random_label_scope="global",
         n_label_sets=1,
         activation="relu",
         dropout=0.0,
@@ -205,6 +215,9 @@ class RLPHeadClassifier(TorchClassifierMixin, BaseTorchEstimator):
             "activation": self.activation,
             "dropout": self.dropout,
             "compute_reg": self.memorization_weight > 0,
+            "n_label_groups": (
+                n_outputs if self.random_label_scope == "per_class" else 1
+            ),
         }
 
     def _criterion_spec(self, n_outputs):
@@ -226,11 +239,14 @@ class RLPHeadClassifier(TorchClassifierMixin, BaseTorchEstimator):
             )
         self.random_labels_ = labels
         monitor = RLPMonitor(owner=self, dtype=self.dtype, n_jobs=self.n_jobs)
+        aux = {
+            "random_labels": labels,
+            "sample_id": np.arange(X.shape[0], dtype=np.int64),
+        }
+        if self.random_label_scope == "per_class":
+            aux["label_group"] = np.asarray(y, dtype=np.int64)
         return {
-            "aux": {
-                "random_labels": labels,
-                "sample_id": np.arange(X.shape[0], dtype=np.int64),
-            },
+            "aux": aux,
             "callbacks": [("rlp_monitor", monitor)],
         }
 
