@@ -92,7 +92,9 @@ def ours(kind, B, seed):
         return TLearnerRegressor(Ridge(alpha=1.0), **common)
     if kind == "X":
         return XLearnerRegressor(Ridge(alpha=1.0), **common)
-    return GeodesicCATERegressor(Ridge(alpha=1.0), n_steps=3, **common)
+    return GeodesicCATERegressor(
+        Ridge(alpha=1.0), n_steps=3, combine="adapted", **common
+    )
 
 
 def run_ours(kind, B, seed, X, y, t, tau_tr, Xe, tau_e):
@@ -124,7 +126,8 @@ def run_econml(kind, B, seed, X, y, t, tau_tr, Xe, tau_e):
             model_propensity=LogisticRegression(),
             model_regression=Ridge(alpha=1.0),
             model_final=Ridge(alpha=1.0),
-            cv=2,
+            min_propensity=0.05,
+            cv=5,
             random_state=seed,
         )
     inference = BootstrapInference(
@@ -181,9 +184,15 @@ def main():
         else []
     )
     done = {(r["data"], r["rep"], r["learner"]) for r in rows}
-    plan = [("sim", rep) for rep in range(n_sim)] + [
-        ("ihdp", rep) for rep in range(n_ihdp)
-    ]
+    # IHDP replications interleaved with the simulation's, so that a partial
+    # (resumed) run has both
+    every = max(1, n_sim // max(4 * n_ihdp, 1))
+    plan = []
+    for rep in range(max(n_sim, n_ihdp * every)):
+        if rep < n_sim:
+            plan.append(("sim", rep))
+        if rep % every == every - 1 and rep // every < n_ihdp:
+            plan.append(("ihdp", rep // every))
     for data, rep in plan:
         arrays = simulate(rep) if data == "sim" else ihdp(rep)
         for learner in LEARNERS:

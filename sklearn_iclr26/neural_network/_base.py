@@ -10,7 +10,9 @@ adds its architecture parameters and module.
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn.utils._param_validation import StrOptions
+from numbers import Real
+
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._validation import check_hidden_layer_sizes
@@ -26,6 +28,7 @@ class BaseTorchMLP(BaseTorchEstimator):
         **BaseTorchEstimator._parameter_constraints,
         "hidden_layer_sizes": ["array-like"],
         "activation": [StrOptions(set(_ACTIVATIONS))],
+        "dropout": [Interval(Real, 0, 1, closed="left")],
     }
 
     def __init__(
@@ -33,6 +36,7 @@ class BaseTorchMLP(BaseTorchEstimator):
         hidden_layer_sizes=(32,),
         *,
         activation="relu",
+        dropout=0.0,
         alpha=0.0,
         batch_size=None,
         learning_rate_init=1e-2,
@@ -51,6 +55,7 @@ class BaseTorchMLP(BaseTorchEstimator):
     ):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
+        self.dropout = dropout
         self.alpha = alpha
         self.batch_size = batch_size
         self.learning_rate_init = learning_rate_init
@@ -76,4 +81,5 @@ class BaseTorchMLP(BaseTorchEstimator):
             "n_outputs": n_outputs,
             "hidden_layer_sizes": check_hidden_layer_sizes(self.hidden_layer_sizes),
             "activation": self.activation,
+            "dropout": float(self.dropout),
         }
