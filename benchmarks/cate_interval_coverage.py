@@ -149,11 +149,17 @@ def run_econml(kind, B, seed, X, y, t, tau_tr, Xe, tau_e):
     }
 
 
+def _mean_se(values):
+    v = np.asarray(values, dtype=float)
+    se = v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else np.nan
+    return f"{v.mean():.3f}+-{se:.3f}"
+
+
 def summarise(rows, path, header):
-    lines = [header, ""]
+    lines = [header, "(mean +- standard error over replications)", ""]
     lines.append(
-        f"{'data':6s} {'learner':10s} {'reps':>4s} {'cate_cov':>9s} "
-        f"{'cate_width':>10s} {'ate_cov':>8s} {'aipw_cov':>8s} {'pehe':>6s}"
+        f"{'data':6s} {'learner':10s} {'reps':>4s} {'cate_cov':>12s} "
+        f"{'cate_width':>12s} {'ate_cov':>12s} {'aipw_cov':>12s} {'pehe':>12s}"
     )
     for data in ("sim", "ihdp"):
         for learner in LEARNERS:
@@ -161,13 +167,15 @@ def summarise(rows, path, header):
             if not sel:
                 continue
             aipw = [r["aipw_cov"] for r in sel if r["aipw_cov"] is not None]
+            cells = [
+                _mean_se([r[key] for r in sel])
+                for key in ("cate_cov", "cate_width", "ate_cov")
+            ]
+            cells.append(_mean_se(aipw) if aipw else "-")
+            cells.append(_mean_se([r["pehe"] for r in sel]))
             lines.append(
                 f"{data:6s} {learner:10s} {len(sel):4d} "
-                f"{np.mean([r['cate_cov'] for r in sel]):9.3f} "
-                f"{np.mean([r['cate_width'] for r in sel]):10.3f} "
-                f"{np.mean([r['ate_cov'] for r in sel]):8.3f} "
-                + (f"{np.mean(aipw):8.3f} " if aipw else f"{'-':>8s} ")
-                + f"{np.mean([r['pehe'] for r in sel]):6.3f}"
+                + " ".join(f"{c:>12s}" for c in cells)
             )
     text = "\n".join(lines) + "\n"
     path.write_text(text)
