@@ -15,22 +15,38 @@ group shift is set by m_c; it reports no IHDP. Here:
   ``tau = 1 + x1 + 0.5 tanh(x2)``, noise sd 0.5; 80/20 train/test split.
 
 Methods (each with the same outcome model): T-learner, X-learner (ours, same
-estimator), econml's T/X/DR-learners when econml is installed (anchors), and the
-G-learner with K in {0, 2, 4} and keep r in {0.6, 1.0}; each G fit is evaluated
-with all three ``combine`` rules (one fit). Outcome model: LightGBM
-(``LGBMRegressor(n_estimators=100, num_leaves=15, learning_rate=0.05)``);
-``--torch`` adds the torch MLP on K in {0, 4}, r = 1.0 (10 replications).
+estimator), econml's T/X/DR-learners when econml is installed (anchors; the
+DRLearner as econml's docs advise under weak overlap: ``min_propensity=0.05``,
+``cv=5``), and the G-learner with K in {0, 2, 4} and keep r in {0.6, 1.0}
+(r = 0.6, the bagging filter, on the first ``--reps`` replications only);
+each G fit is evaluated with all three ``combine`` rules (one fit). Outcome
+model: LightGBM (``LGBMRegressor(n_estimators=100, num_leaves=15,
+learning_rate=0.05)``). ``ihdp_B`` runs ``--reps-ihdp-b`` replications (100),
+the others ``--reps`` (20).
+
+``--torch-only`` runs the torch MLP instead (``--torch-reps`` = 10
+replications, K in {0, 4}): ``torch`` is ``TorchMLPRegressor((64, 64),
+alpha=1e-3)`` with a fresh clone per chain step; ``torch_warm`` is the same
+network with ``dropout=0.1`` and the paper's chain: each step fine-tunes the
+previous step's network (``warm_start_chain=True``), and K = 4, r = 0.6 uses
+the MC-dropout filter. The T-/X-learner rows of each use the same network.
 
 Metrics: sqrt(PEHE) and eps_ATE = |mean tau_hat - mean tau|, in-sample (train)
 and out-of-sample (test). Summary: mean +- se over replications and the paired
-difference to the T-learner with a 95 % t-interval.
+difference to the T-learner (same model) with a 95 % t-interval.
 
-Rows are appended to ``benchmarks/results/causal_reproduction.csv`` as they
-finish (a killed run resumes where it stopped); the summary goes to
-``benchmarks/results/causal_reproduction.txt``.
+Rows are appended to ``benchmarks/results/causal_reproduction.csv`` (LightGBM)
+and ``causal_reproduction_torch.csv`` (torch) as they finish (a killed run
+resumes where it stopped; the two can run side by side); the summary of both
+goes to ``benchmarks/results/causal_reproduction.txt``.
 
-Usage: ``python benchmarks/causal_reproduction.py [--reps 20] [--torch]``;
-``SKLEARN_ICLR26_QUICK=1`` runs 3 replications of two cases.
+Usage: ``python benchmarks/causal_reproduction.py [--reps 20] [--reps-ihdp-b
+100] [--cases ...]`` and ``python benchmarks/causal_reproduction.py
+--torch-only [--cases shift_m1.1 ihdp_B]``; ``--quick`` (or
+``SKLEARN_ICLR26_QUICK=1``) runs 3 replications of two cases. CPU cost on one
+quiet core: about 3 s per LightGBM replication with r = 1 only, 15 s with the
+r = 0.6 filter grid (about 25 minutes at the defaults); the torch rows take
+about 15 s (shift) to 80 s (IHDP-B) per replication.
 """
 
 # Authors: The sklearn-iclr26 developers
@@ -58,6 +74,8 @@ from sklearn_iclr26.datasets import load_ihdp
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CSV = RESULTS / "causal_reproduction.csv"
+# the torch rows (a separate process may run them): their own file
+CSV_TORCH = RESULTS / "causal_reproduction_torch.csv"
 TXT = RESULTS / "causal_reproduction.txt"
 FIELDS = [
     "case",
@@ -89,6 +107,22 @@ def torch_mlp():
     return make_pipeline(
         StandardScaler(), TorchMLPRegressor((64, 64), alpha=1e-3, max_iter=200)
     )
+
+
+def torch_mlp_dropout():
+    """The torch MLP with dropout, for the fine-tuned chain's MC-dropout filter."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from sklearn_iclr26.neural_network import TorchMLPRegressor
+
+    return make_pipeline(
+        StandardScaler(),
+        TorchMLPRegressor((64, 64), alpha=1e-3, max_iter=200, dropout=0.1),
+    )
+
+
+FACTORIES = {"lgbm": lgbm, "torch": torch_mlp, "torch_warm": torch_mlp_dropout}
 
 
 def make_case(case, rep):
@@ -125,11 +159,15 @@ def econml_methods(model_factory):
         "econml_X": lambda: XLearner(
             models=model_factory(), propensity_model=LogisticRegression(max_iter=1000)
         ),
+        # as econml's docs advise for weak overlap: propensities clipped at
+        # 0.05 and 5-fold cross-fitting (its default min_propensity=1e-6 and
+        # cv=2 let IHDP's near-0 propensities blow up the DR pseudo-outcomes)
         "econml_DR": lambda: DRLearner(
             model_propensity=LogisticRegression(max_iter=1000),
             model_regression=model_factory(),
             model_final=model_factory(),
-            cv=2,
+            min_propensity=0.05,
+            cv=5,
             random_state=0,
         ),
     }
@@ -137,7 +175,14 @@ def econml_methods(model_factory):
 
 def run_rep(case, rep, model_name, grid, done, writer):
     Xtr, Xte, ytr, _, ttr, _, tautr, taute = make_case(case, rep)
-    factory = lgbm if model_name == "lgbm" else torch_mlp
+    factory = FACTORIES[model_name]
+    # "torch_warm": the paper's chain, each step fine-tuning the previous
+    # step's network (warm_start), MC dropout as the filter's uncertainty
+    chain = (
+        {"warm_start_chain": True, "uncertainty": "mc_dropout"}
+        if model_name == "torch_warm"
+        else {}
+    )
 
     def record(method, tau_in, tau_out, seconds):
         writer.writerow(
@@ -173,7 +218,7 @@ def run_rep(case, rep, model_name, grid, done, writer):
             continue
         start = time.perf_counter()
         est = GeodesicCATERegressor(
-            factory(), n_steps=K, keep=keep, random_state=rep
+            factory(), n_steps=K, keep=keep, random_state=rep, **chain
         ).fit(Xtr, ytr, treatment=ttr)
         seconds = time.perf_counter() - start
         for name, combine in zip(names, ("propensity", "source", "adapted")):
@@ -186,9 +231,13 @@ def run_rep(case, rep, model_name, grid, done, writer):
                 )
 
 
-def _read():
-    with open(CSV, newline="") as f:
-        return list(csv.DictReader(f))
+def _read(paths=(CSV, CSV_TORCH)):
+    rows = []
+    for path in paths:
+        if path.exists():
+            with open(path, newline="") as f:
+                rows += [r for r in csv.DictReader(f) if r.get("seconds")]
+    return rows
 
 
 def summarise():
@@ -241,39 +290,77 @@ def summarise():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument(
+        "--reps-ihdp-b",
+        type=int,
+        default=100,
+        help="LightGBM replications of ihdp_B (the non-inferiority test)",
+    )
     parser.add_argument("--cases", nargs="*", default=None)
-    parser.add_argument("--torch", action="store_true")
+    parser.add_argument(
+        "--torch-only",
+        action="store_true",
+        help="only the torch MLP rows (fresh and fine-tuned chains), to "
+        "causal_reproduction_torch.csv",
+    )
+    parser.add_argument("--torch-reps", type=int, default=10)
+    parser.add_argument("--quick", action="store_true", help="smoke run")
     args = parser.parse_args()
-    quick = os.environ.get("SKLEARN_ICLR26_QUICK") == "1"
+    quick = args.quick or os.environ.get("SKLEARN_ICLR26_QUICK") == "1"
     cases = args.cases or (
         ["ihdp_B", "shift_m1.1"]
         if quick
-        else ["ihdp_B", "shift_m0.5", "shift_m0.8", "shift_m1.1", "shift_m1.4"]
+        else [
+            "ihdp_B",
+            "ihdp_A",
+            "shift_m0.5",
+            "shift_m0.8",
+            "shift_m1.1",
+            "shift_m1.4",
+        ]
     )
     reps = 3 if quick else args.reps
     grid = [(0, 1.0), (2, 1.0), (4, 1.0), (0, 0.6), (2, 0.6), (4, 0.6)]
     RESULTS.mkdir(exist_ok=True)
-    done = set()
-    if CSV.exists():
-        done = {(r["case"], r["rep"], r["model"], r["method"]) for r in _read()}
-    new = not CSV.exists()
+    done = {(r["case"], r["rep"], r["model"], r["method"]) for r in _read()}
     warnings.simplefilter("ignore")
-    with open(CSV, "a", newline="") as f:
+    path = CSV_TORCH if args.torch_only else CSV
+    new = not path.exists()
+    with open(path, "a", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=FIELDS)
         if new:
             writer.writeheader()
         for case in cases:
-            for rep in range(reps):
+            if args.torch_only:
+                for rep in range(min(reps, args.torch_reps)):
+                    start = time.perf_counter()
+                    run_rep(case, rep, "torch", [(0, 1.0), (4, 1.0)], done, writer)
+                    f.flush()
+                    run_rep(
+                        case,
+                        rep,
+                        "torch_warm",
+                        [(0, 1.0), (4, 1.0), (4, 0.6)],
+                        done,
+                        writer,
+                    )
+                    f.flush()
+                    print(
+                        f"{case} torch rep {rep}: {time.perf_counter() - start:.1f} s",
+                        flush=True,
+                    )
+                continue
+            n_reps = reps if quick or case != "ihdp_B" else max(reps, args.reps_ihdp_b)
+            for rep in range(n_reps):
                 start = time.perf_counter()
-                run_rep(case, rep, "lgbm", grid, done, writer)
+                # the bagging-filter ablation (r = 0.6) on the first `reps` only
+                run_rep(
+                    case, rep, "lgbm", grid if rep < reps else grid[:3], done, writer
+                )
                 f.flush()
                 print(
                     f"{case} rep {rep}: {time.perf_counter() - start:.1f} s", flush=True
                 )
-            if args.torch:
-                for rep in range(min(reps, 10)):
-                    run_rep(case, rep, "torch", [(0, 1.0), (4, 1.0)], done, writer)
-                    f.flush()
     summarise()
 
 

@@ -78,7 +78,7 @@ for seed in range(n_reps):
     t_learner.append(pehe_score(tau, est.predict(X, combine="source")))
 
 means = [np.mean(errors[K]) for K in steps]
-ax1.plot(steps, means, "o-", label="G-learner (combine='propensity')")
+ax1.plot(steps, means, "o-", label="G-learner (combine='adapted')")
 ax1.axhline(np.mean(t_learner), color="gray", ls="--", label="T-learner")
 ax1.set_xlabel("K (n_steps)")
 ax1.set_ylabel("sqrt(PEHE), in-sample")

@@ -275,6 +275,89 @@ def test_warm_start_chain():
         GeodesicCATERegressor(SMALL_HGB, warm_start_chain=True).fit(X, y, treatment=t)
 
 
+@pytest.mark.parametrize("n_steps", [0, 2, 4])
+def test_linear_chain_is_an_exact_no_op(n_steps):
+    """CI no-op control (issue 30): with ``LinearRegression`` the G-learner is
+    the T-learner to 1e-10 for every ``combine`` rule and every K. By
+    construction: each step's pseudo-labels are the previous linear model's
+    own predictions on the atoms, so that linear function fits them with zero
+    residual and is the unique weighted least-squares solution (the atoms'
+    design [1, Z] has full column rank); every chain model is then its source
+    model, h01 = h00 and h10 = h11."""
+    X, y, t, _ = confounded(20, n=200, d=4)
+    tl = TLearnerRegressor(LinearRegression()).fit(X, y, treatment=t)
+    g = GeodesicCATERegressor(LinearRegression(), n_steps=n_steps, random_state=0)
+    g.fit(X, y, treatment=t)
+    for combine in ("adapted", "propensity", "source"):
+        assert_allclose(g.predict(X, combine=combine), tl.predict(X), atol=1e-10)
+    for arm in (0, 1):
+        source = g.estimators_[arm]
+        for model in g.chains_[arm]:
+            assert_allclose(model.coef_, source.coef_, atol=1e-10)
+            assert_allclose(model.intercept_, source.intercept_, atol=1e-10)
+
+
+def _torch_mlp(**params):
+    from sklearn_iclr26.neural_network import TorchMLPRegressor
+
+    return TorchMLPRegressor((16,), max_iter=15, random_state=0, **params)
+
+
+def test_warm_start_chain_fine_tunes_the_torch_mlp():
+    """``warm_start_chain=True`` with the package's ``TorchMLPRegressor``: each
+    step is the previous step's network trained ``max_iter`` more epochs on
+    the new atoms (redone here by hand), and the previous step is left as it
+    was."""
+    import copy
+
+    pytest.importorskip("torch")
+    X, y, t, _ = confounded(21, n=150)
+    g = GeodesicCATERegressor(_torch_mlp(), n_steps=1, warm_start_chain=True)
+    g.set_params(random_state=0).fit(X, y, treatment=t)
+    chain = g.chains_[0]
+    assert [m.n_iter_ for m in chain] == [15, 30, 45]
+    plan = g.ot_plan_.tocoo()
+    Z0, Z1 = X[t == 0], X[t == 1]
+    atoms = geodesic_atoms(Z0, Z1, plan.row, plan.col, 0.5)
+    previous = copy.deepcopy(chain[0]).set_params(warm_start=True)
+    by_hand = previous.fit(
+        atoms, chain[0].predict(atoms), sample_weight=plan.data * plan.nnz
+    )
+    assert_allclose(chain[1].predict(X), by_hand.predict(X), rtol=1e-6, atol=1e-8)
+    fresh = clone(chain[0]).fit(atoms, chain[0].predict(atoms))
+    assert not np.allclose(chain[1].predict(X), fresh.predict(X))
+
+
+def test_mc_dropout_filter():
+    """The paper's filter: with a dropout network ``uncertainty="auto"`` is
+    MC dropout (forward passes with dropout kept on, reproducible, leaving the
+    model and torch's global RNG untouched); it needs such a network."""
+    torch = pytest.importorskip("torch")
+    X, y, t, _ = confounded(22, n=150)
+    params = {"n_steps": 1, "keep": 0.6, "n_uncertainty_samples": 4}
+    g = GeodesicCATERegressor(_torch_mlp(dropout=0.2), **params, random_state=0)
+    g.fit(X, y, treatment=t)
+    assert g.uncertainty_ == "mc_dropout"
+    n_keep = int(np.ceil(0.6 * g.ot_plan_.nnz))
+    assert all(m.sum() == n_keep for ms in g.kept_mask_.values() for m in ms)
+    model = g.chains_[0][0]
+    before, state = model.predict(X), torch.get_rng_state()
+    sd = _geodesic_cate._mc_dropout_sd(model, X, 4, seed=1)
+    assert (sd > 0).all()
+    assert_array_equal(sd, _geodesic_cate._mc_dropout_sd(model, X, 4, seed=1))
+    assert not np.array_equal(sd, _geodesic_cate._mc_dropout_sd(model, X, 4, seed=2))
+    assert_array_equal(model.predict(X), before)  # eval mode, hooks removed
+    assert torch.equal(torch.get_rng_state(), state)
+    g2 = clone(g).fit(X, y, treatment=t)
+    assert_array_equal(g2.predict(X), g.predict(X))
+    bagged = clone(g).set_params(uncertainty="bagging").fit(X, y, treatment=t)
+    assert bagged.uncertainty_ == "bagging"
+    with pytest.raises(ValueError, match="mc_dropout"):
+        GeodesicCATERegressor(Ridge(), keep=0.6, uncertainty="mc_dropout").fit(
+            X, y, treatment=t
+        )
+
+
 # ------------------------------------------------------------ bad input
 @pytest.mark.parametrize(
     "Estimator", [GeodesicCATERegressor, TLearnerRegressor, XLearnerRegressor]
@@ -434,21 +517,22 @@ def _ihdp_paired_pehe(n_replications=20):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "measured: sqrt(PEHE) 1.176 (G) vs 1.118 (T), paired difference "
-        "+5.2% (se 3.0%) of the T-learner's: the issue's 5% non-inferiority "
-        "margin is missed on IHDP-B with LightGBM and default parameters"
-    ),
-)
 def test_ihdp_non_inferiority_to_the_t_learner():
-    """Issue 15's fixed-margin test: over 20 IHDP-B replications (seeds 0-19,
-    all 747 units), the mean paired difference in sqrt(PEHE), G-learner with
-    default parameters (K=3, keep=1, combine="propensity") minus T-learner on
-    the same LightGBM model, is at most 0.05 x the T-learner's mean."""
+    """Issue 15's 5% margin as a non-inferiority test (issue 30): over 20
+    IHDP-B replications (seeds 0-19, all 747 units), the upper 95% t-bound of
+    the paired difference in sqrt(PEHE), G-learner with default parameters
+    (K=3, keep=1, combine="adapted") minus the T-learner on the same LightGBM
+    model, is at most 0.05 x the T-learner's mean. Measured: +0.005, upper
+    bound +0.051 = 4.6% of T's 1.118 (the package's former default
+    combine="propensity" missed the margin at +5.2%)."""
+    from scipy.stats import t as student_t
+
     g_err, t_err = _ihdp_paired_pehe()
-    assert np.mean(g_err - t_err) <= 0.05 * np.mean(t_err)
+    d = g_err - t_err
+    upper = d.mean() + student_t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(
+        len(d)
+    )
+    assert upper <= 0.05 * np.mean(t_err)
 
 
 def test_n_jobs_and_verbose(capsys):

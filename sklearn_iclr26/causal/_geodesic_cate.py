@@ -89,6 +89,55 @@ def _fit_with_weights(est, X, y, sample_weight, seed):
     return est.fit(_safe_indexing(X, rows), y[rows])
 
 
+def _mc_dropout_sd(model, Z, n_passes, seed):
+    """Standard deviation of ``n_passes`` forward passes with dropout kept on.
+
+    ``model`` (or the final step of a ``Pipeline``) is a fitted torch
+    estimator of the package whose network has ``Dropout`` layers; each pass
+    draws fresh masks from a generator seeded by ``seed`` (the global torch
+    RNG is untouched). The spread is that of the raw network output: the
+    regressor's output is an increasing affine map of it, so the ranking of
+    the atoms (all the filter uses) is the same.
+    """
+    import torch
+    from torch import nn
+
+    transformer, final = final_step(model)
+    if transformer is not None:
+        Z = transformer.transform(Z)
+    module = final.net_.module_
+    dropouts = [m for m in module.modules() if isinstance(m, nn.Dropout) and m.p > 0]
+    generator = torch.Generator(device=final.net_.device)
+    generator.manual_seed(int(seed))
+
+    def keep_dropout_on(layer, inputs, output):
+        x = inputs[0]
+        mask = torch.rand(
+            x.shape, generator=generator, device=x.device, dtype=x.dtype
+        ).ge_(layer.p)
+        return x * mask / (1.0 - layer.p)
+
+    handles = [m.register_forward_hook(keep_dropout_on) for m in dropouts]
+    try:
+        passes = [final._forward(Z).ravel() for _ in range(n_passes)]
+    finally:
+        for handle in handles:
+            handle.remove()
+    return np.std(passes, axis=0)
+
+
+def _has_dropout(estimator):
+    """Whether the (final step of the) estimator is a package torch network
+    with a positive ``dropout`` parameter."""
+    from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
+
+    _, final = final_step(estimator)
+    return (
+        isinstance(final, BaseTorchEstimator)
+        and float(final.get_params().get("dropout", 0.0) or 0.0) > 0
+    )
+
+
 def _check_warm_start(estimator):
     _, final = final_step(estimator)
     if isinstance(final, (BaseEnsemble, HistGradientBoostingRegressor)):
@@ -124,15 +173,24 @@ class GeodesicCATERegressor(BaseCATERegressor):
     Euclidean cost, uniform masses) defines ``K = n_steps`` intermediate
     populations by McCann interpolation, ``(1 - kappa) x0_i + kappa x1_j``
     for each plan entry, at ``kappa = k / (K + 1)``; at each step the
-    previous model pseudo-labels the atoms and a fresh clone is fitted on them
-    with the plan masses as sample weights, the last step landing on the
-    other arm (``kappa = 1`` for ``h0``, ``0`` for ``h1``). A fraction
-    ``keep`` of the atoms with the smallest uncertainty may be kept at each
-    step (the paper's filter; off by default). ICLR 2026 paper "Adjusting
-    Prediction Model Through Wasserstein Geodesic for Causal Inference"
-    (OpenReview pYLoHuLV45); the algorithm is reconstructed from its notes,
-    and the prediction-time ``combine`` rule is our choice (the paper does
-    not state one).
+    previous model pseudo-labels the atoms and the next model is fitted on
+    them with the plan masses as sample weights (a fresh clone, or, with
+    ``warm_start_chain=True``, the previous network trained further: the
+    paper's fine-tuning), the last step landing on the other arm
+    (``kappa = 1`` for ``h0``, ``0`` for ``h1``). A fraction ``keep`` of the
+    atoms with the smallest uncertainty may be kept at each step (the paper's
+    filter, by MC dropout for a dropout network; off by default). ICLR 2026
+    paper "Adjusting Prediction Model Through Wasserstein Geodesic for Causal
+    Inference" (OpenReview pYLoHuLV45); the algorithm is reconstructed from
+    its notes. The default prediction rule ``combine="adapted"`` pairs each
+    model with the population it was adapted to, as the paper's theorem does.
+
+    Self-training passes the previous model's own predictions on: for a model
+    class that contains its pseudo-labels (e.g. ``LinearRegression``) every
+    chain model equals its source model and the G-learner is exactly the
+    T-learner, whatever ``n_steps``. Any difference from the T-learner comes
+    from what the base learner does when refitted on its own outputs at
+    shifted inputs (its regularisation, its smoothness).
 
     Identification assumes ignorability (no unmeasured confounding given the
     covariates) and overlap (``0 < P(T=1 | x) < 1``); a warning is raised when
@@ -153,15 +211,19 @@ class GeodesicCATERegressor(BaseCATERegressor):
         the other arm.
     keep : float in (0, 1], default=1.0
         Fraction ``r`` of atoms kept at each step, those with the smallest
-        uncertainty; ``1.0`` keeps all (the filter hurt in our sanity run).
-    uncertainty : {"auto", "bagging"}, default="auto"
-        How the uncertainty of a pseudo-label is measured when ``keep < 1``:
-        the standard deviation over ``n_uncertainty_samples`` clones of the
-        chain model fitted on bootstrap resamples of its training atoms.
-        ``"auto"`` is ``"bagging"``: the paper's MC dropout needs a dropout
-        network, and the package's torch MLP has no dropout layer.
+        uncertainty (the paper uses ``r = 0.6``); ``1.0`` keeps all.
+    uncertainty : {"auto", "mc_dropout", "bagging"}, default="auto"
+        How the uncertainty of a pseudo-label is measured when ``keep < 1``.
+        ``"mc_dropout"`` (the paper's filter): the standard deviation of the
+        previous model's prediction over ``n_uncertainty_samples`` forward
+        passes with dropout kept on; it needs a torch network of the package
+        with ``dropout > 0`` (e.g. ``TorchMLPRegressor(dropout=0.1)``).
+        ``"bagging"``: the standard deviation over ``n_uncertainty_samples``
+        clones of the chain model fitted on bootstrap resamples of the
+        previous step's atoms (for any model). ``"auto"``: ``"mc_dropout"``
+        for such a dropout network, else ``"bagging"``.
     n_uncertainty_samples : int, default=5
-        Bagging members.
+        MC-dropout passes or bagging members.
     scale_covariates : bool, default=True
         Standardise the covariates (in ``transformer`` space) for the
         optimal-transport cost; the squared Euclidean cost is scale
@@ -174,17 +236,20 @@ class GeodesicCATERegressor(BaseCATERegressor):
         ``"passthrough"``: nothing (``X`` must be numeric; the chain models
         are clones of the whole ``estimator``).
     warm_start_chain : bool, default=False
-        Start each step from a copy of the previous model (``warm_start``;
-        e.g. ``MLPRegressor``) instead of a fresh clone.
-    combine : {"propensity", "source", "adapted"}, default="propensity"
-        How the four models are merged at prediction time (the paper leaves
-        this open). ``"propensity"``: ``h0 = (1 - e) h00 + e h01`` and
-        ``h1 = e h11 + (1 - e) h10`` with the propensity ``e(x)``;
-        ``"source"``: ``h00`` and ``h11`` (exactly the T-learner);
-        ``"adapted"``: the theorem's pairing, ``(h00, h10)`` for controls and
+        Fine-tune along the chain, as the paper does: each step is a copy of
+        the previous model trained further on the new atoms (``warm_start``;
+        e.g. ``TorchMLPRegressor``, whose ``n_iter_`` then accumulates over
+        the steps) instead of a fresh clone. Tree ensembles are refused.
+    combine : {"adapted", "propensity", "source"}, default="adapted"
+        How the four models are merged at prediction time. ``"adapted"``
+        (the paper's theorem's pairing): ``(h00, h10)`` for controls and
         ``(h01, h11)`` for treated units, the arm taken from
-        ``treatment_column`` when set, else ``e(x) >= 0.5``. All three come
-        from one fit (see :meth:`predict_outcomes`).
+        ``treatment_column`` when set, else ``e(x) >= 0.5``;
+        ``"propensity"`` (our blend, not the paper's):
+        ``h0 = (1 - e) h00 + e h01`` and ``h1 = e h11 + (1 - e) h10`` with
+        the propensity ``e(x)``; ``"source"``: ``h00`` and ``h11`` (exactly
+        the T-learner). All three come from one fit (see
+        :meth:`predict_outcomes`).
     propensity_estimator : classifier, default=None
         Propensity model, fitted in the numeric ``transformer`` space.
         ``None``: a standardised ``LogisticRegression``.
@@ -218,6 +283,8 @@ class GeodesicCATERegressor(BaseCATERegressor):
         ``{0: [h00', h0k..., h01], 1: [h11', h1k..., h10]}``: each chain from
         its source model (in ``transformer`` space) to the other arm, length
         ``n_steps + 2``.
+    uncertainty_ : {"mc_dropout", "bagging"} or None
+        The filter's uncertainty measure (``None`` when ``keep=1``).
     kept_mask_ : dict
         ``{0: [mask, ...], 1: [...]}``: boolean masks of the atoms kept at
         each step (all ``True`` when ``keep=1``).
@@ -257,7 +324,7 @@ class GeodesicCATERegressor(BaseCATERegressor):
         **BaseCATERegressor._parameter_constraints,
         "n_steps": [Interval(Integral, 0, None, closed="left")],
         "keep": [Interval(Real, 0, 1, closed="right")],
-        "uncertainty": [StrOptions({"auto", "bagging"})],
+        "uncertainty": [StrOptions({"auto", "mc_dropout", "bagging"})],
         "n_uncertainty_samples": [Interval(Integral, 2, None, closed="left")],
         "scale_covariates": ["boolean"],
         "transformer": [
@@ -284,7 +351,7 @@ class GeodesicCATERegressor(BaseCATERegressor):
         scale_covariates=True,
         transformer=None,
         warm_start_chain=False,
-        combine="propensity",
+        combine="adapted",
         propensity_estimator=None,
         ot_solver="auto",
         ot_reg=0.05,
@@ -412,7 +479,12 @@ class GeodesicCATERegressor(BaseCATERegressor):
             yk = _predict(model, Zk)
             mask = np.ones(len(yk), dtype=bool)
             if self.keep < 1.0:
-                sd = self._uncertainty(chain_est, train, Zk, _draw(rng))
+                if self.uncertainty_ == "mc_dropout":
+                    sd = _mc_dropout_sd(
+                        model, Zk, self.n_uncertainty_samples, _draw(rng)
+                    )
+                else:
+                    sd = self._uncertainty(chain_est, train, Zk, _draw(rng))
                 n_keep = max(2, int(np.ceil(self.keep * len(yk))))
                 mask[:] = False
                 mask[np.argsort(sd, kind="stable")[:n_keep]] = True
@@ -437,6 +509,21 @@ class GeodesicCATERegressor(BaseCATERegressor):
             raise ValueError("n_jobs == 0 has no meaning; use None, -1 or >= 1.")
         if self.warm_start_chain:
             _check_warm_start(self._chain_estimator())
+        dropout = _has_dropout(self._chain_estimator())
+        if self.uncertainty == "mc_dropout" and not dropout:
+            raise ValueError(
+                "uncertainty='mc_dropout' needs a torch network of the package "
+                "with dropout > 0 as the chain model (e.g. "
+                "TorchMLPRegressor(dropout=0.1)); use uncertainty='bagging' for "
+                f"{type(final_step(self._chain_estimator())[1]).__name__}."
+            )
+        self.uncertainty_ = (
+            None
+            if self.keep == 1.0
+            else (
+                "mc_dropout" if dropout and self.uncertainty != "bagging" else "bagging"
+            )
+        )
         self.estimators_, source_seeds = fit_arm_models(
             self, X, y, t, rng, sample_weight
         )
@@ -515,7 +602,7 @@ class GeodesicCATERegressor(BaseCATERegressor):
             is set).
         W : {array-like, DataFrame} of shape (n_samples, n_controls), default=None
             Controls, required when ``fit`` had them.
-        combine : {"propensity", "source", "adapted"}, default=None
+        combine : {"adapted", "propensity", "source"}, default=None
             Overrides the fitted ``combine`` rule (all rules come from the
             same fit).
 
@@ -544,7 +631,7 @@ class GeodesicCATERegressor(BaseCATERegressor):
         ----------
         X : {array-like, DataFrame} of shape (n_samples, n_features)
             Covariates.
-        combine : {"propensity", "source", "adapted"}, default=None
+        combine : {"adapted", "propensity", "source"}, default=None
             Overrides the fitted ``combine`` rule (not with controls ``W``:
             the effect model was then fitted to the fitted rule).
 

@@ -67,7 +67,7 @@ def _init(
 _CONSTRAINTS = {
     k: v
     for k, v in TorchMLPClassifier._parameter_constraints.items()
-    if k not in ("hidden_layer_sizes", "activation")
+    if k not in ("hidden_layer_sizes", "activation", "dropout")
 }
 _CONSTRAINTS.update({"search_space": [object], "architecture": [tuple, list]})
 

@@ -10,8 +10,10 @@ adds its architecture parameters and module.
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from numbers import Real
+
 from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
-from sklearn_iclr26.utils._sklearn_compat import StrOptions
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
 from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 
 # the torch classes live in _modules.py (imported lazily: it imports torch)
@@ -25,6 +27,7 @@ class BaseTorchMLP(BaseTorchEstimator):
         **BaseTorchEstimator._parameter_constraints,
         "hidden_layer_sizes": ["array-like"],
         "activation": [StrOptions(set(_ACTIVATIONS))],
+        "dropout": [Interval(Real, 0, 1, closed="left")],
     }
 
     def __init__(
@@ -32,6 +35,7 @@ class BaseTorchMLP(BaseTorchEstimator):
         hidden_layer_sizes=(32,),
         *,
         activation="relu",
+        dropout=0.0,
         alpha=0.0,
         batch_size=None,
         learning_rate_init=1e-2,
@@ -59,4 +63,5 @@ class BaseTorchMLP(BaseTorchEstimator):
             "n_outputs": n_outputs,
             "hidden_layer_sizes": check_hidden_layer_sizes(self.hidden_layer_sizes),
             "activation": self.activation,
+            "dropout": float(self.dropout),
         }

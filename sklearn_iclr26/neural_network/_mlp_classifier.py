@@ -24,6 +24,9 @@ class TorchMLPClassifier(TorchClassifierMixin, BaseTorchMLP):
         Width of each hidden layer; empty for a linear model.
     activation : {"relu", "tanh", "gelu"}, default="relu"
         Hidden-layer non-linearity.
+    dropout : float in [0, 1), default=0.0
+        Probability of zeroing a hidden unit (a ``Dropout`` layer after each
+        hidden activation, active in training only); ``0`` adds no layer.
     %(training_parameters)s
 
     Attributes

@@ -13,7 +13,7 @@ ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}
 
 
 class MLPModule(nn.Module):
-    """Feed-forward network ``Linear -> activation -> ... -> Linear``."""
+    """Feed-forward network ``Linear -> activation [-> Dropout] -> ... -> Linear``."""
 
     def __init__(
         self,
@@ -21,6 +21,7 @@ class MLPModule(nn.Module):
         n_outputs,
         hidden_layer_sizes=(32,),
         activation="relu",
+        dropout=0.0,
         dtype=None,
     ):
         super().__init__()
@@ -28,6 +29,8 @@ class MLPModule(nn.Module):
         for n_hidden in hidden_layer_sizes:
             layers.append(nn.Linear(n_in, n_hidden, dtype=dtype))
             layers.append(ACTIVATIONS[activation]())
+            if dropout > 0:
+                layers.append(nn.Dropout(dropout))
             n_in = n_hidden
         layers.append(nn.Linear(n_in, n_outputs, dtype=dtype))
         self.layers = nn.Sequential(*layers)
