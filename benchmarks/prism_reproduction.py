@@ -4,7 +4,9 @@ For each data set and seed: a plain torch MLP (``TorchMLPRegressor``, same
 hidden layers) and :class:`~sklearn_iclr26.causal.BackdoorAdjustedRegressor`
 with ``n_confounders`` in {0, 1, 2, 4}, both ``adjust_in`` values (one fit
 for ``n = 1``, where they coincide), and all
-three ``predict_mode`` values (free: one fit serves all three), scored by MSE
+three ``predict_mode`` values (free: one fit serves all three), plus the
+background-state controls at ``n = 2`` (``background_states="constant"``,
+``a_i = 0.5``, and ``"random"``), scored by MSE
 and Pearson r on an in-distribution and a shifted test set.
 
 Data sets (the "context" group and the shift are our choice):
@@ -143,6 +145,16 @@ def methods(context, seed):
                 ),
                 ("factual", "adjusted", "mix"),
             )
+    # the background-state controls (issue 30): a gain is the learned states'
+    # only where it exceeds these (n = 2, hidden-space averaging)
+    for states in ("constant", "random"):
+        yield (
+            f"prism_n2_hidden_{states}",
+            BackdoorAdjustedRegressor(
+                n_confounders=2, background_states=states, **common
+            ),
+            ("factual", "adjusted", "mix"),
+        )
 
 
 def _done():

@@ -349,3 +349,26 @@ def test_forward_matches_a_reference_from_the_official_equations():
     ref_total = huber(ref_fact - y) + alpha * huber(ref_adj - y) + beta * ref_uniform
     assert_allclose(total, ref_total, rtol=0, atol=1e-12)
     assert_allclose(total.mean(), ref_total.mean(), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("states", ["constant", "random"])
+def test_background_state_controls(data, states):
+    X, y = data
+    est = BackdoorAdjustedRegressor(
+        CONTEXT, background_states=states, random_state=0, **FAST
+    ).fit(X, y)
+    # at prediction both controls use a_i = 0.5 on every row
+    assert_array_equal(est.confounder_weights(X[:7]), np.full((7, 2, 8), 0.5))
+    # the adjusted branch is the hidden mean of copies with E_c x_c halved
+    net = est.net_.module_
+    Xt = torch.as_tensor(X[:7])
+    ep, ec = net._embeddings(Xt)
+    expected = net.head(net.backbone(ep + 0.5 * ec)).detach().numpy().ravel()
+    assert_allclose(est.predict(X[:7], mode="adjusted"), est._unstandardize(expected))
+    learned = BackdoorAdjustedRegressor(CONTEXT, random_state=0, **FAST).fit(X, y)
+    assert not np.allclose(learned.predict(X), est.predict(X))
+    # the controls are seeded like the learned states
+    again = BackdoorAdjustedRegressor(
+        CONTEXT, background_states=states, random_state=0, **FAST
+    ).fit(X, y)
+    assert_array_equal(again.predict(X), est.predict(X))
