@@ -18,8 +18,8 @@
   plain torch MLP, LogisticRegression and LightGBM, 10 seeds; test accuracy
   i.i.d. and after the flip, with paired differences (95 % t-CI).
 
-Resumable (rows already in the CSV are skipped). Default about 15 CPU-minutes
-(50 on the shared machine);
+Resumable (rows already in the CSV are skipped). Default: about 30 minutes per
+part on the shared 2-core machine under load (measured, issue 30);
 ``--quick`` runs a smoke test.
 
     python benchmarks/cco_reproduction.py [--quick] [--parts sim real]
