@@ -4,7 +4,9 @@ For each data set and seed: a plain torch MLP (``TorchMLPRegressor``, same
 hidden layers) and :class:`~sklearn_iclr26.causal.BackdoorAdjustedRegressor`
 with ``n_confounders`` in {0, 1, 2, 4}, both ``adjust_in`` values (one fit
 for ``n = 1``, where they coincide), and all
-three ``predict_mode`` values (free: one fit serves all three), scored by MSE
+three ``predict_mode`` values (free: one fit serves all three), plus the
+background-state controls at ``n = 2`` (``background_states="constant"``,
+``a_i = 0.5``, and ``"random"``), scored by MSE
 and Pearson r on an in-distribution and a shifted test set.
 
 Data sets (the "context" group and the shift are our choice):
@@ -28,6 +30,14 @@ context group is selected by name. Rows already in the CSV are skipped
 longer on a shared machine; rerun to resume); ``--quick``: 2 seeds.
 
     python benchmarks/prism_reproduction.py [--quick] [--seeds N] [--datasets ...]
+        [--methods ...] [--csv PATH]
+
+The background-state control of issue 30 (learned vs constant vs random states,
+SCM, 10 seeds, about 10 minutes on a shared machine)::
+
+    python benchmarks/prism_reproduction.py --datasets scm --seeds 10 \
+        --csv benchmarks/results/prism_states.csv --methods prism_n0 \
+        prism_n2_hidden prism_n2_hidden_constant prism_n2_hidden_random
 """
 
 # Authors: The sklearn-iclr26 developers
@@ -143,6 +153,16 @@ def methods(context, seed):
                 ),
                 ("factual", "adjusted", "mix"),
             )
+    # the background-state controls (issue 30): a gain is the learned states'
+    # only where it exceeds these (n = 2, hidden-space averaging)
+    for states in ("constant", "random"):
+        yield (
+            f"prism_n2_hidden_{states}",
+            BackdoorAdjustedRegressor(
+                n_confounders=2, background_states=states, **common
+            ),
+            ("factual", "adjusted", "mix"),
+        )
 
 
 def _done():
@@ -155,7 +175,7 @@ def _done():
         }
 
 
-def run(datasets, seeds):
+def run(datasets, seeds, only=None):
     RESULTS.mkdir(exist_ok=True)
     done = _done()
     new = not CSV.exists()
@@ -167,7 +187,9 @@ def run(datasets, seeds):
             for seed in range(seeds):
                 (X, y), tests, context = load(name, seed)
                 for method, est, modes in methods(context, seed):
-                    if (name, str(seed), method) in done:
+                    if (name, str(seed), method) in done or (
+                        only and method not in only
+                    ):
                         continue
                     scaler = StandardScaler().set_output(transform="pandas")
                     pipe = make_pipeline(scaler, est)
@@ -234,20 +256,29 @@ def summarize():
                         f"{m:+.4f} [{m - half:+.4f}, {m + half:+.4f}]"
                     )
     text = "\n".join(lines)
-    (RESULTS / "prism_reproduction.txt").write_text(text + "\n")
+    CSV.with_suffix(".txt").write_text(text + "\n")
     print(text)
 
 
 def main():
+    global CSV
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument(
         "--datasets", nargs="+", default=["diabetes", "jura", "scm", "enb"]
     )
+    parser.add_argument(
+        "--methods", nargs="+", default=None, help="fit only these (default: all)"
+    )
+    parser.add_argument(
+        "--csv", type=Path, default=CSV, help="results file (resumable)"
+    )
     args = parser.parse_args()
     quick = args.quick or os.environ.get("SKLEARN_ICLR26_QUICK") == "1"
-    run(args.datasets, 2 if quick else args.seeds)
+    CSV = args.csv
+    CSV.parent.mkdir(parents=True, exist_ok=True)
+    run(args.datasets, 2 if quick else args.seeds, args.methods)
     summarize()
 
 

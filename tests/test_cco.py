@@ -18,6 +18,7 @@ from sklearn_iclr26.causal import (
 )
 from sklearn_iclr26.causal._two_key_attention import algorithm1_directions
 from sklearn_iclr26.datasets import make_background_confounding, make_causal_chain
+from sklearn_iclr26.datasets._spurious import causal_chain_conditions
 
 D = 5
 GROUPS = (list(range(D)), list(range(D, 2 * D)))
@@ -126,6 +127,81 @@ def test_cause_dominant_regime_crowds_out_the_descendant(seed):
     assert np.all(ols.coef_[D:] > 0.01)
     z_share = np.abs(ols.coef_[D:]).sum() / np.abs(ols.coef_).sum()
     assert z_share > 0.02
+
+
+# the condition-satisfying generator: bounded laws, w* = e_1 (sigma^2 = 1/3)
+BOUNDED = {"law": "bounded", "descendant_strength": 0.2, "descendant_noise": 0.5}
+
+
+@pytest.mark.parametrize("d", [5, 10])
+def test_causal_chain_conditions(d):
+    # the Gaussian generator breaks Condition 2 (sign stability on ~75 % of
+    # rows, no margin) and, with the paper's coefficients, Condition 1
+    gauss = causal_chain_conditions(d, n_draws=50_000)
+    assert not gauss["cond1"] and not gauss["cond2"]
+    assert 0.70 < gauss["sign_stable"] < 0.80
+    assert gauss["margin"] == 0
+    bounded = causal_chain_conditions(d, n_draws=50_000, **BOUNDED)
+    assert bounded["cond1"] and bounded["cond2"]
+    assert bounded["s1_eff"] > bounded["cond1_rhs"] + 1
+    assert bounded["min_gap"] > 1.5
+    # by the law's bounds: x_1 - z_1 >= 0.8 * 3 - 0.2 - 0.5
+    assert bounded["min_gap"] >= 1.7 - 1e-12
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_staged_schedule_crowds_out_when_the_conditions_hold(seed):
+    # the paper's mechanism (Theorem 1, Corollary 1) on a law meeting
+    # Conditions 1-2: the staged schedule puts the gate on the cause and the
+    # flipped-mechanism loss stays at sigma^2, while OLS on [x, z] relies on z
+    # (Example 25); "standard" simultaneous GD does not crowd out here
+    sigma2 = 1 / 3
+    X, y = make_causal_chain(4000, D, random_state=seed, **BOUNDED)
+    X_flip, y_flip = make_causal_chain(
+        5000, D, shift="flip", random_state=seed + 200, **BOUNDED
+    )
+
+    def fit(schedule):
+        model = TwoKeyAttentionRegressor(GROUPS, schedule=schedule, random_state=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # gate saturation
+            return model.fit(X, y)
+
+    staged = fit("staged")
+    assert staged.attention(X)[:, 0].mean() >= 0.99
+    assert np.mean((staged.predict(X_flip) - y_flip) ** 2) <= 1.1 * sigma2
+    ols = LinearRegression().fit(X, y)
+    assert np.mean((ols.predict(X_flip) - y_flip) ** 2) >= 10 * sigma2
+    simultaneous = fit("simultaneous")
+    assert simultaneous.attention(X)[:, 0].mean() < 0.9
+    assert np.mean((simultaneous.predict(X_flip) - y_flip) ** 2) >= 5 * sigma2
+
+
+def test_each_schedule_uses_its_own_v_step():
+    X, y = make_causal_chain(300, D, random_state=0)
+
+    def fit(schedule, **kw):
+        model = TwoKeyAttentionRegressor(
+            GROUPS, max_iter=300, schedule=schedule, random_state=0, **kw
+        )
+        return model.fit(X, y).v_
+
+    assert_array_equal(fit("staged"), fit("staged", v_learning_rate=1e-1))
+    assert not np.array_equal(fit("staged"), fit("staged", staged_v_learning_rate=1e-3))
+    assert_array_equal(
+        fit("simultaneous"), fit("simultaneous", staged_v_learning_rate=1e-1)
+    )
+
+
+def test_make_causal_chain_bounded_law():
+    X, y = make_causal_chain(5000, 4, noise=0.5, random_state=0, **BOUNDED)
+    x, z = X[:, :4], X[:, 4:]
+    assert np.all((x[:, 0] >= 3) & (x[:, 0] <= 4))
+    assert np.all(np.abs(x[:, 1:]) <= 1)
+    # w* = e_1: y - x_1 is the noise, uniform on [-0.5, 0.5]
+    assert np.all(np.abs(y - x[:, 0]) <= 0.5)
+    assert abs(np.var(y - x[:, 0]) - 0.25 / 3) < 0.01
+    assert np.all(np.abs(z - 0.2 * y[:, None]) <= 0.5)
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 from numpy.testing import assert_allclose, assert_array_equal
 
 from sklearn_iclr26.causal import (
@@ -264,3 +265,110 @@ def test_verbose_levels(data, capsys):
     assert "[BackdoorAdjustedRegressor] epoch 1 loss terms: factual" in out
     assert "[BackdoorAdjustedRegressor] done: factual loss" in out
     assert out.count("loss terms") == out.count("/15: train_loss") == FAST["max_iter"]
+
+
+def _reference_prism_forward(net, X, t=2.0):
+    """Prism's forward pass, written from the official code's equations.
+
+    Independent of ``PrismNet`` (numpy, one row at a time, its own parameter
+    reading): copy 0 is ``E_p x_p + E_c x_c``, copy ``i`` is ``E_p x_p +
+    (E_c x_c) * a_i`` with ``a_i = sigmoid`` of the confounder encoder's
+    output (the port's layout, ``(n, embed_dim)`` per row: a fixed
+    permutation of the official ``(d_model, n)`` view's output units); every
+    copy goes through the one backbone, the ``n`` reweighted copies are
+    averaged in hidden space, one head gives the factual and the adjusted
+    output; the uniformity loss normalises each ``a_i`` over the embedding
+    axis, sums ``exp(2 t <a_i, a_j> - 2 t)`` over all pairs (diagonal
+    included) and takes the log, per row.
+    """
+
+    def linear(layer, v):
+        return layer.weight.detach().numpy() @ v + layer.bias.detach().numpy()
+
+    def relu(v):
+        return np.maximum(v, 0.0)
+
+    def head(h):
+        layers = [m for m in net.head if isinstance(m, torch.nn.Linear)]
+        for layer in layers[:-1]:
+            h = relu(linear(layer, h))
+        return linear(layers[-1], h)
+
+    n, E = net.n_confounders, net.embed_dim
+    enc1, enc2 = net.confounder_encoder[0], net.confounder_encoder[2]
+    factual, adjusted, uniform = [], [], []
+    for row in X:
+        xp, xc = row[list(net.primary)], row[list(net.context)]
+        ep, ec = linear(net.embed_primary, xp), linear(net.embed_context, xc)
+        a = 1 / (1 + np.exp(-linear(enc2, relu(linear(enc1, xc))))).reshape(n, E)
+        backbone = net.backbone[0]
+        h0 = relu(linear(backbone, ep + ec))
+        h_copies = [relu(linear(backbone, ep + ec * a[i])) for i in range(n)]
+        factual.append(head(h0))
+        adjusted.append(head(sum(h_copies) / n))
+        u = a / (np.sqrt((a**2).sum(axis=1, keepdims=True)) + 1e-8)
+        gram = u @ u.T
+        uniform.append(np.log(np.exp(2 * t * gram - 2 * t).sum()))
+    return np.array(factual), np.array(adjusted), np.array(uniform)
+
+
+def test_forward_matches_a_reference_from_the_official_equations():
+    from sklearn_iclr26.causal._backdoor_adjusted_modules import PrismLoss, PrismNet
+
+    torch.manual_seed(0)
+    net = PrismNet(
+        primary=[0, 1, 2],
+        context=[3, 4, 5, 6],
+        n_outputs=2,
+        embed_dim=5,
+        hidden_layer_sizes=(7, 6),
+        n_confounders=3,
+        confounder_hidden_size=8,
+        dtype=torch.float64,
+    )
+    X = np.random.RandomState(0).normal(size=(11, 7))
+    y = np.random.RandomState(1).normal(size=(11, 2))
+    y_fact, y_adj, a = net(torch.as_tensor(X))
+    ref_fact, ref_adj, ref_uniform = _reference_prism_forward(net, X)
+    assert_allclose(y_fact.detach().numpy(), ref_fact, rtol=0, atol=1e-12)
+    assert_allclose(y_adj.detach().numpy(), ref_adj, rtol=0, atol=1e-12)
+    # the reference tells hidden-space from output-space averaging
+    net.adjust_in = "output"
+    y_out = net(torch.as_tensor(X))[1].detach().numpy()
+    assert np.max(np.abs(y_out - ref_adj)) > 1e-6
+    net.adjust_in = "hidden"
+    # the loss: SmoothL1(factual) + alpha SmoothL1(adjusted) + beta uniformity
+    alpha, beta = 0.7, 0.3
+    loss = PrismLoss(adjusted_weight=alpha, uniformity_weight=beta)
+    total = loss((y_fact, y_adj, a), torch.as_tensor(y)).detach().numpy()
+
+    def huber(r):
+        r = np.abs(r)
+        return np.where(r < 1, 0.5 * r**2, r - 0.5).sum(axis=1)
+
+    ref_total = huber(ref_fact - y) + alpha * huber(ref_adj - y) + beta * ref_uniform
+    assert_allclose(total, ref_total, rtol=0, atol=1e-12)
+    assert_allclose(total.mean(), ref_total.mean(), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("states", ["constant", "random"])
+def test_background_state_controls(data, states):
+    X, y = data
+    est = BackdoorAdjustedRegressor(
+        CONTEXT, background_states=states, random_state=0, **FAST
+    ).fit(X, y)
+    # at prediction both controls use a_i = 0.5 on every row
+    assert_array_equal(est.confounder_weights(X[:7]), np.full((7, 2, 8), 0.5))
+    # the adjusted branch is the hidden mean of copies with E_c x_c halved
+    net = est.net_.module_
+    Xt = torch.as_tensor(X[:7])
+    ep, ec = net._embeddings(Xt)
+    expected = net.head(net.backbone(ep + 0.5 * ec)).detach().numpy().ravel()
+    assert_allclose(est.predict(X[:7], mode="adjusted"), est._unstandardize(expected))
+    learned = BackdoorAdjustedRegressor(CONTEXT, random_state=0, **FAST).fit(X, y)
+    assert not np.allclose(learned.predict(X), est.predict(X))
+    # the controls are seeded like the learned states
+    again = BackdoorAdjustedRegressor(
+        CONTEXT, background_states=states, random_state=0, **FAST
+    ).fit(X, y)
+    assert_array_equal(again.predict(X), est.predict(X))

@@ -76,6 +76,14 @@ PARAMETERS_DOC = """feature_groups : dict or None, default=None
     weight_activation : {"sigmoid", "softmax"}, default="sigmoid"
         Activation of the background-state weights (softmax normalises over
         the embedding axis).
+    background_states : {"learned", "constant", "random"}, default="learned"
+        The background states ``a_i``: ``"learned"`` (the confounder encoder
+        over the context columns, the method), or the controls ``"constant"``
+        (``a_i = 0.5``: no encoder signal, no diversity) and ``"random"``
+        (``sigmoid(N(0, 1))`` drawn fresh on every training pass, their mean
+        0.5 at prediction). A gain can be attributed to the learned states
+        only where ``"learned"`` beats ``"constant"``; with the controls the
+        uniformity loss is constant (no gradient).
     adjust_in : {"hidden", "output"}, default="hidden"
         Average the adjusted copies in hidden space (official code) or average
         their outputs (the paper's formula).
@@ -124,6 +132,7 @@ class BaseBackdoorAdjusted(BaseTorchEstimator):
         "uniformity_weight": [Interval(Real, 0, None, closed="left")],
         "uniformity_t": [Interval(Real, 0, None, closed="neither")],
         "weight_activation": [StrOptions({"sigmoid", "softmax"})],
+        "background_states": [StrOptions({"learned", "constant", "random"})],
         "adjust_in": [StrOptions({"hidden", "output"})],
         "predict_mode": [StrOptions({"factual", "adjusted", "mix"})],
         "embed_dim": [Interval(Integral, 1, None, closed="left")],
@@ -143,6 +152,7 @@ class BaseBackdoorAdjusted(BaseTorchEstimator):
         uniformity_weight=1.0,
         uniformity_t=2.0,
         weight_activation="sigmoid",
+        background_states="learned",
         adjust_in="hidden",
         predict_mode="factual",
         embed_dim=16,
@@ -218,6 +228,7 @@ class BaseBackdoorAdjusted(BaseTorchEstimator):
             "n_confounders": self.n_confounders,
             "confounder_hidden_size": self.confounder_hidden_size,
             "weight_activation": self.weight_activation,
+            "background_states": self.background_states,
             "adjust_in": self.adjust_in,
             "task": "classification" if is_classifier(self) else "regression",
         }

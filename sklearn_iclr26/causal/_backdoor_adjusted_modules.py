@@ -65,8 +65,10 @@ class PrismNet(nn.Module):
         adjust_in="hidden",
         task="regression",
         dtype=None,
+        background_states="learned",
     ):
         super().__init__()
+        self.background_states = background_states
         self.primary = tuple(int(i) for i in primary)
         self.context = tuple(int(i) for i in context)
         self.n_confounders = int(n_confounders)
@@ -117,7 +119,19 @@ class PrismNet(nn.Module):
         return self.embed_primary(X[:, self.primary_index]), ec
 
     def confounder_weights(self, X):
-        """Weights ``a_i`` of shape (batch, n_confounders, embed_dim)."""
+        """Weights ``a_i`` of shape (batch, n_confounders, embed_dim).
+
+        ``background_states="learned"``: the encoder's output; ``"constant"``:
+        0.5 everywhere (no encoder signal, no diversity); ``"random"``:
+        ``sigmoid(N(0, 1))`` drawn fresh on every training pass (torch's
+        global generator), their mean 0.5 in evaluation mode.
+        """
+        states = getattr(self, "background_states", "learned")
+        if states != "learned":
+            shape = (X.shape[0], self.n_confounders, self.embed_dim)
+            if states == "random" and self.training:
+                return torch.sigmoid(torch.randn(shape, dtype=X.dtype, device=X.device))
+            return torch.full(shape, 0.5, dtype=X.dtype, device=X.device)
         raw = self.confounder_encoder(X[:, self.context_index])
         raw = raw.view(-1, self.n_confounders, self.embed_dim)
         if self.weight_activation == "softmax":

@@ -80,6 +80,7 @@ class BackdoorAdjustedRegressor(TorchRegressorMixin, BaseBackdoorAdjusted):
         uniformity_weight=1.0,
         uniformity_t=2.0,
         weight_activation="sigmoid",
+        background_states="learned",
         adjust_in="hidden",
         predict_mode="factual",
         embed_dim=16,

@@ -140,7 +140,13 @@ class TwoKeyAttentionRegressor(RegressorMixin, BaseEstimator):
     w_learning_rate : float, default=2e-3
         Step size ``eta`` of ``w``.
     v_learning_rate : float, default=2e-3
-        Step size ``beta`` of the attention query ``v``.
+        Step size ``beta`` of the attention query ``v`` (``schedule=
+        "simultaneous"``).
+    staged_v_learning_rate : float, default=5e-2
+        Step size ``beta`` of ``v`` in phase 2 of ``schedule="staged"`` (the
+        ``v``-only phase). Phase 1 leaves ``w_1`` near 1/4, so the phase-2
+        gradients in ``v`` are small and the simultaneous schedule's step
+        (2e-3) barely moves the gate; Theorem 1 leaves ``beta`` open.
     init_scale : float, default=0.1
         Initial value ``alpha`` of the non-positional coordinates of ``w``.
     max_iter : int, default=4000
@@ -149,8 +155,9 @@ class TwoKeyAttentionRegressor(RegressorMixin, BaseEstimator):
         ``"simultaneous"`` updates ``w`` and ``v`` at every step.
         ``"staged"`` follows Theorem 1: ``w`` only until the first content
         coordinate of ``w`` reaches 1/4 (at most ``max_iter // 3`` steps),
-        then ``v`` only for ``max_iter // 3`` steps, then ``w`` only (the
-        paper leaves the phase lengths open; these are our choice).
+        then ``v`` only for ``max_iter // 3`` steps with step
+        ``staged_v_learning_rate``, then ``w`` only (the paper leaves the
+        phase lengths and step sizes open; these are our choice).
     batch_size : int or None, default=64
         Rows drawn (without replacement) for each step; ``None`` or a value
         of at least ``n_samples`` means full-batch gradient descent.
@@ -207,6 +214,7 @@ class TwoKeyAttentionRegressor(RegressorMixin, BaseEstimator):
         "n_positional": [Interval(Integral, 0, None, closed="left")],
         "w_learning_rate": [Interval(Real, 0, None, closed="neither")],
         "v_learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "staged_v_learning_rate": [Interval(Real, 0, None, closed="neither")],
         "init_scale": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "schedule": [StrOptions({"simultaneous", "staged"})],
@@ -222,6 +230,7 @@ class TwoKeyAttentionRegressor(RegressorMixin, BaseEstimator):
         n_positional=4,
         w_learning_rate=2e-3,
         v_learning_rate=2e-3,
+        staged_v_learning_rate=5e-2,
         init_scale=0.1,
         max_iter=4000,
         schedule="simultaneous",
@@ -297,6 +306,11 @@ class TwoKeyAttentionRegressor(RegressorMixin, BaseEstimator):
         switches = []
         phase = 0
         third = max(T // 3, 1)
+        beta = (
+            self.staged_v_learning_rate
+            if self.schedule == "staged"
+            else self.v_learning_rate
+        )
         for t in range(T):
             if self.schedule == "staged":
                 if phase == 0 and (w[M] >= 0.25 or t >= third):
@@ -315,7 +329,7 @@ class TwoKeyAttentionRegressor(RegressorMixin, BaseEstimator):
             if update_w:
                 w = w - self.w_learning_rate * g_w
             if update_v:
-                v = v - self.v_learning_rate * g_v
+                v = v - beta * g_v
             if not (np.all(np.isfinite(w)) and np.all(np.isfinite(v))):
                 raise ValueError(
                     f"Algorithm 1 diverged at step {t + 1} (non-finite weights). "

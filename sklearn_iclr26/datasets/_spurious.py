@@ -13,6 +13,22 @@ from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, validate_
 __all__ = ["make_background_confounding", "make_causal_chain"]
 
 
+def _draw_chain(n_samples, d, cause_scale, strength, descendant_noise, noise, law, rng):
+    """Draw ``x``, ``eps``, ``xi`` and ``(w*)^2`` of the causal chain."""
+    w_sq = np.ones(d) if law == "gaussian" else np.eye(1, d).ravel()
+    if law == "gaussian":
+        x = rng.normal(size=(n_samples, d))
+        x[:, 0] += cause_scale
+        eps = rng.normal(size=n_samples)
+        xi = rng.normal(size=(n_samples, d))
+    else:
+        x = rng.uniform(-1.0, 1.0, size=(n_samples, d))
+        x[:, 0] = cause_scale + rng.uniform(0.0, 1.0, size=n_samples)
+        eps = rng.uniform(-1.0, 1.0, size=n_samples)
+        xi = rng.uniform(-1.0, 1.0, size=(n_samples, d))
+    return x, noise * eps, descendant_noise * xi, w_sq
+
+
 @validate_params(
     {
         "n_samples": [Interval(Integral, 1, None, closed="left")],
@@ -22,6 +38,7 @@ __all__ = ["make_background_confounding", "make_causal_chain"]
         "descendant_noise": [Interval(Real, 0, None, closed="left")],
         "noise": [Interval(Real, 0, None, closed="left")],
         "shift": [StrOptions({"flip"}), Real, None],
+        "law": [StrOptions({"gaussian", "bounded"})],
         "random_state": ["random_state"],
     },
     prefer_skip_nested_validation=True,
@@ -35,17 +52,29 @@ def make_causal_chain(
     descendant_noise=3.0,
     noise=1.0,
     shift=None,
+    law="gaussian",
     random_state=None,
 ):
     """Generate the causal chain ``x -> y -> z`` of the CCO paper.
 
-    ``x`` has ``n_features`` coordinates, the first dominant: ``x_1 ~
-    N(cause_scale, 1)``, the others ``N(0, 1)``. The target is ``y = sum_j x_j
-    + noise * eps`` (``w* = 1``, so ``y = x^T (w*)^2 + eps``) and every
-    descendant coordinate is ``z_j = C * y + descendant_noise * xi_j`` with
-    ``C = descendant_strength`` (``eps``, ``xi`` standard normal). The paper's
-    law of ``x`` is garbled; this is the choice of the method note's sanity
-    run.
+    The target is ``y = x^T (w*)^2 + noise * eps`` and every descendant
+    coordinate is ``z_j = C * y + descendant_noise * xi_j`` with ``C =
+    descendant_strength``. Two laws:
+
+    * ``law="gaussian"`` (the method note's sanity run; the paper's law of
+      ``x`` is garbled): ``w* = 1`` (all ones, as in the paper's simulation),
+      ``x_1 ~ N(cause_scale, 1)``, the other ``x_j``, ``eps`` and ``xi``
+      standard normal. It violates the paper's Condition 2 (sign stability
+      and margin; see the user guide).
+    * ``law="bounded"`` (the condition-satisfying generator): ``w* = e_1``
+      (only the dominant coordinate is a cause, ``r = 1``), ``x_1 ~
+      U[cause_scale, cause_scale + 1]``, the other ``x_j``, ``eps`` and ``xi``
+      uniform on ``[-1, 1]`` (so ``sigma^2 = noise^2 / 3``). With
+      ``descendant_strength=0.2`` and ``descendant_noise=0.5`` (defaults
+      otherwise) it meets Conditions 1 and 2 of the paper on every sample
+      (``d`` = 5 and 10), while ``z`` still carries information on ``y``
+      that least squares uses (its flipped-mechanism MSE is about 30
+      ``sigma^2``).
 
     Read more in the :ref:`User Guide <cco>`.
 
@@ -56,16 +85,20 @@ def make_causal_chain(
     n_features : int, default=5
         Width ``d`` of the cause ``x`` and of the descendant ``z``.
     cause_scale : float, default=3.0
-        Mean of the dominant cause coordinate ``x_1``.
+        Location of the dominant cause coordinate ``x_1``.
     descendant_strength : float, default=0.3
         ``C`` in ``z = C * y + descendant_noise * xi``.
     descendant_noise : float, default=3.0
-        Standard deviation of the descendant noise.
+        Scale of the descendant noise (standard deviation for
+        ``"gaussian"``, half-width for ``"bounded"``).
     noise : float, default=1.0
-        Standard deviation ``sigma`` of the target noise.
+        Scale of the target noise (standard deviation ``sigma`` for
+        ``"gaussian"``, half-width for ``"bounded"``).
     shift : "flip", float or None, default=None
         Shift of the ``y -> z`` mechanism: ``"flip"`` uses ``-C``, a float
         uses that value as ``C``; ``None`` keeps ``C``.
+    law : {"gaussian", "bounded"}, default="gaussian"
+        Law of ``x``, ``eps``, ``xi`` and the choice of ``w*`` (see above).
     random_state : int, RandomState instance or None, default=None
         Seeds the draws.
 
@@ -82,20 +115,89 @@ def make_causal_chain(
     >>> X, y = make_causal_chain(n_samples=10, n_features=5, random_state=0)
     >>> X.shape, y.shape
     ((10, 10), (10,))
+    >>> X, y = make_causal_chain(
+    ...     10, 5, law="bounded", descendant_strength=0.2, descendant_noise=0.5
+    ... )
     """
     rng = check_random_state(random_state)
-    d = n_features
-    x = rng.normal(size=(n_samples, d))
-    x[:, 0] += cause_scale
-    y = x.sum(axis=1) + noise * rng.normal(size=n_samples)
     if shift is None:
         strength = descendant_strength
     elif isinstance(shift, str):
         strength = -descendant_strength
     else:
         strength = float(shift)
-    z = strength * y[:, None] + descendant_noise * rng.normal(size=(n_samples, d))
+    x, eps, xi, w_sq = _draw_chain(
+        n_samples, n_features, cause_scale, strength, descendant_noise, noise, law, rng
+    )
+    y = x @ w_sq + eps
+    z = strength * y[:, None] + xi
     return np.hstack([x, z]), y
+
+
+def causal_chain_conditions(
+    n_features=5,
+    *,
+    cause_scale=3.0,
+    descendant_strength=0.3,
+    descendant_noise=3.0,
+    noise=1.0,
+    law="gaussian",
+    n_draws=200_000,
+    random_state=0,
+):
+    """Conditions 1 and 2 of the CCO paper for one law of the chain.
+
+    Condition 1 (population dominance; moments by Monte Carlo over
+    ``n_draws`` rows): ``s1_eff > 2 m_1 / 15 + max_{j>1} (4 |s_j_eff| + m_1j /
+    8)`` with ``s_j = E[(x^T (w*)^2)(x_j + z_j)]``, ``mu_j = E[eps (x_j +
+    z_j)]``, ``s_j_eff = s_j + mu_j``, ``m_1 = E[(x_1 + z_1)^2]``, ``m_1j =
+    E[(x_1 + z_1)(x_j + z_j)]`` (Section 4.1.3 of the paper).
+
+    Condition 2 (per sample): (i) ``|x_1 - z_1| >= tau_1 > 0``; (ii)
+    ``sgn(x_1 - z_1) = sgn(x_1)``; (iii) ``3/4 |x_1| >= (r - 1) B'_x + B_eps
+    + tau_2`` with ``tau_2 > 0``, where ``r = |supp w*|`` and the bounds
+    ``B'_x = sup_{j >= 2} |x_j|``, ``B_eps = sup |eps|`` are the law's
+    (``"bounded"``) or, for the unbounded ``"gaussian"`` law, the maxima over
+    the draws (a lower bound on the almost-sure bound, so generous to it).
+
+    Returns a dict: ``s1_eff``, ``cond1_rhs``, ``cond1`` (bool),
+    ``min_gap`` (the smallest ``|x_1 - z_1|``), ``sign_stable`` and
+    ``margin`` (fractions of draws meeting (ii) and (iii)), ``cond2`` (bool:
+    all three on every draw).
+    """
+    rng = check_random_state(random_state)
+    d = n_features
+    x, eps, xi, w_sq = _draw_chain(
+        n_draws, d, cause_scale, descendant_strength, descendant_noise, noise, law, rng
+    )
+    signal = x @ w_sq
+    z = descendant_strength * (signal + eps)[:, None] + xi
+    c = x + z
+    s_eff = ((signal + eps)[:, None] * c).mean(axis=0)
+    m_1 = float(np.mean(c[:, 0] ** 2))
+    m_1j = (c[:, :1] * c[:, 1:]).mean(axis=0)
+    rhs = 2 * m_1 / 15 + (
+        float(np.max(4 * np.abs(s_eff[1:]) + m_1j / 8)) if d > 1 else 0.0
+    )
+    r = int(np.count_nonzero(w_sq))
+    if law == "bounded":
+        b_x = 1.0 if d > 1 else 0.0
+        b_eps = float(noise)
+    else:
+        b_x = float(np.max(np.abs(x[:, 1:]))) if d > 1 else 0.0
+        b_eps = float(np.max(np.abs(eps)))
+    gap = x[:, 0] - z[:, 0]
+    sign = np.sign(gap) == np.sign(x[:, 0])
+    margin = 0.75 * np.abs(x[:, 0]) > (r - 1) * b_x + b_eps
+    return {
+        "s1_eff": float(s_eff[0]),
+        "cond1_rhs": rhs,
+        "cond1": bool(s_eff[0] > rhs),
+        "min_gap": float(np.min(np.abs(gap))),
+        "sign_stable": float(np.mean(sign)),
+        "margin": float(np.mean(margin)),
+        "cond2": bool(np.all(sign) and np.all(margin) and np.min(np.abs(gap)) > 0),
+    }
 
 
 @validate_params(
