@@ -315,7 +315,7 @@ def summarise(rows):
         ),
         "",
         (
-            f"{'setting':10s} {'method':20s} {'score':>15s} {'bound':>15s} "
+            f"{'setting':10s} {'method':32s} {'score':>15s} {'bound':>15s} "
             f"{'label score':>15s} {'ratio':>15s} {'active':>7s} {'fit s':>7s}"
         ),
     ]
@@ -335,7 +335,7 @@ def summarise(rows):
     for setting, method in keys:
         sel = [r for r in rows if r["setting"] == setting and r["method"] == method]
         lines.append(
-            f"{setting:10s} {method:20s} "
+            f"{setting:10s} {method:32s} "
             + " ".join(
                 cell([float(r[c]) for r in sel])
                 for c in ("score", "bound", "label_score", "ratio")
