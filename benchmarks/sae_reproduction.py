@@ -29,9 +29,17 @@ per row (PCA and the structured codes are dense: the low-rank code is added):
   the cross-fitted probe logits; ``label score`` is the matched |corr| with
   the labels and the bound the probes' own |corr| with the labels.
 
+The structured SAEs' ``transform`` is S + R, the sparse code plus the dense
+rank-4 code R; ``<name>_sparse`` rows score S alone (the SAE's features, what
+an SAE evaluation scores) and ``<name>_lowrank`` R alone. ``sae_lp_anneal``
+and ``sae_structured_lp_anneal`` are the p-annealing SAE (dictionary_learning's
+``PAnnealTrainer`` schedule, ``lp_schedule="anneal"``: p from 1 to 0.5,
+adaptive coefficient), a baseline of the paper, plain and structured.
+
 Every method gets 32 components (TopK k = 4). Results (mean +- sd over seeds)
 go to ``benchmarks/results/sae_reproduction.txt``; per-seed rows to
-``sae_reproduction.csv`` (resumable; 3 simulated seeds, 2 penbased seeds,
+``sae_reproduction.csv`` (resumable; 5 simulated seeds (``--seeds``), 2 penbased
+seeds (``--penbased-seeds``),
 ``DictionaryLearning`` with 10 iterations: it is the slow one).
 ``SKLEARN_ICLR26_QUICK=1``: 1 seed, fewer rows. ``--settings simulated``
 (or ``penbased``) runs one setting (the CSV resumes).
@@ -67,8 +75,12 @@ SUMMARY = RESULTS / "sae_reproduction.txt"
 QUICK = os.environ.get("SKLEARN_ICLR26_QUICK") == "1"
 N_COMP = 32
 K = 4
+# the structured SAEs' codes are S + R (``transform``); "_sparse" rows score
+# the sparse features S alone (the SAE's features), "_lowrank" the dense R
+STRUCTURED = ["sae_structured", "sae_structured_lp", "sae_structured_lp_anneal"]
+PARTS = [f"{name}_{part}" for name in STRUCTURED for part in ("sparse", "lowrank")]
 # methods added after the first full run: computed alone for finished seeds
-ADDED_METHODS = ["sae_mp"]
+ADDED_METHODS = ["sae_mp", "sae_lp_anneal", "sae_structured_lp_anneal", *PARTS]
 
 
 def _hidden(clf, X):
@@ -104,6 +116,14 @@ def _codes(H, seed, only=None):
         "sae_lp": lambda: SparseAutoencoder(
             N_COMP, sparsity="lp", l1_weight=0.05, random_state=seed, **sae
         ),
+        "sae_lp_anneal": lambda: SparseAutoencoder(
+            N_COMP,
+            sparsity="lp",
+            lp_schedule="anneal",
+            l1_weight=0.05,
+            random_state=seed,
+            **sae,
+        ),
         "sae_structured": lambda: SparseAutoencoder(
             N_COMP, n_nonzero_coefs=K, structured_rank=4, random_state=seed, **sae
         ),
@@ -115,13 +135,34 @@ def _codes(H, seed, only=None):
             random_state=seed,
             **sae,
         ),
+        "sae_structured_lp_anneal": lambda: SparseAutoencoder(
+            N_COMP,
+            sparsity="lp",
+            lp_schedule="anneal",
+            l1_weight=0.05,
+            structured_rank=4,
+            random_state=seed,
+            **sae,
+        ),
     }
     out = {}
     for name, make in methods.items():
-        if only is not None and name not in only:
+        wanted = [name] + ([f"{name}_sparse", f"{name}_lowrank"] * (name in STRUCTURED))
+        if only is not None:
+            wanted = [w for w in wanted if w in only]
+        if not wanted:
             continue
         t0 = time.perf_counter()
-        out[name] = (make().fit_transform(Hs), time.perf_counter() - t0)
+        est = make()
+        Z = est.fit_transform(Hs)
+        seconds = time.perf_counter() - t0
+        if name in wanted:
+            out[name] = (Z, seconds)
+        if name in STRUCTURED:
+            sparse, low = est.transform_parts(Hs)
+            for part, Z in (("sparse", sparse), ("lowrank", low)):
+                if f"{name}_{part}" in wanted:
+                    out[f"{name}_{part}"] = (Z, 0.0)
     if only is not None:
         return out
     out["random_noise"] = (
@@ -274,7 +315,7 @@ def summarise(rows):
         ),
         "",
         (
-            f"{'setting':10s} {'method':20s} {'score':>15s} {'bound':>15s} "
+            f"{'setting':10s} {'method':32s} {'score':>15s} {'bound':>15s} "
             f"{'label score':>15s} {'ratio':>15s} {'active':>7s} {'fit s':>7s}"
         ),
     ]
@@ -294,7 +335,7 @@ def summarise(rows):
     for setting, method in keys:
         sel = [r for r in rows if r["setting"] == setting and r["method"] == method]
         lines.append(
-            f"{setting:10s} {method:20s} "
+            f"{setting:10s} {method:32s} "
             + " ".join(
                 cell([float(r[c]) for r in sel])
                 for c in ("score", "bound", "label_score", "ratio")
@@ -325,6 +366,8 @@ def main():
         default=["simulated", "penbased"],
         choices=["simulated", "penbased"],
     )
+    parser.add_argument("--seeds", type=int, default=5, help="simulated seeds")
+    parser.add_argument("--penbased-seeds", type=int, default=2)
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
     out_csv = CSV.with_name("sae_reproduction_quick.csv") if QUICK else CSV
@@ -333,8 +376,8 @@ def main():
         with open(out_csv) as f:
             rows = list(csv.DictReader(f))
     done = {(r["setting"], int(r["seed"])) for r in rows}
-    jobs = [("simulated", s) for s in range(1 if QUICK else 3)] + [
-        ("penbased", s) for s in range(1 if QUICK else 2)
+    jobs = [("simulated", s) for s in range(1 if QUICK else args.seeds)] + [
+        ("penbased", s) for s in range(1 if QUICK else args.penbased_seeds)
     ]
     run = {"simulated": simulated, "penbased": penbased}
     for setting, seed in jobs:

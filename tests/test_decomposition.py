@@ -141,6 +141,81 @@ def test_sae_lp_penalty_is_the_reweighted_l1_of_the_lp_surrogate():
     torch.testing.assert_close(grad[active], grad_lp[active])
 
 
+def test_lp_annealing_schedule_and_adaptive_coefficient():
+    """p falls linearly 1 -> p_end; each change rescales the coefficient by
+    mean ||s||_p^p / mean ||s||_{p_next}^{p_next} of the last batches' codes
+    (dictionary_learning's PAnnealTrainer)."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from sklearn_iclr26.decomposition._sae_modules import LpAnnealing
+
+    cb = LpAnnealing(p_end=0.5, l1_weight=0.1, max_epochs=3, n_updates=3)
+    cb.initialize()
+    net = SimpleNamespace(
+        module_=SimpleNamespace(record_codes=False, last_codes=None, lp_exponent=0.5),
+        criterion_=SimpleNamespace(l1_weight=0.0),
+    )
+    cb.on_train_begin(net)
+    assert net.module_.record_codes and net.criterion_.l1_weight == 0.1
+    rng = np.random.RandomState(0)
+    expected_coef = 0.1
+    for epoch, p in enumerate([1.0, 0.75, 0.5]):
+        cb.on_epoch_begin(net)
+        assert net.module_.lp_exponent == p
+        assert net.criterion_.l1_weight == pytest.approx(expected_coef, rel=1e-12)
+        codes = [np.abs(rng.normal(size=(4, 6))) for _ in range(12)]
+        for c in codes:
+            net.module_.last_codes = torch.as_tensor(c)
+            cb.on_batch_end(net, training=True)
+        if epoch < 2:  # the queue: the last 10 batches at (p, next p)
+            nxt = [1.0, 0.75, 0.5][epoch + 1]
+            now = np.mean([(c**p).sum(1).mean() for c in codes[-10:]])
+            later = np.mean([(c**nxt).sum(1).mean() for c in codes[-10:]])
+            expected_coef *= now / later
+    assert [h[:2] for h in cb.history_] == [(0, 1.0), (1, 0.75), (2, 0.5)]
+    cb.on_train_end(net)
+    assert not net.module_.record_codes and net.module_.last_codes is None
+
+
+def test_sae_lp_anneal_fits_and_one_epoch_is_l1(X):
+    params = {"n_components": 12, "l1_weight": 0.05, "random_state": 3}
+    sae = SparseAutoencoder(
+        sparsity="lp", lp_schedule="anneal", lp_exponent=0.4, max_iter=12, **params
+    ).fit(X)
+    ps = [p for _, p, _ in sae.lp_schedule_]
+    np.testing.assert_allclose(ps, np.linspace(1.0, 0.4, 10))
+    assert sae.net_.module_.lp_exponent == pytest.approx(0.4)
+    assert sae.net_.module_.last_codes is None  # nothing kept for pickling
+    again = SparseAutoencoder(
+        sparsity="lp", lp_schedule="anneal", lp_exponent=0.4, max_iter=12, **params
+    ).fit(X)
+    np.testing.assert_array_equal(sae.transform(X), again.transform(X))
+    # one epoch stays at p = 1: exactly the L1 SAE
+    one = SparseAutoencoder(
+        sparsity="lp", lp_schedule="anneal", lp_exponent=0.4, max_iter=1, **params
+    ).fit(X)
+    l1 = SparseAutoencoder(sparsity="l1", max_iter=1, **params).fit(X)
+    np.testing.assert_array_equal(one.transform(X), l1.transform(X))
+    assert SparseAutoencoder(sparsity="l1").fit(X).lp_schedule_ == []
+    with pytest.raises(ValueError, match='requires sparsity="lp"'):
+        SparseAutoencoder(lp_schedule="anneal").fit(X)
+
+
+def test_sae_transform_parts_sum_to_transform(X):
+    params = {"n_components": 12, "max_iter": 3, "random_state": 0}
+    structured = SparseAutoencoder(structured_rank=2, **params).fit(X)
+    sparse, low = structured.transform_parts(X)
+    np.testing.assert_allclose(sparse + low, structured.transform(X), atol=1e-12)
+    assert np.all((sparse != 0).sum(1) <= structured.n_nonzero_coefs_)
+    assert np.linalg.matrix_rank(low) <= 2
+    plain = SparseAutoencoder(**params).fit(X)
+    sparse, low = plain.transform_parts(X)
+    np.testing.assert_array_equal(sparse, plain.transform(X))
+    assert not low.any()
+
+
 def test_sae_lp_codes_are_non_negative_and_structured_lp_fits(X):
     sae = SparseAutoencoder(
         n_components=16, sparsity="lp", l1_weight=0.05, max_iter=10, random_state=0

@@ -42,9 +42,13 @@ class SAEModule(nn.Module):
         data_mean=None,
         lp_exponent=1.0,
         encoder="linear",
+        record_codes=False,
         dtype=None,
     ):
         super().__init__()
+        # the p-annealing callback reads the last training batch's sparse codes
+        self.record_codes = record_codes
+        self.last_codes = None
         W = torch.randn(n_components, n_features, dtype=dtype)
         W = W / W.norm(dim=1, keepdim=True).clamp_min(1e-12)
         self.W_dec = nn.Parameter(W)
@@ -197,6 +201,8 @@ class SAEModule(nn.Module):
             # the training objective (also on validation batches): BatchTopK
             # over the batch, not the inference threshold
             s = self.sparse_code(X, batch_topk=True)
+            if self.record_codes and self.training:
+                self.last_codes = s.detach()
             z = s
             low = None
             if self.structured_rank:
@@ -252,3 +258,81 @@ class UnitNormDecoder(Callback):
             W.div_(W.norm(dim=1, keepdim=True).clamp_min(1e-12))
             dev = float((W.norm(dim=1) - 1).abs().max())
         self.max_deviation_ = max(self.max_deviation_, dev)
+
+
+class LpAnnealing(Callback):
+    """p-annealing of the L_p penalty (dictionary_learning's ``PAnnealTrainer``).
+
+    The exponent ``p`` of the module's adaptive L_p penalty goes linearly from
+    1 to ``p_end`` in ``n_updates`` steps, at epochs spread evenly over the
+    ``max_epochs`` of training (``anneal_start`` = the first epoch,
+    ``anneal_end`` = the last: the schedule of ``PAnnealTrainer`` counted in
+    epochs). At every change of ``p`` after the first, the penalty's
+    coefficient (the criterion's ``l1_weight``) is multiplied by
+    ``mean ||s||_p^p / mean ||s||_{p_next}^{p_next}`` over the last
+    ``queue_length`` training batches' sparse codes (their ``Lp^p`` mode), so
+    the penalty keeps its size as ``p`` falls. ``p_history_`` and
+    ``coef_history_`` record ``(epoch, p, coefficient)`` at each change.
+    """
+
+    def __init__(self, p_end, l1_weight, max_epochs, n_updates=10, queue_length=10):
+        self.p_end = p_end
+        self.l1_weight = l1_weight
+        self.max_epochs = max_epochs
+        self.n_updates = n_updates
+        self.queue_length = queue_length
+
+    def initialize(self):
+        n = max(1, min(self.n_updates, self.max_epochs))
+        self.update_epochs_ = np.unique(
+            np.linspace(0, self.max_epochs - 1, n).round().astype(int)
+        )
+        self.p_values_ = np.linspace(1.0, self.p_end, len(self.update_epochs_))
+        return self
+
+    def on_train_begin(self, net, **kwargs):
+        self.epoch_ = 0
+        self.step_ = 0
+        self.next_p_ = None
+        self.queue_ = []
+        self.history_ = []
+        net.module_.record_codes = True
+        net.module_.lp_exponent = 1.0
+        net.criterion_.l1_weight = float(self.l1_weight)
+
+    def on_epoch_begin(self, net, **kwargs):
+        if self.step_ < len(self.update_epochs_) and (
+            self.epoch_ >= self.update_epochs_[self.step_]
+        ):
+            if self.next_p_ is not None and self.queue_:
+                now, nxt = np.mean(self.queue_, axis=0)
+                if nxt > 0:
+                    net.criterion_.l1_weight *= float(now / nxt)
+            p = float(self.p_values_[self.step_])
+            net.module_.lp_exponent = p
+            self.step_ += 1
+            self.next_p_ = (
+                float(self.p_values_[self.step_])
+                if self.step_ < len(self.p_values_)
+                else None
+            )
+            self.history_.append((self.epoch_, p, float(net.criterion_.l1_weight)))
+        self.epoch_ += 1
+
+    def on_batch_end(self, net, batch=None, training=None, **kwargs):
+        codes = net.module_.last_codes
+        if not training or self.next_p_ is None or codes is None:
+            return
+        codes = codes.abs()
+        p = net.module_.lp_exponent
+        self.queue_.append(
+            [
+                float(codes.pow(p).sum(dim=1).mean()),
+                float(codes.pow(self.next_p_).sum(dim=1).mean()),
+            ]
+        )
+        self.queue_ = self.queue_[-self.queue_length :]
+
+    def on_train_end(self, net, **kwargs):
+        net.module_.record_codes = False
+        net.module_.last_codes = None

@@ -26,6 +26,14 @@ def _decode(module, Z, **aux):
     return module.decode(Z)
 
 
+def _sparse(module, X, **aux):
+    return module.sparse_code(X)
+
+
+def _low_rank(module, X, **aux):
+    return module.low_rank_code(X)
+
+
 def _relu_pre(module, X, **aux):
     return module.pre_activations(X).clamp_min(0)
 
@@ -54,6 +62,13 @@ class SparseAutoencoder(
       codes at every step (the majorisation-minimisation step of the L_p
       quasi-norm), so small activations are driven to zero harder and large
       ones shrunk less than under L1; ``lp_exponent=1`` is exactly ``"l1"``.
+      With ``lp_schedule="anneal"``, the p-annealing SAE (a baseline of Liu et
+      al.; dictionary_learning's ``PAnnealTrainer``): ``p`` goes linearly
+      from 1 to ``lp_exponent`` in 10 steps spread evenly over the
+      ``max_iter`` epochs, and at each change the penalty's coefficient
+      (starting at ``l1_weight``) is multiplied by the ratio of the mean
+      ``||s||_p^p`` to the mean ``||s||_{p_next}^{p_next}`` of the last 10
+      training batches' codes.
 
     The decoder atoms are renormalised to unit norm after every optimizer step
     (a skorch callback of the one training engine), so the sparsity penalty
@@ -108,7 +123,12 @@ class SparseAutoencoder(
         penalty on the sparse codes; ignored by TopK and BatchTopK.
     lp_exponent : float, default=0.5
         Exponent ``p`` in ``(0, 1]`` of the adaptive L_p penalty
-        (``sparsity="lp"``; ignored otherwise).
+        (``sparsity="lp"``; ignored otherwise); with
+        ``lp_schedule="anneal"``, the final exponent.
+    lp_schedule : {"constant", "anneal"}, default="constant"
+        ``"constant"``: ``p = lp_exponent`` throughout. ``"anneal"``:
+        p-annealing from 1 to ``lp_exponent`` with the adaptive coefficient
+        (above); requires ``sparsity="lp"``.
     structured_rank : int, default=None
         Rank of the low-rank code; ``None`` for a plain SAE.
     nuclear_weight : float, default=1e-3
@@ -136,6 +156,9 @@ class SparseAutoencoder(
         Features that are zero on every training row.
     reconstruction_error_ : float
         Mean over training rows of ``||x - x_hat||^2`` after training.
+    lp_schedule_ : list of tuple
+        With ``lp_schedule="anneal"``: ``(epoch, p, coefficient)`` at each
+        change of ``p``; empty otherwise.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -179,6 +202,7 @@ class SparseAutoencoder(
         "positive_codes": ["boolean"],
         "l1_weight": [Interval(Real, 0, None, closed="left")],
         "lp_exponent": [Interval(Real, 0, 1, closed="right")],
+        "lp_schedule": [StrOptions({"constant", "anneal"})],
         "structured_rank": [Interval(Integral, 1, None, closed="left"), None],
         "nuclear_weight": [Interval(Real, 0, None, closed="left")],
     }
@@ -196,6 +220,7 @@ class SparseAutoencoder(
         positive_codes=True,
         l1_weight=1e-3,
         lp_exponent=0.5,
+        lp_schedule="constant",
         structured_rank=None,
         nuclear_weight=1e-3,
         batch_size=256,
@@ -261,6 +286,11 @@ class SparseAutoencoder(
                     f"(got structured_rank={self.structured_rank}); use "
                     'encoder="linear" for the structured SAE.'
                 )
+        if self.lp_schedule == "anneal" and self.sparsity != "lp":
+            raise ValueError(
+                'lp_schedule="anneal" requires sparsity="lp"; got '
+                f"sparsity={self.sparsity!r}."
+            )
         if self.structured_rank is not None and self.structured_rank > min(
             n_features, n_components
         ):
@@ -298,11 +328,26 @@ class SparseAutoencoder(
         }
 
     def _training_options(self, X, y):
-        from sklearn_iclr26.decomposition._sae_modules import UnitNormDecoder
+        from sklearn_iclr26.decomposition._sae_modules import (
+            LpAnnealing,
+            UnitNormDecoder,
+        )
 
-        return {"callbacks": [("unit_norm_decoder", UnitNormDecoder())]}
+        callbacks = [("unit_norm_decoder", UnitNormDecoder())]
+        if self.lp_schedule == "anneal":
+            callbacks.append(
+                (
+                    "lp_annealing",
+                    LpAnnealing(self.lp_exponent, self.l1_weight, self.max_iter),
+                )
+            )
+        return {"callbacks": callbacks}
 
     def _after_training(self, X, y):
+        self.lp_schedule_ = []
+        if self.lp_schedule == "anneal":
+            cb = dict(self.net_.callbacks_)["lp_annealing"]
+            self.lp_schedule_ = list(cb.history_)
         self.activation_threshold_ = 0.0
         if self.sparsity == "batchtopk":
             self.activation_threshold_ = self._batchtopk_threshold(X)
@@ -359,6 +404,33 @@ class SparseAutoencoder(
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=DTYPES)
         return self._apply(np.asarray(X, dtype=np.float64), _encode)
+
+    def transform_parts(self, X):
+        """The sparse code and the low-rank code separately.
+
+        ``transform`` returns their sum. With ``structured_rank`` the low-rank
+        code is dense, so a score of ``transform``'s codes mixes the sparse
+        dictionary features with a dense rank-``structured_rank`` projection;
+        score the sparse part alone to evaluate the SAE's features.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Data.
+
+        Returns
+        -------
+        sparse : ndarray of shape (n_samples, n_components)
+            The sparse codes.
+        low_rank : ndarray of shape (n_samples, n_components)
+            The low-rank codes (zeros without ``structured_rank``).
+        """
+        check_is_fitted(self)
+        X = np.asarray(validate_data(self, X, reset=False, dtype=DTYPES), np.float64)
+        sparse = self._apply(X, _sparse)
+        if not self.structured_rank:
+            return sparse, np.zeros_like(sparse)
+        return sparse, self._apply(X, _low_rank)
 
     def inverse_transform(self, X):
         """Decode codes back to the data space.
