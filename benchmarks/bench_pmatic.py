@@ -8,7 +8,8 @@ constriction; writes ``benchmarks/results/bench_pmatic.txt``. Timings are
 wall-clock on a shared machine: the coders run in interleaved rounds (each
 round times every coder once, in turn, so load drifts hit all of them alike)
 and each coder's median over the rounds is reported; the speed ratio to
-constriction is the median of the per-round ratios. numba's compilation is
+constriction is the median of the per-round ratios (their range over the
+rounds in brackets). numba's compilation is
 excluded by a warm-up call.
 
 A second table reports size over the ideal ``-sum log2 p`` by how predictable
@@ -48,7 +49,7 @@ def _model(n, V, seed=0):
     return s, P
 
 
-ROUNDS = 3
+ROUNDS = 5
 
 
 def _elapsed(fn):
@@ -80,7 +81,8 @@ def _speed_rows(V, s_all, P_all, configs):
     rows = []
     for name, n, _ in configs:
         rate = [n / (a + b) for a, b in zip(t_enc[name], t_dec[name])]
-        ratio = float(np.median(np.array(rate) / np.array(ref_rate)))
+        per_round = np.array(rate) / np.array(ref_rate)
+        ratio = (float(np.median(per_round)), per_round.min(), per_round.max())
         bits = 8 * len(payloads[name]) / n
         rows.append(
             (
@@ -144,7 +146,7 @@ def main():
         (
             f"{'V':>5} {'coder':<22} {'n':>7} {'enc sym/s':>10} {'dec sym/s':>10} "
             f"{'enc+dec':>10} {'bits/sym':>9} {'ideal':>7} "
-            f"{'speed/cx':>9} {'size/cx':>8}"
+            f"{'speed/cx':>9} {'[min-max]':<11} {'size/cx':>8}"
         )
     ]
     compress(*_model(100, 4), delta=1e-3)  # warm up numba
@@ -165,8 +167,8 @@ def main():
         ):
             lines.append(
                 f"{V:>5} {name:<22} {n:>7} {enc:>10.0f} {dec:>10.0f} "
-                f"{rate:>10.0f} {bits:>9.4f} {ideal:>7.4f} {ratio:>9.2f} "
-                f"{size:>8.3f}"
+                f"{rate:>10.0f} {bits:>9.4f} {ideal:>7.4f} {ratio[0]:>9.2f} "
+                f"{ratio[1]:>5.2f}-{ratio[2]:<5.2f} {size:>8.3f}"
             )
             print(lines[-1], flush=True)
     lines += _predictability_table()
