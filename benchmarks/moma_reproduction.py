@@ -84,6 +84,7 @@ RECIPES = {
 
 FINETUNE = 30  # fine-tune epochs of every method (and of scratch)
 HUB_SEED = 12345
+_HUBS = {}  # in-process cache of the hubs
 HUB_CACHE = Path(os.environ.get("TMPDIR", "/tmp")) / "sklearn_iclr26_moma_hubs"
 
 
@@ -124,7 +125,9 @@ def _prepared(name, data_home, recipe):
     Y = (Y - Y[src].mean(axis=0)) / Y[src].std(axis=0)
     HUB_CACHE.mkdir(parents=True, exist_ok=True)
     path = HUB_CACHE / f"{name}_{recipe}.pkl"
-    if path.exists():
+    if (name, recipe) in _HUBS:
+        hub = _HUBS[name, recipe]
+    elif path.exists():
         hub = ModuleHub.load(path)
     else:
         hub = ModuleHub(TorchMLPRegressor(**RECIPES[recipe]), random_state=HUB_SEED)
@@ -137,6 +140,7 @@ def _prepared(name, data_home, recipe):
         for j in range(Y.shape[1]):
             hub.add_task(f"t{j}", X[src], Y[src, j], init_from=backbone)
         hub.save(path)
+    _HUBS[name, recipe] = hub
     return X, Y, rest, hub
 
 
