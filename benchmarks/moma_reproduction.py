@@ -1,41 +1,47 @@
-"""Reproduction of MoMa's adaptive module composition (AMC) on real data.
+"""Reproduction of MoMa's adaptive module composition (AMC), with hub diversity.
 
-Hub: one module per target of a multi-output regression set (Mulan, in
-``../shared/data/multioutput``: scm20d, rf1, osales, wq), all trained from ONE
-shared initialisation (``ModuleHub.add_task``: ``TorchMLPRegressor((64,),
-max_iter=200)``, same seed) on a fixed half of the rows (at most 2,000; the
-"source" rows), once per set (cached with ``ModuleHub.save`` under
-``$TMPDIR/sklearn_iclr26_moma_hubs``). Downstream task, per seed: a held-out
-target (cycling through the targets over the seeds; its own module leaves the
-hub), learned from a *small* set of ``--n-down`` rows drawn from the other
-rows and scored on the remaining ones (at most 2,000). Every network (AMC
-fine-tunes, baselines, scratch) trains for 30 epochs: with 200 epochs all of
-them overfit the small downstream sets (checked on wq and scm20d).
+Sets: ``grouped`` (synthetic: 24 features in 6 groups, two targets per group,
+each a random smooth function of its own group, so a hub can specialise and
+every held-out target has a relevant module: its group sibling) and four
+Mulan multi-output sets (in ``../shared/data/multioutput``: scm20d, rf1,
+osales, wq). Hub: one module per target, trained on a fixed half of the rows
+(at most 2,000; targets standardised on them) with one of three recipes
+(``--recipe``): ``package`` (``TorchMLPRegressor((64,), max_iter=200)``, no
+weight decay: the modules stay near-copies of the shared random init),
+``specialised`` (the default: weight decay ``alpha=1e-2``, 600 epochs, each
+module on its own target from the shared init) or ``finetune`` (MoMa's
+recipe: one backbone pretrained on all source targets jointly, each module a
+10-epoch fine-tune of it, ``ModuleHub.add_task(init_from=...)``). Hubs are
+cached with ``ModuleHub.save`` under ``$TMPDIR/sklearn_iclr26_moma_hubs``.
+Downstream task, per seed: a held-out target (cycling through the targets
+over the seeds; its own module leaves the hub), learned from ``--n-down``
+rows drawn from the other rows and scored on the remaining ones (at most
+2,000). Every network (AMC fine-tunes, baselines, scratch) trains 30 epochs.
 
 Methods, each in both merge modes (``weights``: merge the hidden layers and
 fine-tune with a new head; ``predictions``: a ridge head per module, blended):
+``amc`` (simplex weights from the kNN proxy), ``best`` (``max_modules=1``),
+``uniform`` (on AMC's selection), ``soup`` (every module), ``random`` (a random
+subset of AMC's size); plus ``scratch`` (the same MLP on the downstream rows)
+and anchors on the same split: LightGBM (200 trees, 15 leaves), RidgeCV, and
+stacking (RidgeCV on the source modules' predictions).
 
-* ``amc``: the simplex weights from the kNN proxy (the method);
-* ``best``: the single best module by the proxy (``max_modules=1``);
-* ``uniform``: uniform weights on AMC's selected modules;
-* ``soup``: uniform weights on every module;
-* ``random``: uniform weights on a random subset of AMC's size;
-* plus ``scratch``: the same MLP trained on the downstream rows alone.
-
-Error: test MAE divided by the MAE of the downstream-train mean (normalised
-MAE; < 1 is better than the mean). Also recorded: the Spearman correlation,
-across modules, between each module's proxy error and the test MAE of that
-module alone (one-hot weights, weights mode), and AMC (weights mode) on random
-sub-hubs of 2, 4 and 8 modules (the hub-size ablation).
+Error: test MAE over the MAE of the downstream-train mean (normalised MAE).
+Per case also: hub diversity (mean pairwise linear CKA of the modules'
+embeddings, ``ModuleHub.diversity``; max-min and sd of the single-module
+fine-tuned errors), proxy validity (top-1 hit: the proxy's best module has the
+best single-module final error; its regret; the within-case Spearman) and
+AMC on random sub-hubs of 2, 4, 8 modules.
 
 One row per (dataset, seed) is appended to
-``benchmarks/results/moma_reproduction.csv`` as soon as it finishes (a killed
-run resumes where it stopped); the summary (mean +- sd per method, paired
-differences to AMC with 95 % t-intervals over seeds) goes to
-``benchmarks/results/moma_reproduction.txt``.
+``benchmarks/results/moma_reproduction_<recipe>.csv`` as soon as it finishes
+(a killed run resumes where it stopped); the summary (mean +- sd, paired
+differences to AMC with 95 % t-intervals over seeds, the per-set diversity
+table) goes to the matching ``.txt``.
 
-Usage: ``python benchmarks/moma_reproduction.py [--seeds 10] [--n-down 200]
-[--data-home PATH]``; ``SKLEARN_ICLR26_QUICK=1`` runs 2 seeds on 2 sets.
+Usage: ``python benchmarks/moma_reproduction.py [--recipe specialised]
+[--seeds 10] [--n-down 200] [--datasets ...] [--data-home PATH]``;
+``--quick`` (or ``SKLEARN_ICLR26_QUICK=1``) runs 2 seeds on 2 sets.
 """
 
 # Authors: The sklearn-iclr26 developers
@@ -49,8 +55,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from lightgbm import LGBMRegressor
 from scipy import stats
 from sklearn.impute import SimpleImputer
+from sklearn.linear_model import RidgeCV
 from sklearn.preprocessing import StandardScaler
 
 from sklearn_iclr26.datasets import load_multioutput
@@ -58,17 +66,25 @@ from sklearn_iclr26.ensemble import AdaptiveCompositionRegressor, ModuleHub
 from sklearn_iclr26.neural_network import TorchMLPRegressor
 
 RESULTS = Path(__file__).parent / "results"
-CSV = RESULTS / "moma_reproduction.csv"
-SUMMARY = RESULTS / "moma_reproduction.txt"
-DATASETS = ["scm20d", "rf1", "osales", "wq"]
+DATASETS = ["grouped", "scm20d", "rf1", "osales", "wq"]
 WEIGHTINGS = ["amc", "best", "uniform", "soup", "random"]
 MERGES = ["weights", "predictions"]
 HUB_SIZES = [2, 4, 8]
 MLP = {"hidden_layer_sizes": (64,), "max_iter": 200, "learning_rate_init": 1e-2}
+# hub recipes: "package" is the old one (no weight decay: the modules stay
+# near-copies of the shared random init); "specialised" adds weight decay and
+# trains longer (the audit's recipe); "finetune" is MoMa's: one backbone
+# pretrained on all source targets jointly, each module a 10-epoch fine-tune
+RECIPES = {
+    "package": MLP,
+    "specialised": {**MLP, "max_iter": 600, "alpha": 1e-2},
+    "finetune": {**MLP, "max_iter": 10, "alpha": 1e-2},
+}
 
 
 FINETUNE = 30  # fine-tune epochs of every method (and of scratch)
 HUB_SEED = 12345
+_HUBS = {}  # in-process cache of the hubs
 HUB_CACHE = Path(os.environ.get("TMPDIR", "/tmp")) / "sklearn_iclr26_moma_hubs"
 
 
@@ -77,10 +93,28 @@ def _nmae(y_true, y_pred, y_train):
     return float(np.mean(np.abs(y_true - y_pred)) / base)
 
 
-def _prepared(name, data_home):
+def _grouped(n=6000, n_groups=6, width=4, seed=HUB_SEED):
+    """Synthetic set with specialisable tasks: features in ``n_groups`` groups,
+    two targets per group, each a random smooth function of its group only."""
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, n_groups * width))
+    cols = []
+    for g in range(n_groups):
+        Xg = X[:, g * width : (g + 1) * width]
+        for _ in range(2):
+            a, b = rng.normal(size=width), rng.normal(size=width)
+            cols.append(np.sin(Xg @ a) + 0.5 * np.tanh(Xg @ b) ** 2)
+    Y = np.column_stack(cols) + 0.1 * rng.normal(size=(n, len(cols)))
+    return X, Y
+
+
+def _prepared(name, data_home, recipe):
     """Features (imputed, scaled on the source rows), targets, source rows, hub."""
-    bunch = load_multioutput(name, data_home=data_home)
-    X, Y = bunch.data.astype(float), bunch.target.astype(float)
+    if name == "grouped":
+        X, Y = _grouped()
+    else:
+        bunch = load_multioutput(name, data_home=data_home)
+        X, Y = bunch.data.astype(float), bunch.target.astype(float)
     rng = np.random.RandomState(HUB_SEED)
     perm = rng.permutation(len(X))
     n_src = min(len(X) // 2, 2000)
@@ -88,21 +122,30 @@ def _prepared(name, data_home):
     imputer = SimpleImputer(strategy="median").fit(X[src])
     scaler = StandardScaler().fit(imputer.transform(X[src]))
     X = scaler.transform(imputer.transform(X))
+    Y = (Y - Y[src].mean(axis=0)) / Y[src].std(axis=0)
     HUB_CACHE.mkdir(parents=True, exist_ok=True)
-    path = HUB_CACHE / f"{name}.pkl"
-    if path.exists():
+    path = HUB_CACHE / f"{name}_{recipe}.pkl"
+    if (name, recipe) in _HUBS:
+        hub = _HUBS[name, recipe]
+    elif path.exists():
         hub = ModuleHub.load(path)
     else:
-        # one module per target, all from one shared initialisation
-        hub = ModuleHub(TorchMLPRegressor(**MLP), random_state=HUB_SEED)
+        hub = ModuleHub(TorchMLPRegressor(**RECIPES[recipe]), random_state=HUB_SEED)
+        backbone = None
+        if recipe == "finetune":
+            # one backbone pretrained on every source target jointly
+            backbone = TorchMLPRegressor(
+                **RECIPES["specialised"], random_state=HUB_SEED
+            ).fit(X[src], Y[src])
         for j in range(Y.shape[1]):
-            hub.add_task(f"t{j}", X[src], Y[src, j])
+            hub.add_task(f"t{j}", X[src], Y[src, j], init_from=backbone)
         hub.save(path)
+    _HUBS[name, recipe] = hub
     return X, Y, rest, hub
 
 
-def run_case(name, seed, n_down, data_home):
-    X, Y, rest, full_hub = _prepared(name, data_home)
+def run_case(name, seed, n_down, data_home, recipe="specialised"):
+    X, Y, rest, full_hub = _prepared(name, data_home, recipe)
     rng = np.random.RandomState(seed)
     # the downstream target cycles through the targets over the seeds; its own
     # module leaves the hub
@@ -164,8 +207,37 @@ def run_case(name, seed, n_down, data_home):
                 )
             )
         )
-    row["proxy_final_spearman"] = float(
-        stats.spearmanr(amc["weights"].proxy_errors_, finals).statistic
+    proxy = np.asarray(amc["weights"].proxy_errors_, dtype=float)
+    finals = np.asarray(finals)
+    row["proxy_final_spearman"] = float(stats.spearmanr(proxy, finals).statistic)
+    # proxy validity: does the proxy's best module have the best final error?
+    row["proxy_top1_hit"] = int(np.nanargmin(proxy) == np.argmin(finals))
+    row["proxy_top1_regret"] = float(finals[np.nanargmin(proxy)] - finals.min())
+    # hub diversity: spread of the single-module errors and mean pairwise CKA
+    row["single_best"] = float(finals.min())
+    row["single_spread"] = float(finals.max() - finals.min())
+    row["single_sd"] = float(finals.std(ddof=1))
+    cka = hub.diversity(Xt[:500])
+    row["cka_mean"] = float(np.nanmean(cka[np.triu_indices(len(hub), 1)]))
+    # anchors on the same split: LightGBM, RidgeCV, stacking of the modules
+    row["lightgbm"] = _nmae(
+        yt,
+        LGBMRegressor(
+            n_estimators=200, num_leaves=15, random_state=seed, verbose=-1, n_jobs=1
+        )
+        .fit(Xd, yd)
+        .predict(Xt),
+        yd,
+    )
+    row["ridgecv"] = _nmae(
+        yt, RidgeCV(alphas=np.logspace(-3, 3, 13)).fit(Xd, yd).predict(Xt), yd
+    )
+    stack_d = np.column_stack([hub[n].predict(Xd) for n in hub.names])
+    stack_t = np.column_stack([hub[n].predict(Xt) for n in hub.names])
+    row["stacking"] = _nmae(
+        yt,
+        RidgeCV(alphas=np.logspace(-3, 3, 13)).fit(stack_d, yd).predict(stack_t),
+        yd,
     )
     # hub-size ablation: AMC on random sub-hubs
     for size in HUB_SIZES:
@@ -195,12 +267,20 @@ def _ci(diff):
     return diff.mean(), diff.mean() - half, diff.mean() + half, n
 
 
-def summarise(rows):
-    methods = [f"{w}_{m}" for w in WEIGHTINGS for m in MERGES] + ["scratch"]
+ANCHORS = ["lightgbm", "ridgecv", "stacking"]
+
+
+def _diff_line(label, d):
+    mean, lo, hi, n = _ci(d)
+    return f"{label:26s}{mean:9.4f}  [{lo:8.4f}, {hi:8.4f}]{n:5d}"
+
+
+def summarise(rows, recipe="specialised"):
+    methods = [f"{w}_{m}" for w in WEIGHTINGS for m in MERGES] + ["scratch", *ANCHORS]
     lines = [
         (
             "MoMa reproduction: normalised test MAE (MAE / MAE of the train mean), "
-            "mean +- sd over seeds"
+            f"mean +- sd over seeds; hub recipe {recipe!r} {RECIPES[recipe]}"
         ),
         "",
     ]
@@ -232,6 +312,52 @@ def summarise(rows):
     mean, lo, hi, n = _ci(d)
     lines.append(
         f"{'scratch - amc_weights':22s}{mean:9.4f}  [{lo:8.4f}, {hi:8.4f}]{n:5d}"
+    )
+    lines += [
+        "",
+        "Anchors on the same splits (anchor - AMC; < 0: the anchor is better):",
+    ]
+    for merge in MERGES:
+        base = np.array([float(r[f"amc_{merge}"]) for r in rows])
+        for a in ANCHORS:
+            d = np.array([float(r[a]) for r in rows]) - base
+            lines.append(_diff_line(f"{a} - amc_{merge}", d))
+    lines += [
+        "",
+        "Per set: hub diversity, proxy validity and uniform/soup - AMC (weights):",
+        (
+            f"{'set':10s}{'CKA':>7s}{'spread':>8s}{'sd':>7s}{'top1':>6s}{'regret':>8s}"
+            f"{'uniform-amc [CI]':>26s}{'soup-amc [CI]':>26s}{'n':>4s}"
+        ),
+    ]
+    for st in sets:
+        rs = [r for r in rows if r["dataset"] == st]
+
+        def col(k, rs=rs):
+            return np.array([float(r[k]) for r in rs])
+
+        cells = []
+        for w in ("uniform", "soup"):
+            mean, lo, hi, n = _ci(col(f"{w}_weights") - col("amc_weights"))
+            cells.append(f"{mean:+.3f} [{lo:+.3f}, {hi:+.3f}]")
+        lines.append(
+            f"{st:10s}{col('cka_mean').mean():7.3f}{col('single_spread').mean():8.3f}"
+            f"{col('single_sd').mean():7.3f}{col('proxy_top1_hit').mean():6.2f}"
+            f"{col('proxy_top1_regret').mean():8.3f}"
+            + "".join(f"{c:>26s}" for c in cells)
+            + f"{len(rs):4d}"
+        )
+    lines.append(
+        "(CKA: mean pairwise linear CKA of the modules' embeddings; spread / sd: "
+        "max-min / sd of the single-module\n fine-tuned errors; top1: fraction of "
+        "cases where the proxy's best module has the best final error;\n regret: "
+        "its final error minus the best module's.) An ordering test is informative "
+        "only where\n the spread exceeds the seed noise of the paired differences."
+    )
+    hits = np.array([float(r["proxy_top1_hit"]) for r in rows])
+    nmod = np.array([float(r["n_modules"]) for r in rows])
+    lines.append(
+        f"Top-1 hit rate, all cases: {hits.mean():.2f} (chance {np.mean(1 / nmod):.2f})"
     )
     rho = np.array([float(r["proxy_final_spearman"]) for r in rows])
     mean, lo, hi, n = _ci(rho)
@@ -276,11 +402,15 @@ def main():
     parser.add_argument("--n-down", type=int, default=200)
     parser.add_argument("--data-home", default=_default_data_home())
     parser.add_argument("--datasets", nargs="*", default=DATASETS)
+    parser.add_argument("--recipe", choices=list(RECIPES), default="specialised")
+    parser.add_argument("--quick", action="store_true", help="2 seeds on 2 sets")
     args = parser.parse_args()
-    quick = os.environ.get("SKLEARN_ICLR26_QUICK") == "1"
+    quick = args.quick or os.environ.get("SKLEARN_ICLR26_QUICK") == "1"
     seeds = 2 if quick else args.seeds
     datasets = args.datasets[:2] if quick else args.datasets
-    out_csv = CSV.with_name("moma_reproduction_quick.csv") if quick else CSV
+    stem = f"moma_reproduction_{args.recipe}" + ("_quick" if quick else "")
+    out_csv = RESULTS / f"{stem}.csv"
+    summary = RESULTS / f"{stem}.txt"
     RESULTS.mkdir(exist_ok=True)
     rows = []
     if out_csv.exists():
@@ -292,7 +422,7 @@ def main():
             if (name, seed) in done:
                 continue
             t0 = time.perf_counter()
-            row = run_case(name, seed, args.n_down, args.data_home)
+            row = run_case(name, seed, args.n_down, args.data_home, args.recipe)
             row["seconds"] = round(time.perf_counter() - t0, 1)
             new = not out_csv.exists()
             with open(out_csv, "a", newline="") as f:
@@ -303,12 +433,12 @@ def main():
             rows.append({k: str(v) for k, v in row.items()})
             print(
                 f"{name} seed {seed}: amc {row['amc_weights']:.3f} soup "
-                f"{row['soup_weights']:.3f} ({row['seconds']} s)",
+                f"{row['soup_weights']:.3f} lgbm {row['lightgbm']:.3f} "
+                f"cka {row['cka_mean']:.2f} ({row['seconds']} s)",
                 flush=True,
             )
-    text = summarise(rows)
-    if not quick:
-        SUMMARY.write_text(text)
+    text = summarise(rows, args.recipe)
+    summary.write_text(text)
     print(text)
 
 

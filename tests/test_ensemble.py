@@ -405,3 +405,60 @@ def test_proxy_composition_scorer_in_grid_search_prefers_proxy_weights():
         # held-out proxy error is 0; uniform weights blend in the noise modules
         assert grid.best_params_ == {"weights": "proxy"}
         assert grid.best_score_ == pytest.approx(0.0, abs=1e-12)
+
+
+# ---------------------------------------------------- hub diversity (CKA)
+def _grouped_tasks(n_groups=3, width=4, n=300, seed=0):
+    """Features in groups; task g is a smooth function of group g only."""
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, n_groups * width))
+    ys = [
+        np.sin(X[:, g * width : (g + 1) * width] @ rng.normal(size=width))
+        for g in range(n_groups)
+    ]
+    return X, ys
+
+
+def test_diversity_separates_specialised_from_unspecialised_hub():
+    # the package's old recipe (no weight decay, 200 epochs from one random
+    # init) leaves near-copies of the init; weight decay and longer training
+    # make each module use its own group, and the CKA measure must tell apart
+    X, ys = _grouped_tasks()
+    ckas = {}
+    for alpha, epochs in [(0.0, 200), (1e-2, 600)]:
+        est = TorchMLPRegressor((32,), max_iter=epochs, alpha=alpha)
+        hub = ModuleHub(est.set_params(learning_rate_init=1e-2), random_state=0)
+        for g, y in enumerate(ys):
+            hub.add_task(f"g{g}", X, y)
+        cka = hub.diversity(X)
+        assert cka.shape == (3, 3)
+        np.testing.assert_allclose(np.diag(cka), 1.0)
+        np.testing.assert_allclose(cka, cka.T)
+        ckas[alpha] = cka[np.triu_indices(3, 1)].mean()
+    assert ckas[1e-2] < 0.2
+    assert ckas[0.0] > 0.4
+
+
+def test_diversity_of_identical_modules_is_one():
+    X, ys = _grouped_tasks()
+    hub = ModuleHub(TorchMLPRegressor((8,), max_iter=20), random_state=0)
+    hub.add_task("a", X, ys[0]).add_task("b", X, ys[0])  # same init, same data
+    np.testing.assert_allclose(hub.diversity(X), 1.0, atol=1e-12)
+
+
+def test_add_task_init_from_fine_tunes_a_copy_of_the_backbone():
+    X, ys = _grouped_tasks()
+    backbone = TorchMLPRegressor((16,), max_iter=50, random_state=0).fit(X, sum(ys))
+    before = [p.detach().clone() for p in backbone.net_.module_.parameters()]
+    hub = ModuleHub(TorchMLPRegressor((16,), max_iter=5, alpha=1e-3))
+    hub.add_task("g0", X, ys[0], init_from=backbone)
+    after = [p.detach() for p in backbone.net_.module_.parameters()]
+    assert all(np.array_equal(a.numpy(), b.numpy()) for a, b in zip(before, after))
+    module = hub["g0"]
+    assert module.warm_start and module.max_iter == 5 and module.alpha == 1e-3
+    w_mod = hub.body_parameters("g0")[0][0]
+    assert not np.array_equal(w_mod, before[0].numpy())
+    # a 5-epoch fine-tune stays close to the backbone (shared features)
+    assert np.linalg.norm(w_mod - before[0].numpy()) < np.linalg.norm(w_mod)
+    with pytest.raises(TypeError, match="init_from"):
+        hub.add_task("g1", X, ys[1], init_from=StandardScaler().fit(X))

@@ -4,6 +4,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import _compat_pickle
+import copy
 import io
 import pickle
 import pickletools
@@ -156,8 +157,14 @@ class ModuleHub:
         self.modules[name] = module
         return self
 
-    def add_task(self, name, X, y, **fit_params):
+    def add_task(self, name, X, y, *, init_from=None, **fit_params):
         """Train a module on a source task from the shared initialisation.
+
+        With ``init_from`` the module is instead a fine-tune of one pretrained
+        backbone (MoMa's recipe: every module a short full fine-tune of one
+        checkpoint): a copy of ``init_from`` trained further on the task with
+        ``warm_start=True`` for the template's ``max_iter`` epochs (and its
+        ``alpha`` and ``learning_rate_init``); ``init_from`` is left unchanged.
 
         Parameters
         ----------
@@ -167,6 +174,9 @@ class ModuleHub:
             Source-task inputs.
         y : array-like of shape (n_samples,)
             Source-task target.
+        init_from : fitted TorchMLPRegressor or TorchMLPClassifier, default=None
+            Pretrained backbone to fine-tune; ``None`` trains from the shared
+            initialisation.
         **fit_params : dict
             Passed to the module's ``fit``.
 
@@ -181,6 +191,18 @@ class ModuleHub:
             template = TorchMLPRegressor(hidden_layer_sizes=(64,), max_iter=200)
         else:
             template = self.estimator
+        if init_from is not None:
+            if not _is_torch_mlp(init_from):
+                raise TypeError("init_from must be a fitted torch MLP of the package.")
+            module = copy.deepcopy(init_from)
+            tparams = template.get_params()
+            keep = ("max_iter", "alpha", "learning_rate_init")
+            module.set_params(
+                warm_start=True, **{k: tparams[k] for k in keep if k in tparams}
+            )
+            module.fit(X, y, **fit_params)
+            log_progress(self, f"ModuleHub: fine-tuned module {name!r}")
+            return self.add_module(name, module)
         if not hasattr(self, "init_seed_"):
             self.init_seed_ = seed_from_random_state(self.random_state)
         module = clone(template)
@@ -219,6 +241,44 @@ class ModuleHub:
         if hasattr(out, "toarray"):
             out = out.toarray()
         return np.asarray(out, dtype=np.float64).reshape(np.shape(out)[0], -1)
+
+    def diversity(self, X, names=None):
+        """Pairwise linear CKA between the modules' embeddings of ``X``.
+
+        Centred kernel alignment (Kornblith et al., 2019) with linear kernels:
+        ``||Y^T Z||_F^2 / (||Y^T Y||_F ||Z^T Z||_F)`` on column-centred
+        embeddings; 1 for embeddings equal up to rotation and scale, near 0 for
+        unrelated ones. A hub whose modules have not specialised (near-copies
+        of a shared initialisation) has CKA near 1 and gives composition
+        nothing to choose between.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Inputs to embed.
+        names : list of str, default=None
+            Modules to compare; ``None`` means all.
+
+        Returns
+        -------
+        cka : ndarray of shape (n_modules, n_modules)
+            Symmetric, ones on the diagonal (NaN for a constant embedding).
+        """
+        names = self.names if names is None else list(names)
+        grams = []
+        for n in names:
+            E = self.embed(n, X)
+            E = E - E.mean(axis=0)
+            grams.append(E)
+        k = len(names)
+        cka = np.eye(k)
+        for i in range(k):
+            for j in range(i + 1, k):
+                A, B = grams[i], grams[j]
+                num = np.linalg.norm(A.T @ B) ** 2
+                den = np.linalg.norm(A.T @ A) * np.linalg.norm(B.T @ B)
+                cka[i, j] = cka[j, i] = num / den if den > 0 else np.nan
+        return cka
 
     # ------------------------------------------------- shared initialisation
     def init_signature(self, name):
