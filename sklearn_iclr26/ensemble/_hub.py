@@ -662,7 +662,15 @@ def _nested_globals(blob, depth):
             if member.endswith(".pkl")
             for g in _pickle_globals(archive.read(member), depth + 1)
         ]
-    try:  # a nested pickle parses to its STOP; array data does not
+    # a nested pickle as skorch and torch write it starts with the protocol
+    # header (protocols 2-5); raw bytes (array data) may happen to parse as
+    # opcodes up to a STOP byte, and their "globals" are noise that would
+    # refuse a valid file at random. Blobs without the header are data here;
+    # whatever is unpickled at load goes through the restricted unpickler
+    # (``_RestrictedUnpickler``) regardless, so this scan is a second guard
+    if blob[:1] != b"\x80" or blob[1:2] not in (b"\x02", b"\x03", b"\x04", b"\x05"):
+        return []
+    try:
         list(pickletools.genops(blob))
     except Exception:  # noqa: BLE001 - any parse failure: not a pickle
         return []
