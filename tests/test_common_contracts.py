@@ -196,6 +196,8 @@ def test_pickle_round_trip_is_bit_identical(name):
 _LIGHTGBM = {"collections.OrderedDict", "lightgbm.basic.Booster"}
 SKOPS_INNER_TYPES = {
     "ConformalizedQuantileRegressor": _LIGHTGBM | {"lightgbm.sklearn.LGBMRegressor"},
+    # the default residual_estimator="auto" is a random forest
+    "CVQRRegressor": {"sklearn.tree._tree.Tree"},
     "GeodesicCATERegressor": {"scipy.sparse._csr.csr_matrix"},
     "InstanceNoiseCorrector": _LIGHTGBM | {"lightgbm.sklearn.LGBMClassifier"},
 }

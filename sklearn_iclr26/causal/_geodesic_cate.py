@@ -93,37 +93,18 @@ def _mc_dropout_sd(model, Z, n_passes, seed):
     """Standard deviation of ``n_passes`` forward passes with dropout kept on.
 
     ``model`` (or the final step of a ``Pipeline``) is a fitted torch
-    estimator of the package whose network has ``Dropout`` layers; each pass
-    draws fresh masks from a generator seeded by ``seed`` (the global torch
-    RNG is untouched). The spread is that of the raw network output: the
-    regressor's output is an increasing affine map of it, so the ranking of
-    the atoms (all the filter uses) is the same.
+    estimator of the package whose network has ``Dropout`` layers; the passes
+    come from its protected entry point ``_mc_dropout_forward`` (masks from a
+    generator seeded by ``seed``; the global torch RNG is untouched). The
+    spread is that of the raw network output: the regressor's output is an
+    increasing affine map of it, so the ranking of the atoms (all the filter
+    uses) is the same.
     """
-    import torch
-    from torch import nn
-
     transformer, final = final_step(model)
     if transformer is not None:
         Z = transformer.transform(Z)
-    module = final.net_.module_
-    dropouts = [m for m in module.modules() if isinstance(m, nn.Dropout) and m.p > 0]
-    generator = torch.Generator(device=final.net_.device)
-    generator.manual_seed(int(seed))
-
-    def keep_dropout_on(layer, inputs, output):
-        x = inputs[0]
-        mask = torch.rand(
-            x.shape, generator=generator, device=x.device, dtype=x.dtype
-        ).ge_(layer.p)
-        return x * mask / (1.0 - layer.p)
-
-    handles = [m.register_forward_hook(keep_dropout_on) for m in dropouts]
-    try:
-        passes = [final._forward(Z).ravel() for _ in range(n_passes)]
-    finally:
-        for handle in handles:
-            handle.remove()
-    return np.std(passes, axis=0)
+    passes = final._mc_dropout_forward(Z, n_passes, seed)
+    return np.std(passes.reshape(n_passes, -1), axis=0)
 
 
 def _has_dropout(estimator):

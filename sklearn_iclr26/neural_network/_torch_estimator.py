@@ -538,6 +538,60 @@ class BaseTorchEstimator(BaseEstimator, metaclass=ABCMeta):
             self.net_, X, aux=aux, dtype=self.dtype, n_jobs=self.n_jobs, func=func
         )
 
+    def _mc_dropout_forward(self, X, n_passes, seed):
+        """Raw network outputs of ``n_passes`` passes with dropout kept on.
+
+        The protected entry point for Monte-Carlo dropout (the G-learner's
+        uncertainty filter): every ``torch.nn.Dropout`` with ``p > 0`` of the
+        fitted module draws fresh masks on each pass from a generator seeded
+        by ``seed``, so the result is reproducible and torch's global random
+        state is untouched. The module stays in evaluation mode otherwise.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input rows (validated as by ``predict``).
+        n_passes : int
+            Number of forward passes.
+        seed : int
+            Seed of the dropout masks.
+
+        Returns
+        -------
+        passes : ndarray of shape (n_passes, n_samples, n_outputs)
+            The raw outputs, one pass per leading index.
+        """
+        import torch
+        from torch import nn
+
+        check_is_fitted(self)
+        module = self.net_.module_
+        dropouts = [
+            m for m in module.modules() if isinstance(m, nn.Dropout) and m.p > 0
+        ]
+        if not dropouts:
+            raise ValueError(
+                f"{type(self).__name__} has no dropout layer: Monte-Carlo dropout "
+                "needs a network fitted with dropout > 0."
+            )
+        generator = torch.Generator(device=self.net_.device)
+        generator.manual_seed(int(seed))
+
+        def keep_dropout_on(layer, inputs, output):
+            x = inputs[0]
+            mask = torch.rand(
+                x.shape, generator=generator, device=x.device, dtype=x.dtype
+            ).ge_(layer.p)
+            return x * mask / (1.0 - layer.p)
+
+        handles = [m.register_forward_hook(keep_dropout_on) for m in dropouts]
+        try:
+            passes = [self._forward(X) for _ in range(n_passes)]
+        finally:
+            for handle in handles:
+                handle.remove()
+        return np.stack([np.asarray(p).reshape(len(p), -1) for p in passes])
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = False
