@@ -195,7 +195,9 @@ best_iter_ : int
     with early stopping, else ``n_iter_``.
 net_ : skorch.NeuralNet
     The fitted skorch net; ``net_.module_`` is the torch module and
-    ``net_.history`` skorch's per-epoch record."""
+    ``net_.history`` skorch's per-epoch record. After a ``skops`` load it
+    is a ``SavedNet`` with the same ``module_``, ``device`` and ``history``
+    (predictions are identical; ``warm_start`` needs a pickled model)."""
 
 
 def _training_parameters_doc(cls, indent):
