@@ -120,6 +120,53 @@ def test_ppi_plus_plus_weight_is_ppi_py_lambda():
     assert_allclose(weights[(0, 1)], [1.0, -lam], rtol=1e-12)
 
 
+def _ppi_design(seed, n=400, N=3000):
+    rng = np.random.RandomState(seed)
+    y = rng.normal(1.0, 1.0, size=n + N)
+    yhat = 0.8 * y + rng.normal(0.2, 0.6, size=n + N)
+    return y[:n], yhat[:n], yhat[n:]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_ppi_plus_plus_point_estimate_equals_ppi_python(seed):
+    # the library itself (ppi-python), not its formula written out: with the
+    # covariance ppi-python estimates (labelled cross-covariance over n, the
+    # variance of every prediction with ddof 1), MultiPPI's BLUE on the PPI++
+    # design is ppi_mean_pointestimate with its own data-driven lambda
+    ppi_py = pytest.importorskip("ppi_py")
+    Y, Yhat, Yhat_unl = _ppi_design(seed)
+    n, N = len(Y), len(Yhat_unl)
+    c = np.mean((Y - Y.mean()) * (Yhat - Yhat.mean()))
+    v = np.var(np.concatenate([Yhat, Yhat_unl]), ddof=1)
+    cov = np.array([[np.var(Y), c], [c, v]])
+    X = np.concatenate([Yhat, Yhat_unl]).reshape(-1, 1)
+    y = np.concatenate([Y, np.full(N, np.nan)])
+    est = MultiPPIMeanEstimator(covariance_estimator=cov).fit(X, y)
+    expected = ppi_py.ppi_mean_pointestimate(Y, Yhat, Yhat_unl)
+    assert_allclose(est.estimate_, np.ravel(expected)[0], rtol=1e-12)
+    lam = c / ((1 + n / N) * v)
+    assert 0.0 < lam < 1.0  # ppi-python clips lambda to [0, 1]: not active here
+    assert_allclose(est.weights_[(1,)], [lam], rtol=1e-12)
+    # the interval: ppi-python plugs in the two samples' own variances, which
+    # one covariance matrix cannot hold, so they agree to the sampling error
+    # of those variances (about 1 / sqrt(n) relative), not to rounding
+    lo, hi = ppi_py.ppi_mean_ci(Y, Yhat, Yhat_unl, alpha=0.05)
+    width = est.confidence_interval_[1] - est.confidence_interval_[0]
+    assert_allclose(width, np.ravel(hi - lo)[0], rtol=0.1)
+
+
+def test_classical_estimate_equals_ppi_python_classical_ci():
+    ppi_py = pytest.importorskip("ppi_py")
+    # every row gold-labelled: MultiPPI's BLUE of E[y] is the sample mean, and
+    # its interval (empirical covariance, ddof 0) is ppi-python's classical one
+    Y, Yhat, _ = _ppi_design(0)
+    est = MultiPPIMeanEstimator(covariance_estimator="empirical")
+    est.fit(Yhat.reshape(-1, 1), Y)
+    lo, hi = ppi_py.classical_mean_ci(Y, alpha=0.05)
+    assert_allclose(est.estimate_, Y.mean(), rtol=1e-12)
+    assert_allclose(est.confidence_interval_, [lo, hi], rtol=1e-12)
+
+
 def test_ppi_plus_plus_allocation_equals_ppi_power():
     # rho = 0.8, c_Y = 1, c_Yhat = 0.01 (a labelled row costs 1.01)
     cov = np.array([[1.0, 0.8], [0.8, 1.0]])
