@@ -234,9 +234,70 @@ def run(datasets, seeds, only=None):
                 print(f"{name} seed {seed} done", flush=True)
 
 
+#: rows of the doc's compact table
+DOC_ROWS = (
+    "mlp:factual",
+    "prism_n0:factual",
+    "prism_n1_hidden:factual",
+    "prism_n1_hidden:adjusted",
+    "prism_n2_hidden:factual",
+    "prism_n2_hidden:adjusted",
+    "prism_n2_output:adjusted",
+    "prism_n4_hidden:factual",
+    "prism_n4_hidden:adjusted",
+    "prism_n4_output:adjusted",
+    "prism_n4_hidden:mix",
+    "prism_n2_hidden_constant:factual",
+    "prism_n2_hidden_constant:adjusted",
+    "prism_n2_hidden_random:factual",
+    "prism_n2_hidden_random:adjusted",
+)
+
+
+def _compact_table(name, d):
+    """The doc's table: MSE mean and, in brackets, the paired difference to
+    ``n = 0`` factual with its 95 % t half-width; then learned - constant."""
+    splits = list(d["split"].unique())
+    by = d.set_index(["method", "split", "seed"])["mse"].sort_index()
+    lines = [
+        (
+            f"{name} ({d['seed'].nunique()} seeds): MSE mean; paired diff vs "
+            "n=0 factual [95% CI] per split"
+        )
+    ]
+
+    def cell(method, split, ref):
+        cur = by.loc[(method, split)]
+        text = f"{split}: {cur.mean():9.4g}"
+        if method != ref:
+            m, half, _ = _paired(cur, by.loc[(ref, split)])
+            text += f" ({m:+.3g} ±{half:.2g})"
+        return f"{text:34s}"
+
+    for method in DOC_ROWS:
+        if method not in d["method"].values:
+            continue
+        row = "".join(cell(method, split, "prism_n0:factual") for split in splits)
+        lines.append(f"  {method:34s} {row}")
+    for branch in ("factual", "adjusted"):
+        learned = f"prism_n2_hidden:{branch}"
+        for control in ("constant", "random"):
+            other = f"prism_n2_hidden_{control}:{branch}"
+            if other not in d["method"].values:
+                continue
+            row = ""
+            for split in splits:
+                m, half, _ = _paired(by.loc[(learned, split)], by.loc[(other, split)])
+                row += f"{split}: {m:+.3g} ±{half:.2g}".ljust(34)
+            lines.append(f"  {'learned - ' + control + ' (' + branch + ')':34s} {row}")
+    return lines
+
+
 def summarize():
     df = pd.read_csv(CSV)
     lines = []
+    for name, d in df.groupby("dataset", sort=False):
+        lines += ["", *_compact_table(name, d)]
     for name, d in df.groupby("dataset", sort=False):
         n_seeds = d["seed"].nunique()
         lines.append(f"\n## {name} ({n_seeds} seeds): mean MSE / Pearson r")
