@@ -272,7 +272,7 @@ def _compact_table(name, d):
         if method != ref:
             m, half, _ = _paired(cur, by.loc[(ref, split)])
             text += f" ({m:+.3g} ±{half:.2g})"
-        return f"{text:34s}"
+        return f"{text:36s}"
 
     for method in DOC_ROWS:
         if method not in d["method"].values:
@@ -288,7 +288,7 @@ def _compact_table(name, d):
             row = ""
             for split in splits:
                 m, half, _ = _paired(by.loc[(learned, split)], by.loc[(other, split)])
-                row += f"{split}: {m:+.3g} ±{half:.2g}".ljust(34)
+                row += f"{split}: {m:+.3g} ±{half:.2g}".ljust(36)
             lines.append(f"  {'learned - ' + control + ' (' + branch + ')':34s} {row}")
     return lines
 
