@@ -26,8 +26,8 @@ Data sets (the "context" group and the shift are our choice):
 
 Features are standardised inside a pipeline that keeps column names, so the
 context group is selected by name. Rows already in the CSV are skipped
-(resumable). Default: 10 seeds, about 10 CPU-minutes on an idle core (much
-longer on a shared machine; rerun to resume); ``--quick``: 2 seeds.
+(resumable). Default: 10 seeds, about 19 CPU-minutes (21 minutes wall on a
+shared machine; rerun to resume); ``--quick``: 2 seeds.
 
     python benchmarks/prism_reproduction.py [--quick] [--seeds N] [--datasets ...]
         [--methods ...] [--csv PATH]
@@ -40,7 +40,7 @@ SCM, 10 seeds, about 10 minutes on a shared machine)::
         prism_n2_hidden prism_n2_hidden_constant prism_n2_hidden_random
 
 The interventional-truth comparison (issue 30; ``--interventional``, 10 seeds,
-about 10 CPU-minutes; ``--quick``: 2 seeds): trained on the observational SCM
+about 8 CPU-minutes; ``--quick``: 2 seeds): trained on the observational SCM
 (600 rows), every model's predictions are scored against the closed-form
 ``E[Y | do(H = h), P = p]`` of :func:`make_background_confounding`
 (``return_truth=True``) at the rows of three test sets: ``id`` (observational
