@@ -372,3 +372,101 @@ def test_background_state_controls(data, states):
         CONTEXT, background_states=states, random_state=0, **FAST
     ).fit(X, y)
     assert_array_equal(again.predict(X), est.predict(X))
+
+
+# -- the generator's interventional truth -------------------------------------
+
+
+def _slope(y, x):
+    return np.polyfit(x, y, 1)[0]
+
+
+def test_truth_leaves_the_rows_unchanged():
+    X, y, c = make_background_confounding(300, return_background=True, random_state=5)
+    X_t, y_t, c_t, truth = make_background_confounding(
+        300, return_background=True, return_truth=True, random_state=5
+    )
+    assert_array_equal(X_t, X)
+    assert_array_equal(y_t, y)
+    assert_array_equal(c_t, c)
+    assert truth.interventional.shape == truth.observational.shape == (300,)
+
+
+def test_do_truth_matches_a_monte_carlo_intervention():
+    # h: the context centre of the rarest state, where observing h reveals C
+    X, _, c = make_background_confounding(
+        50_000, return_background=True, random_state=0
+    )
+    for h in (X[c == 2, 5:].mean(axis=0), X[c == 0, 5:].mean(axis=0)):
+        X_do, y, c_do, truth = make_background_confounding(
+            200_000,
+            intervention=h,
+            return_background=True,
+            return_truth=True,
+            random_state=1,
+        )
+        assert_array_equal(X_do[:, 5:], np.broadcast_to(h, (200_000, 5)))
+        # do(H = h) leaves C at its prior law (4/7, 2/7, 1/7)
+        assert_allclose(np.bincount(c_do) / len(c_do), [4 / 7, 2 / 7, 1 / 7], atol=0.01)
+        resid = y - truth.interventional
+        se = resid.std() / np.sqrt(len(resid))
+        assert abs(resid.mean()) < 4 * se
+        # the observational regression at the same h is biased under do(H = h)
+        bias = (y - truth.observational).mean()
+        assert abs(bias) > 50 * se
+
+
+def test_randomised_intervention_removes_the_confounding():
+    n = 100_000
+    X, y, c, truth = make_background_confounding(
+        n, return_background=True, return_truth=True, random_state=0
+    )
+    gap = truth.observational - truth.interventional
+    # observational rows: E[Y | X] is the observational regression, so the
+    # residual to the do-truth carries the whole gap (slope 1)
+    assert abs(_slope(y - truth.interventional, gap) - 1) < 0.05
+    assert abs(_slope(y - truth.observational, gap)) < 0.05
+    X_r, y_r, c_r, truth_r = make_background_confounding(
+        n,
+        intervention="random",
+        return_background=True,
+        return_truth=True,
+        random_state=0,
+    )
+    gap_r = truth_r.observational - truth_r.interventional
+    assert abs(_slope(y_r - truth_r.interventional, gap_r)) < 0.05
+    assert abs(_slope(y_r - truth_r.observational, gap_r) + 1) < 0.05
+    # H keeps its marginal law but no longer depends on C
+    assert_allclose(X_r[:, 5:].mean(axis=0), X[:, 5:].mean(axis=0), atol=0.05)
+    by_state = [X_r[c_r == k, 5:].mean(axis=0) for k in range(3)]
+    assert_allclose(by_state[0], by_state[2], atol=0.1)
+    assert not np.allclose(
+        X[c == 0, 5:].mean(axis=0), X[c == 2, 5:].mean(axis=0), atol=0.1
+    )
+    # primary columns and states are drawn as in the observational call
+    assert_array_equal(c_r, c)
+    assert_array_equal(X_r[:, :5], X[:, :5])
+
+
+def test_do_truth_is_invariant_to_the_mapping_shift():
+    h = make_background_confounding(500, random_state=3)[0][:, 5:]
+    _, _, plain = make_background_confounding(
+        500, intervention=h, return_truth=True, random_state=4
+    )
+    _, _, mapped = make_background_confounding(
+        500, intervention=h, shift="mapping", return_truth=True, random_state=4
+    )
+    assert_allclose(mapped.interventional, plain.interventional, rtol=0, atol=1e-12)
+    assert not np.allclose(mapped.observational, plain.observational, atol=0.1)
+    # the prior shift changes P(C), hence the backdoor sum
+    _, _, prior = make_background_confounding(
+        500, intervention=h, shift="prior", return_truth=True, random_state=4
+    )
+    assert not np.allclose(prior.interventional, plain.interventional, atol=0.1)
+
+
+def test_bad_intervention_shapes():
+    with pytest.raises(ValueError, match="must have shape"):
+        make_background_confounding(10, intervention=np.zeros(4))
+    with pytest.raises(ValueError, match="rows"):
+        make_background_confounding(10, intervention=np.zeros((3, 5)))

@@ -6,7 +6,7 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils import check_random_state
+from sklearn.utils import Bunch, check_random_state
 
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, validate_params
 
@@ -211,7 +211,9 @@ def causal_chain_conditions(
         "noise": [Interval(Real, 0, None, closed="left")],
         "shift": [StrOptions({"prior", "mapping"}), None],
         "shift_strength": [Interval(Real, 0, 1, closed="both")],
+        "intervention": [StrOptions({"random"}), "array-like", None],
         "return_background": ["boolean"],
+        "return_truth": ["boolean"],
         "structure_random_state": ["random_state"],
         "random_state": ["random_state"],
     },
@@ -228,7 +230,9 @@ def make_background_confounding(
     noise=0.5,
     shift=None,
     shift_strength=1.0,
+    intervention=None,
     return_background=False,
+    return_truth=False,
     structure_random_state=0,
     random_state=None,
 ):
@@ -249,6 +253,19 @@ def make_background_confounding(
       shift_strength`` (rare states become common);
     * ``"mapping"``: the context of state ``c`` is drawn around ``(1 - s) A_c
       + s A_{c + 1 mod k}`` (the ``C -> context`` mechanism changes).
+
+    Interventions on the context ``H`` (``intervention``) cut the edge ``C ->
+    H`` and keep every other equation: ``"random"`` draws ``H`` around the
+    centre of an independent copy ``C'`` of the state (``H`` keeps its
+    marginal law but is independent of ``C``), and an array sets ``H = h``
+    (``do(H = h)``). Because ``C`` is independent of ``P``, the interventional
+    mean has the closed form ``E[Y | do(H = h), P = p] = f(p) + h theta +
+    confounding_strength * sum_c pi_c b_c`` (the backdoor sum over the law of
+    ``C``), while the observational regression is ``E[Y | H = h, P = p] = f(p)
+    + h theta + confounding_strength * sum_c P(c | h) b_c`` with ``P(c | h)``
+    proportional to ``pi_c N(h; A_c, I)``; ``return_truth`` returns both at
+    every row. Under the mapping shift the interventional mean is unchanged
+    and the observational one moves.
 
     Read more in the :ref:`User Guide <prism>`.
 
@@ -273,8 +290,17 @@ def make_background_confounding(
         Test-time shift; ``None`` samples the training distribution.
     shift_strength : float in [0, 1], default=1.0
         Size ``s`` of the shift.
+    intervention : "random", array-like of shape (n_context,) or \
+            (n_samples, n_context), or None, default=None
+        ``None`` samples the observational law; ``"random"`` draws the
+        context independently of ``C`` (a randomised intervention on ``H``);
+        an array sets the context columns to it (``do(H = h)``, one row for
+        all rows or one per row).
     return_background : bool, default=False
         Also return the state ``C`` of each row.
+    return_truth : bool, default=False
+        Also return the noise-free conditional means at each row (see
+        ``truth`` below).
     structure_random_state : int, RandomState instance or None, default=0
         Seeds the SCM (``A``, ``b``, ``beta``, ``theta``).
     random_state : int, RandomState instance or None, default=None
@@ -288,6 +314,13 @@ def make_background_confounding(
         Target.
     background : ndarray of shape (n_samples,)
         The state ``C`` (only when ``return_background=True``).
+    truth : :class:`~sklearn.utils.Bunch`
+        Only when ``return_truth=True``: ``interventional``, the
+        interventional mean ``E[Y | do(H = h), P = p]`` at each row's ``(p,
+        h)``, and ``observational``, the observational regression ``E[Y | H =
+        h, P = p]``, both of shape (n_samples,) and under the law of ``pi``
+        and ``A`` that ``shift`` gives (the confounding bias of an ideal
+        observational fit is their difference).
 
     Examples
     --------
@@ -298,6 +331,11 @@ def make_background_confounding(
     >>> X_shift, y_shift = make_background_confounding(
     ...     n_samples=20, shift="prior", random_state=1
     ... )
+    >>> X_do, y_do, truth = make_background_confounding(
+    ...     n_samples=20, intervention="random", return_truth=True, random_state=2
+    ... )
+    >>> truth.interventional.shape
+    (20,)
     """
     structure = check_random_state(structure_random_state)
     centres = context_separation * structure.normal(size=(n_states, n_context))
@@ -315,18 +353,49 @@ def make_background_confounding(
     state = rng.choice(n_states, size=n_samples, p=prior)
     if shift == "mapping":
         centres = (1 - s) * centres + s * np.roll(centres, -1, axis=0)
-    context = centres[state] + rng.normal(size=(n_samples, n_context))
+    if intervention is not None and not isinstance(intervention, str):
+        h = np.asarray(intervention, dtype=np.float64)
+        if h.ndim not in (1, 2) or h.shape[-1] != n_context:
+            raise ValueError(
+                f"intervention must have shape ({n_context},) or (n_samples, "
+                f"{n_context}); got {h.shape}."
+            )
+        if h.ndim == 2 and h.shape[0] != n_samples:
+            raise ValueError(
+                f"intervention has {h.shape[0]} rows; n_samples={n_samples}."
+            )
+    # the draws of the observational law, in its order, for every regime: the
+    # rows' C, P and noises are the same under an intervention
+    context_noise = rng.normal(size=(n_samples, n_context))
     primary = rng.normal(size=(n_samples, n_primary))
+    target_noise = rng.normal(size=n_samples)
+    if intervention is None:
+        context = centres[state] + context_noise
+    elif isinstance(intervention, str):
+        # "random": the context of an independent copy C' of the state, so H
+        # keeps its marginal law and loses its dependence on C
+        other = rng.choice(n_states, size=n_samples, p=prior)
+        context = centres[other] + context_noise
+    else:
+        context = np.broadcast_to(h, (n_samples, n_context)).copy()
     f = primary @ beta
     if n_primary >= 2:
         f = f + 0.5 * primary[:, 0] * primary[:, 1]
-    y = (
-        f
-        + context @ theta
-        + confounding_strength * offsets[state]
-        + noise * rng.normal(size=n_samples)
-    )
+    direct = f + context @ theta
+    y = direct + confounding_strength * offsets[state] + noise * target_noise
     X = np.hstack([primary, context])
-    if return_background:
-        return X, y, state
-    return X, y
+    out = (X, y, state) if return_background else (X, y)
+    if not return_truth:
+        return out
+    # P(c | h) proportional to pi_c N(h; A_c, I), under this call's pi and A
+    log_post = np.log(prior) - 0.5 * ((context[:, None, :] - centres[None]) ** 2).sum(
+        axis=2
+    )
+    log_post -= log_post.max(axis=1, keepdims=True)
+    post = np.exp(log_post)
+    post /= post.sum(axis=1, keepdims=True)
+    truth = Bunch(
+        interventional=direct + confounding_strength * (prior @ offsets),
+        observational=direct + confounding_strength * (post @ offsets),
+    )
+    return (*out, truth)
