@@ -23,6 +23,15 @@ per row (PCA and the structured codes are dense: the low-rank code is added):
   paper's) or a linear probe on the true log-odds; ``||W A - I||_F`` of the
   trained MLP's hidden layer, of the untrained network's and of the raw
   context.
+* **nonlinear**: the generator where next-token training is needed for
+  linearity (``_make_revealing_latent_concepts``: the same latent, 12 of its
+  16 directions nuisance, a context ``sinh(Q u)``, standardised, and a next
+  token naming the concept configuration w.p. 0.8 + 0.2/16; 3,000 rows, 5
+  seeds); a next-token ``TorchMLPClassifier((8,), tanh)`` (200 epochs) gives
+  H. ``linear_r2``: the R^2 of the trained hidden layer, of an untrained
+  one (bound column) and of the raw context (label-score column) on the true
+  log-posteriors. The codes as for ``simulated``, without
+  ``DictionaryLearning`` and the MP-SAE (slow).
 * **real**: KEEL ``penbased`` (10 digits), an MLP (64 hidden units) trained
   on half of the rows; H = its hidden layer on 2,500 rows of the other half;
   the concepts are the ten one-vs-rest class indicators. Scores are against
@@ -38,11 +47,11 @@ adaptive coefficient), a baseline of the paper, plain and structured.
 
 Every method gets 32 components (TopK k = 4). Results (mean +- sd over seeds)
 go to ``benchmarks/results/sae_reproduction.txt``; per-seed rows to
-``sae_reproduction.csv`` (resumable; 5 simulated seeds (``--seeds``), 2 penbased
-seeds (``--penbased-seeds``),
+``sae_reproduction.csv`` (resumable; 5 simulated and nonlinear seeds
+(``--seeds``), 5 penbased seeds (``--penbased-seeds``),
 ``DictionaryLearning`` with 10 iterations: it is the slow one).
 ``SKLEARN_ICLR26_QUICK=1``: 1 seed, fewer rows. ``--settings simulated``
-(or ``penbased``) runs one setting (the CSV resumes).
+(or ``nonlinear``, ``penbased``) runs one setting (the CSV resumes).
 """
 
 # Authors: The sklearn-iclr26 developers
