@@ -337,10 +337,19 @@ def main():
     parser.add_argument(
         "--quick", action="store_true", help="smoke run: breast_cancer, 1 seed"
     )
+    parser.add_argument(
+        "--datasets",
+        nargs="+",
+        default=None,
+        help="run only these of the sets (e.g. two processes on two sets; the "
+        "results file resumes)",
+    )
     args = parser.parse_args()
     datasets = ["breast_cancer", "wine", "digits"]
     if args.full:
         datasets += ["phoneme", "spambase"]
+    if args.datasets is not None:
+        datasets = [d for d in datasets if d in args.datasets]
     seeds = range(5 if args.full else 3)
     results = RESULTS
     if args.quick:
@@ -352,7 +361,7 @@ def main():
         rows = [json.loads(line) for line in results.read_text().splitlines() if line]
     done = {(r["dataset"], r["seed"], r["method"]) for r in rows}
     jobs = [(d, "classification") for d in datasets]
-    if not args.quick:
+    if not args.quick and args.datasets is None:
         jobs.append(("diabetes", "regression"))
     for name, task in jobs:
         X, y = load(name)
