@@ -68,10 +68,8 @@ def test_mixup_sample_draw_sends_no_data_gradient_to_alpha(cancer):
     module.train()
     value = loss(module(X), y).mean()
     aug = module.augmenter
-    grads = torch.autograd.grad(
-        value, [aug.q_mean, aug.q_log_std], allow_unused=True, materialize_grads=True
-    )
-    assert all(float(g.abs().sum()) == 0 for g in grads)
+    grads = torch.autograd.grad(value, [aug.q_mean, aug.q_log_std], allow_unused=True)
+    assert all(g is None or float(g.abs().sum()) == 0 for g in grads)
     # in a fit, the KL alone keeps the posterior mean at the prior's centre
     # and pulls its std toward the prior's; rsample moves the mean
     X, y = cancer
