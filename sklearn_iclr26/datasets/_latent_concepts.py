@@ -170,7 +170,7 @@ def _make_revealing_latent_concepts(
     ``x`` nor random features of it are affine in the log-posteriors), and a
     next token that names the configuration of ``c`` (token ``sum_k c_k
     2^(K-1-k)`` among ``2^K``) with probability ``reveal + (1 - reveal) /
-    2^K``, else one of the others uniformly. Then ``log p(y | x) = log((reveal
+    2^K``, else one of the others uniformly. Then ``log p(y | x) = log(reveal
     p(c = y | x) + (1 - reveal) / 2^K)``: the next-token log-probabilities are
     close to the log-posteriors, the setting of Theorem 3.1 of Liu et al. A
     next-token network must recover them from ``x`` and may drop the
