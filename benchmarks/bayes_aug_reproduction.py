@@ -38,6 +38,16 @@ from 0.1 and 0.3, mixup from 0.2, with the KL divided by n or by a batch of 64
 (the authors' script; ``kl_weight = n_train / 64`` in full batch), and prints
 the paired differences learned - matched fixed.
 
+``--minibatch`` adds the same matched comparisons with true mini-batches of 64
+(50 Adam epochs at lr 1e-3, the same for every ``mb-`` row): fixed 0.1 / 0.3 /
+mixup 0.2 and none, the learned strengths from the same inits with the KL
+divided by n or by the batch (``kl_scale="batch"``, the authors' scaling), and
+mixup with ``mixup_draw="sample"`` (the authors' ``.sample()``: alpha moves
+only through the KL)::
+
+    OMP_NUM_THREADS=1 python benchmarks/bayes_aug_reproduction.py \
+        --full --matched --minibatch
+
 Default: breast_cancer, wine, digits and diabetes (regression), 3 seeds;
 ``--full`` adds keel's phoneme and spambase and 5 seeds.
 """
@@ -109,7 +119,45 @@ MATCHED_PAIRS = [
     ("optima-mixup-0.2-kl64", "fixed-mixup-0.2"),
     ("fixed-mixup-0.2", "none"),
 ]
-ALL_METHODS = {**METHODS, **MATCHED_METHODS}
+# --minibatch: true mini-batches of 64 (50 Adam epochs at lr 1e-3), so that
+# ``kl_scale="batch"`` is the authors' scaling itself, not its full-batch
+# equivalent; "-klbatch" divides the KL by the batch, the others by n.
+# "-sample" draws mixup's Beta weight with ``.sample()`` as the authors' script
+# does (``mixup_draw="sample"``: alpha gets no data gradient, only the KL's).
+MB = {"batch_size": 64, "max_iter": 50, "learning_rate_init": 1e-3}
+_FIXED = {"learn_augmentation": False, "q_init_std": 0.0}
+_MIXUP = {"augmenter": "mixup", "init_strength": 0.2}
+MINIBATCH_METHODS = {
+    "mb-none": {**MB, "augmenter": "none"},
+    "mb-fixed-0.1": {**MB, **_FIXED, "init_strength": 0.1},
+    "mb-fixed-0.3": {**MB, **_FIXED, "init_strength": 0.3},
+    "mb-optima-0.1": {**MB, "init_strength": 0.1},
+    "mb-optima-0.1-klbatch": {**MB, "init_strength": 0.1, "kl_scale": "batch"},
+    "mb-optima-0.3": {**MB, "init_strength": 0.3},
+    "mb-optima-0.3-klbatch": {**MB, "init_strength": 0.3, "kl_scale": "batch"},
+    "mb-fixed-mixup-0.2": {**MB, **_FIXED, **_MIXUP},
+    "mb-optima-mixup-0.2": {**MB, **_MIXUP},
+    "mb-optima-mixup-0.2-klbatch": {**MB, **_MIXUP, "kl_scale": "batch"},
+    "mb-optima-mixup-0.2-klbatch-sample": {
+        **MB,
+        **_MIXUP,
+        "kl_scale": "batch",
+        "mixup_draw": "sample",
+    },
+}
+MINIBATCH_PAIRS = [
+    ("mb-optima-0.1", "mb-fixed-0.1"),
+    ("mb-optima-0.1-klbatch", "mb-fixed-0.1"),
+    ("mb-optima-0.3", "mb-fixed-0.3"),
+    ("mb-optima-0.3-klbatch", "mb-fixed-0.3"),
+    ("mb-optima-0.3-klbatch", "mb-none"),
+    ("mb-optima-mixup-0.2", "mb-fixed-mixup-0.2"),
+    ("mb-optima-mixup-0.2-klbatch", "mb-fixed-mixup-0.2"),
+    ("mb-optima-mixup-0.2-klbatch-sample", "mb-fixed-mixup-0.2"),
+    ("mb-optima-mixup-0.2-klbatch-sample", "mb-optima-mixup-0.2-klbatch"),
+    ("mb-fixed-mixup-0.2", "mb-none"),
+]
+ALL_METHODS = {**METHODS, **MATCHED_METHODS, **MINIBATCH_METHODS}
 COMMON = {"hidden_layer_sizes": (64,), "max_iter": 200, "learning_rate_init": 1e-2}
 
 
@@ -153,7 +201,7 @@ def run_classification(name, X, y, seed, method):
         # full batch: KL / per_batch == kl_weight * KL / n_train
         params["kl_weight"] = len(ytr) / per_batch
     start = time.perf_counter()
-    est = BayesianAugmentationClassifier(random_state=seed, **COMMON, **params)
+    est = BayesianAugmentationClassifier(random_state=seed, **{**COMMON, **params})
     est.fit(Xtr, ytr)
     seconds = time.perf_counter() - start
     y_idx = np.searchsorted(est.classes_, yte)
@@ -167,6 +215,8 @@ def run_classification(name, X, y, seed, method):
         "ece": ece(proba, y_idx),
         "strength": float(np.mean(est.augmentation_posterior_["strength"])),
     }
+    if "std" in est.augmentation_posterior_:
+        row["q_std"] = float(np.mean(est.augmentation_posterior_["std"]))
     rng = np.random.RandomState(1000 + seed)
     for s in SEVERITIES:
         noisy = Xte + s * rng.standard_normal(Xte.shape)
@@ -234,24 +284,34 @@ def summarise(rows):
                         f"{metric:14s} vs {other:9s}: {m:+.4f} [{lo:+.4f}, {hi:+.4f}] "
                         f"(n={n})"
                     )
-        if set(MATCHED_METHODS) & set(clf.method):
+        for names, pairs, title in (
+            (MATCHED_METHODS, MATCHED_PAIRS, "matched"),
+            (MINIBATCH_METHODS, MINIBATCH_PAIRS, "mini-batch (64), matched"),
+        ):
+            if not set(names) & set(clf.method):
+                continue
             print(
-                "\nmatched: learned - fixed at its init, paired 95% t-interval "
+                f"\n{title}: learned - fixed at its init, paired 95% t-interval "
                 "(n pairs, pairs where learned < fixed)"
             )
-            for method, other in MATCHED_PAIRS:
+            shown = set()
+            for method, other in pairs:
                 for metric in ("nll", "ece", "brier", "accuracy", "acc_noise_0.5"):
                     res = paired(clf, metric, other, method)
                     if res:
                         m, lo, hi, n, wins = res
                         print(
-                            f"{method:22s} - {other:15s} {metric:14s}: {m:+.4f} "
+                            f"{method:34s} - {other:27s} {metric:14s}: {m:+.4f} "
                             f"[{lo:+.4f}, {hi:+.4f}] (n={n}, lower in {wins})"
                         )
                 sub = clf[clf.method == method]
-                if not sub.empty:
+                if not sub.empty and method not in shown:
+                    shown.add(method)
                     strength = sub.strength.mean()
-                    print(f"{method:22s} mean learned strength {strength:.4f}")
+                    line = f"{method:34s} mean learned strength {strength:.4f}"
+                    if "q_std" in sub and sub.q_std.notna().any():
+                        line += f", posterior std of rho {sub.q_std.mean():.3f}"
+                    print(line)
     reg = df[df.task == "regression"]
     if not reg.empty:
         cols = ["rmse", "nll", "strength"] + [f"rmse_noise_{s}" for s in SEVERITIES]
@@ -269,12 +329,27 @@ def main():
         "KL/64) on the classification sets",
     )
     parser.add_argument(
+        "--minibatch",
+        action="store_true",
+        help="add the mini-batch rows (batch 64, 50 epochs, lr 1e-3; KL/n and "
+        "kl_scale='batch', mixup with .sample()) on the classification sets",
+    )
+    parser.add_argument(
         "--quick", action="store_true", help="smoke run: breast_cancer, 1 seed"
+    )
+    parser.add_argument(
+        "--datasets",
+        nargs="+",
+        default=None,
+        help="run only these of the sets (e.g. two processes on two sets; the "
+        "results file resumes)",
     )
     args = parser.parse_args()
     datasets = ["breast_cancer", "wine", "digits"]
     if args.full:
         datasets += ["phoneme", "spambase"]
+    if args.datasets is not None:
+        datasets = [d for d in datasets if d in args.datasets]
     seeds = range(5 if args.full else 3)
     results = RESULTS
     if args.quick:
@@ -286,13 +361,15 @@ def main():
         rows = [json.loads(line) for line in results.read_text().splitlines() if line]
     done = {(r["dataset"], r["seed"], r["method"]) for r in rows}
     jobs = [(d, "classification") for d in datasets]
-    if not args.quick:
+    if not args.quick and args.datasets is None:
         jobs.append(("diabetes", "regression"))
     for name, task in jobs:
         X, y = load(name)
         methods = list(METHODS)
         if args.matched and task == "classification":
             methods += list(MATCHED_METHODS)
+        if args.minibatch and task == "classification":
+            methods += list(MINIBATCH_METHODS)
         for seed in seeds:
             for method in methods:
                 if (name, seed, method) in done:

@@ -55,6 +55,33 @@ def test_data_term_sends_gradients_to_the_augmentation(kind):
     assert float(g_std.abs().sum()) > 0
 
 
+def test_mixup_sample_draw_sends_no_data_gradient_to_alpha(cancer):
+    # the authors' script draws Beta(alpha, alpha) with .sample(): the data
+    # term does not reach alpha, which moves only through the KL
+    torch.manual_seed(0)
+    module = AugmentedMLPModule(
+        4, 2, (8,), augmenter="mixup", mixup_draw="sample", dtype=torch.float64
+    )
+    loss = AugmentedLoss(kl_weight=0.0)
+    X = torch.randn(16, 4, dtype=torch.float64)
+    y = torch.randint(0, 2, (16,))
+    module.train()
+    value = loss(module(X), y).mean()
+    aug = module.augmenter
+    grads = torch.autograd.grad(value, [aug.q_mean, aug.q_log_std], allow_unused=True)
+    assert all(g is None or float(g.abs().sum()) == 0 for g in grads)
+    # in a fit, the KL alone keeps the posterior mean at the prior's centre
+    # and pulls its std toward the prior's; rsample moves the mean
+    X, y = cancer
+    common = {"augmenter": "mixup", "max_iter": 30, "random_state": 0}
+    sampled = BayesianAugmentationClassifier(mixup_draw="sample", **common).fit(X, y)
+    post = sampled.augmentation_posterior_
+    np.testing.assert_allclose(post["mean"], post["prior_mean"], atol=1e-12)
+    assert post["std"][0] > 0.1
+    rsampled = BayesianAugmentationClassifier(**common).fit(X, y)
+    assert abs(rsampled.augmentation_posterior_["mean"][0] - post["prior_mean"]) > 0.01
+
+
 def test_kl_equals_closed_form():
     aug = Augmenter("gaussian", 3, 0.3, 0.2, True, 1.5, dtype=torch.float64)
     with torch.no_grad():

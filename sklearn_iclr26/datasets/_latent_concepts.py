@@ -151,6 +151,58 @@ def make_latent_concepts(
     )
 
 
+def _make_revealing_latent_concepts(
+    n_samples=3000,
+    *,
+    n_concepts=4,
+    n_features=16,
+    noise=0.75,
+    reveal=0.8,
+    random_state=None,
+):
+    """Latent concepts behind a strongly non-linear context (private).
+
+    The generator where next-token training is needed for linearity
+    (``benchmarks/sae_reproduction.py``, setting ``"nonlinear"``): the latent
+    ``u = M c + noise * e`` of :func:`make_latent_concepts` (12 of its 16
+    directions are nuisance noise unrelated to ``c``), the context ``x =
+    sinh(Q u)`` (invertible, but far from affine: heavy-tailed, so neither
+    ``x`` nor random features of it are affine in the log-posteriors), and a
+    next token that names the configuration of ``c`` (token ``sum_k c_k
+    2^(K-1-k)`` among ``2^K``) with probability ``reveal + (1 - reveal) /
+    2^K``, else one of the others uniformly. Then ``log p(y | x) = log(reveal
+    p(c = y | x) + (1 - reveal) / 2^K)``: the next-token log-probabilities are
+    close to the log-posteriors, the setting of Theorem 3.1 of Liu et al. A
+    next-token network must recover them from ``x`` and may drop the
+    nuisance; an untrained one keeps both the non-linearity and the nuisance.
+
+    Returns a Bunch with ``data`` (``sinh(Q u)``, unscaled), ``target``,
+    ``concepts``, ``configurations``, ``log_posteriors`` and
+    ``concept_log_odds`` as for :func:`make_latent_concepts`.
+    """
+    rng = check_random_state(random_state)
+    M = rng.normal(size=(n_features, n_concepts))
+    Q, _ = np.linalg.qr(rng.normal(size=(n_features, n_features)))
+    C = (rng.uniform(size=(n_samples, n_concepts)) < 0.5).astype(np.int64)
+    U = C @ M.T + noise * rng.normal(size=(n_samples, n_features))
+    X = np.sinh(U @ Q.T)
+    n_tokens = 2**n_concepts
+    index = C @ (2 ** np.arange(n_concepts)[::-1])
+    proba = np.full((n_samples, n_tokens), (1 - reveal) / n_tokens)
+    proba[np.arange(n_samples), index] += reveal
+    y = (proba.cumsum(axis=1) > rng.uniform(size=(n_samples, 1))).argmax(axis=1)
+    configs = np.array(list(itertools.product([0, 1], repeat=n_concepts)))
+    log_post, log_odds = _posteriors(U, M, configs, noise, 0.5)
+    return Bunch(
+        data=X,
+        target=y,
+        concepts=C,
+        configurations=configs,
+        log_posteriors=log_post,
+        concept_log_odds=log_odds,
+    )
+
+
 def _context(U, Q):
     """The observed context ``g(Q u)``, ``g(v) = v + 0.5 tanh(v)``."""
     V = U @ Q.T

@@ -52,6 +52,7 @@ class BaseBayesianAugmentation(BaseTorchEstimator):
         "categorical_blocks": [list, tuple, None],
         "init_swap_proba": [Interval(Real, 0, 1, closed="left")],
         "swap_temperature": [Interval(Real, 0, None, closed="neither")],
+        "mixup_draw": [StrOptions({"rsample", "sample"})],
     }
 
     # the ELBO is the method: no other criterion replaces it
@@ -77,6 +78,7 @@ class BaseBayesianAugmentation(BaseTorchEstimator):
         categorical_blocks=None,
         init_swap_proba=0.1,
         swap_temperature=0.5,
+        mixup_draw="rsample",
         alpha=0.0,
         batch_size=None,
         learning_rate_init=1e-2,
@@ -225,6 +227,7 @@ class BaseBayesianAugmentation(BaseTorchEstimator):
             "category_frequencies": frequencies,
             "init_swap_proba": swap_p0,
             "swap_temperature": float(self.swap_temperature),
+            "mixup_draw": self.mixup_draw,
         }
 
     def _criterion_spec(self, n_outputs):
@@ -391,6 +394,13 @@ _PARAMETERS_DOC = """hidden_layer_sizes : array-like of int, default=(32,)
         Gumbel-softmax temperature of the swapped blocks: small values give
         nearly one-hot draws (and higher-variance gradients), large values
         smooth them toward the mixture's probabilities.
+    mixup_draw : {"rsample", "sample"}, default="rsample"
+        How mixup draws its Beta weight ``lam ~ Beta(alpha, alpha)``:
+        reparameterised (``Beta.rsample``, the paper's ELBO: the data term
+        moves ``alpha``), or without a gradient (``Beta.sample``, as the
+        authors' ImageNet script does: ``alpha`` then moves only through the
+        KL, so its posterior relaxes toward the prior). Used by
+        ``augmenter="mixup"`` only.
     alpha : float, default=0.0
         L2 penalty (Adam ``weight_decay``) of the network's weights (the
         point-mass posterior of the weights); the augmenter has none."""

@@ -234,6 +234,9 @@ class Augmenter(_RhoPosterior):
     feature_scale : sequence of float or None
         Per-feature scale of the Gaussian noise (training-set std).
     dtype : torch.dtype
+    mixup_draw : {"rsample", "sample"}
+        Mixup's Beta weight reparameterised, or drawn without a gradient
+        (the authors' script: ``alpha`` moves only through the KL).
     """
 
     def __init__(
@@ -246,9 +249,11 @@ class Augmenter(_RhoPosterior):
         prior_scale,
         feature_scale=None,
         dtype=None,
+        mixup_draw="rsample",
     ):
         super().__init__()
         self.kind = kind
+        self.mixup_draw = mixup_draw
         self.fixed = not learn and q_init_std == 0
         dim = n_features if kind == "gaussian" else 1
         scale = torch.ones(n_features) if feature_scale is None else feature_scale
@@ -318,7 +323,9 @@ class Augmenter(_RhoPosterior):
             return X * mask / keep, None
         # mixup
         alpha = strength.clamp_min(1e-3).reshape(-1)
-        lam = torch.distributions.Beta(alpha, alpha).rsample()
+        beta = torch.distributions.Beta(alpha, alpha)
+        # "sample" (the authors' script): no data gradient reaches alpha
+        lam = beta.sample() if self.mixup_draw == "sample" else beta.rsample()
         perm = torch.randperm(X.shape[0], device=X.device)
         lam_col = lam.reshape(-1, 1).to(X.dtype)
         return lam_col * X + (1 - lam_col) * X[perm], (lam, perm)
@@ -458,6 +465,7 @@ class AugmentedMLPModule(nn.Module):
         init_swap_proba=0.1,
         swap_temperature=0.5,
         dtype=None,
+        mixup_draw="rsample",
     ):
         super().__init__()
         continuous = None
@@ -479,6 +487,7 @@ class AugmentedMLPModule(nn.Module):
             prior_scale,
             feature_scale,
             dtype,
+            mixup_draw,
         )
         self.swap = None
         if categorical_blocks:
