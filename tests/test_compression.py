@@ -168,19 +168,69 @@ def test_plain_code_length_near_ideal():
     assert 0 <= excess < 3e-3
 
 
+def _count_costs(events, limit=1 << 16):
+    """Bits of coding ``events`` at the halved KT count ``(2 c1 + 1)/(2 n + 2)``."""
+    c1 = n = 0
+    bits = 0.0
+    for e in events:
+        p1 = (2 * c1 + 1) / (2 * n + 2)
+        bits -= math.log2(p1 if e else 1 - p1)
+        c1, n = c1 + int(e), n + 1
+        if n >= limit:
+            c1, n = (c1 + 1) // 2, n // 2
+    return bits
+
+
+def _scheme_bits(P, s, delta, m, helper_prob, end_bins):
+    """Ideal code length of the quantised PMATIC scheme, written independently
+    of the coder kernels: fixed or counted helper bits, bin-centre or counted
+    end-bin data bits."""
+    bits, p, coded = symbol_decisions(mass_tree(P), s, P.shape[1])
+    b, p = bits[coded], p[coded]
+    h, num = quantize_encoder(p, delta, m)
+    q = num / (2 * m)
+    if helper_prob == "adaptive":
+        total = _count_costs(h)
+    else:
+        pi = round(delta * 2 * m * 2**30) / 2**30
+        total = -np.sum(np.log2(np.where(h == 1, pi, 1 - pi)))
+    ends = np.zeros(len(b), dtype=int)
+    if end_bins == "adaptive":
+        ends = np.where((h == 0) & (num == 1), 1, 0)
+        ends = np.where((h == 0) & (num == 2 * m - 1) & (ends == 0), 2, ends)
+        total += _count_costs(b[ends == 1]) + _count_costs(b[ends == 2])
+    rest = ends == 0
+    total -= np.sum(np.log2(np.where(b[rest] == 1, q[rest], 1 - q[rest])))
+    return total
+
+
 @pytest.mark.parametrize("delta", DELTAS)
-def test_pmatic_code_length_equals_quantised_ideal(delta):
-    _, _, P, s = _model(1, n=1000, V=50)
-    enc = PMATICEncoder(delta=delta)
-    payload = enc.encode(P, s).finish()
-    bits, p, coded = symbol_decisions(mass_tree(P), s, 50)
-    h, num = quantize_encoder(p[coded], delta, enc.n_bins_)
-    p_hat = num / (2 * enc.n_bins_)
-    pi = enc.helper_numerator_ / 2**30
-    ideal_q = -np.sum(np.log2(np.where(bits[coded] == 1, p_hat, 1 - p_hat)))
-    ideal_q -= np.sum(np.log2(np.where(h == 1, pi, 1 - pi)))
-    body = _body_bits(payload)
-    assert ideal_q - 1 <= body <= ideal_q + 2 + 8  # 2 coder bits + byte padding
+@pytest.mark.parametrize("helper_prob", ["adaptive", "uniform"])
+@pytest.mark.parametrize("end_bins", ["adaptive", "centre"])
+def test_pmatic_code_length_equals_quantised_ideal(delta, helper_prob, end_bins):
+    for scale in (3.0, 60.0):  # spread and near-deterministic bit probabilities
+        _, _, P, s = _model(1, n=1000, V=50, scale=scale)
+        enc = PMATICEncoder(delta=delta, helper_prob=helper_prob, end_bins=end_bins)
+        payload = enc.encode(P, s).finish()
+        ideal_q = _scheme_bits(P, s, delta, enc.n_bins_, helper_prob, end_bins)
+        body = _body_bits(payload)
+        assert ideal_q - 8 <= body <= ideal_q + 2 + 8  # 2 coder bits + padding
+
+
+def test_near_deterministic_column_floor_and_header():
+    # 3000 labels of a sure model (ideal ~0.02 bits/symbol): the adaptive
+    # helper and end bins cost O(log n) bits per chunk where the paper's
+    # fixed helper rate and bin centres cost ~1.44 (r + delta / r) per bit.
+    _, _, P, s = _model(11, n=3000, V=10, scale=160.0)
+    ideal = -np.log2(P[np.arange(len(s)), s]).sum()
+    new = compress(s, P, delta=1e-4)
+    paper = compress(s, P, delta=1e-4, helper_prob="uniform", end_bins="centre")
+    new_over = (_body_bits(new) - ideal) / 8
+    paper_over = (_body_bits(paper) - ideal) / 8
+    assert new_over <= 8 and paper_over >= 4 * new_over + 20
+    assert PMATICDecoder(new).header_bytes_ <= 27
+    assert ArithmeticDecoder(compress(s, P, method="plain")).header_bytes_ <= 18
+    assert_array_equal(decompress(new, P), s)
 
 
 @pytest.mark.parametrize("delta", DELTAS)

@@ -13,6 +13,7 @@ from sklearn_iclr26.compression._base import (
     METHOD_PLAIN,
     _BaseEncoder,
 )
+from sklearn_iclr26.compression._kernels import MODE_PLAIN
 from sklearn_iclr26.utils._sklearn_compat import (
     Interval,
     StrOptions,
@@ -103,14 +104,14 @@ class ArithmeticEncoder(_BaseEncoder):
         )
         self._setup(precision, chunk_size, checksum, backend)
 
-    def _decisions(self, bits, p):
-        num, den = plain_numerators(p, self.precision)
-        return bits, num, np.full_like(num, den)
+    def _mode_args(self):
+        return MODE_PLAIN, 0, 0.0, False, False, 0, 1 << (self.precision - 2)
 
     def _meta(self):
         return {
             "method": self._method,
             "delta": 0.0,
             "n_bins": 0,
+            "adaptive_ends": False,
             "helper_numerator": 0,
         }
