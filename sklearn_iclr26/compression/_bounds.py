@@ -68,10 +68,11 @@ def quantize_encoder(p, delta, n_bins):
     """Encoder side, vectorised: helper bits ``h`` and numerators over ``2 m``."""
     p = np.asarray(p, dtype=np.float64)
     m = n_bins
-    k = np.clip(np.floor(p * m), 0, m - 1).astype(np.int64)
-    tol = delta + EDGE_MARGIN
-    near_lo = (k > 0) & (p - k / m <= tol)
-    near_hi = (k < m - 1) & ((k + 1) / m - p <= tol)
+    x = p * m
+    k = np.clip(np.floor(x), 0, m - 1).astype(np.int64)
+    tolm = (delta + EDGE_MARGIN) * m  # distances to the edges in units of 1/m
+    near_lo = (k > 0) & (x - k <= tolm)
+    near_hi = (k < m - 1) & ((k + 1) - x <= tolm)
     h = (near_lo | near_hi).astype(np.int64)
     num = np.where(near_lo, 2 * k, np.where(near_hi, 2 * (k + 1), 2 * k + 1))
     return h, num.astype(np.int64)

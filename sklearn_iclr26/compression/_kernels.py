@@ -91,6 +91,10 @@ def encode_rows(
     scratch = np.zeros(width)
     limit = min(COUNT_LIMIT, quarter >> 2)
     m = n_bins
+    tolm = tol * m
+    dshift = 0
+    while (1 << dshift) < den:
+        dshift += 1
     need = OUT_MARGIN * (2 * ell + 1)
     n_stages = 2 if mode == 1 else 1
     while row < n_rows:
@@ -101,8 +105,9 @@ def encode_rows(
             off = row * alphabet_size
             for t in range(alphabet_size):
                 scratch[leaves + t] = src[off + t]
-            for i in range(leaves - 1, 0, -1):
-                scratch[i] = scratch[2 * i] + scratch[2 * i + 1]
+            for lev in range(ell - 1, -1, -1):  # level by level (vectorisable)
+                for i in range(1 << lev, 2 << lev):
+                    scratch[i] = scratch[2 * i] + scratch[2 * i + 1]
             tree = scratch
         else:
             base = row * width
@@ -124,12 +129,13 @@ def encode_rows(
             num = 0
             end = 0  # 1: first bin, 2: last bin, both with h = 0
             if mode == 1:
-                k = math.floor(p * m)
+                x = p * m
+                k = math.floor(x)
                 k = min(max(k, 0), m - 1)
-                if k > 0 and p - k / m <= tol:
+                if k > 0 and x - k <= tolm:
                     h = 1
                     num = 2 * k
-                elif k < m - 1 and (k + 1) / m - p <= tol:
+                elif k < m - 1 and (k + 1) - x <= tolm:
                     h = 1
                     num = 2 * (k + 1)
                 else:
@@ -139,6 +145,7 @@ def encode_rows(
                     elif adaptive_ends and k == m - 1:
                         end = 2
             for stage in range(n_stages):
+                pow2 = False
                 if mode == 1 and stage == 0:
                     b_i = h
                     if adaptive_helper:
@@ -147,6 +154,7 @@ def encode_rows(
                     else:
                         n_i = helper_num
                         d_i = den
+                        pow2 = True
                 elif mode == 1:
                     b_i = bit
                     if end == 1:
@@ -161,9 +169,13 @@ def encode_rows(
                 else:
                     b_i = bit
                     d_i = den
+                    pow2 = True
                     n_i = math.floor(p * den + 0.5)
                     n_i = min(max(n_i, 1), den - 1)
-                split = low + ((high - low + 1) * (d_i - n_i)) // d_i
+                if pow2:  # den = 2 ** dshift: the same integer, no division
+                    split = low + (((high - low + 1) * (d_i - n_i)) >> dshift)
+                else:
+                    split = low + ((high - low + 1) * (d_i - n_i)) // d_i
                 if b_i:
                     low = split
                 else:
@@ -269,6 +281,9 @@ def decode_rows(
     scratch = np.zeros(width)
     limit = min(COUNT_LIMIT, quarter >> 2)
     m = n_bins
+    dshift = 0
+    while (1 << dshift) < den:
+        dshift += 1
     n_stages = 2 if mode == 1 else 1
     for r in range(n_rows):
         if build:
@@ -276,8 +291,9 @@ def decode_rows(
             off = r * alphabet_size
             for t in range(alphabet_size):
                 scratch[leaves + t] = src[off + t]
-            for i in range(leaves - 1, 0, -1):
-                scratch[i] = scratch[2 * i] + scratch[2 * i + 1]
+            for lev in range(ell - 1, -1, -1):  # level by level (vectorisable)
+                for i in range(1 << lev, 2 << lev):
+                    scratch[i] = scratch[2 * i] + scratch[2 * i + 1]
             tree = scratch
         else:
             base = r * width
@@ -297,6 +313,7 @@ def decode_rows(
             bit = 0
             end = 0
             for stage in range(n_stages):
+                pow2 = False
                 if mode == 1 and stage == 0:
                     if adaptive_helper:
                         num = 2 * hc1 + 1
@@ -304,6 +321,7 @@ def decode_rows(
                     else:
                         num = helper_num
                         d = den
+                        pow2 = True
                 elif mode == 1:
                     d = 2 * m
                     if h == 0:
@@ -324,9 +342,13 @@ def decode_rows(
                         num = 2 * k
                 else:
                     d = den
+                    pow2 = True
                     num = math.floor(p * den + 0.5)
                     num = min(max(num, 1), den - 1)
-                split = low + ((high - low + 1) * (d - num)) // d
+                if pow2:  # den = 2 ** dshift: the same integer, no division
+                    split = low + (((high - low + 1) * (d - num)) >> dshift)
+                else:
+                    split = low + ((high - low + 1) * (d - num)) // d
                 if value >= split:
                     bit = 1
                     low = split
