@@ -277,6 +277,102 @@ def test_numba_and_python_payloads_identical(method):
     assert_array_equal(decompress(b, P, backend="python"), s)
 
 
+def _adversarial_rows(V, delta, m, rng):
+    """Rows whose bit probabilities sit on and around the quantiser's edges,
+    at 0 and 1 exactly, on subnormal and zero masses."""
+    rows = [np.eye(V)[i % V] for i in range(3)]  # one-hot: p = 0 or 1 exactly
+    edges = np.arange(0, m + 1) / m
+    for e in edges:
+        for off in (0.0, delta, -delta, 2 * delta, -2 * delta):
+            for x in (e + off, np.nextafter(e + off, 0), np.nextafter(e + off, 1)):
+                x = float(np.clip(x, 0, 1))
+                row = np.zeros(V)
+                row[0], row[-1] = 1 - x, x  # the root bit probability is x
+                rows.append(row)
+    for tiny in (5e-324, 1e-300, 1e-17):
+        row = np.full(V, tiny)
+        row[int(rng.integers(V))] = 1 - tiny * (V - 1)
+        rows.append(row)
+    rows += list(_softmax(rng.normal(scale=30, size=(40, V))))
+    P = np.array(rows)
+    return P / P.sum(1, keepdims=True)
+
+
+CONFIGS = [
+    {"method": "plain"},
+    {"delta": 1e-3},
+    {"delta": 1e-2, "helper_prob": "uniform", "end_bins": "centre"},
+    {"delta": 1e-5, "helper_prob": 0.3, "end_bins": "adaptive"},
+    {"delta": 0.2, "n_bins": 1},
+    {"delta": 1e-3, "n_bins": 2, "precision": 16, "chunk_size": 7},
+]
+
+
+@pytest.mark.parametrize("V", [2, 3, 37])
+@pytest.mark.parametrize("config", CONFIGS, ids=str)
+def test_adversarial_round_trips_bit_exact(V, config):
+    rng = np.random.default_rng(V)
+    delta = config.get("delta", 1e-3)
+    m = config.get("n_bins", optimal_n_bins(delta))
+    P = _adversarial_rows(V, delta, m, rng)
+    P = P[rng.permutation(len(P))]
+    # symbols: drawn from the row where possible, else the least likely one
+    s = np.array([rng.choice(V, p=row) for row in P])
+    s[::5] = np.argmin(np.where(P[::5] > 0, P[::5], np.inf), axis=1)
+    payloads = {b: compress(s, P, backend=b, **config) for b in BACKENDS}
+    assert len(set(payloads.values())) == 1  # python == numba, byte for byte
+    payload = payloads[BACKENDS[0]]
+    for backend in BACKENDS:
+        assert_array_equal(decompress(payload, P, backend=backend), s)
+    kw = {k: v for k, v in config.items() if k != "method"}
+    cls = ArithmeticEncoder if config.get("method") == "plain" else PMATICEncoder
+    if cls is ArithmeticEncoder:
+        kw = {k: v for k, v in kw.items() if k in ("precision", "chunk_size")}
+    enc = cls(**kw)
+    for row, sym in zip(P, s):
+        enc.encode_step(row, sym)
+    assert enc.finish() == payload
+
+
+@pytest.mark.parametrize("delta", DELTAS)
+def test_binary_decoder_shifted_by_exactly_delta(delta):
+    # V = 2: the root bit probability is the row itself, so the decoder's q
+    # can be set to p +- delta exactly, the edge of the guarantee.
+    m = optimal_n_bins(delta)
+    edges = np.arange(0, m + 1) / m
+    p = np.concatenate(
+        [edges + off for off in (0, delta, -delta, 1.5 * delta, -1.5 * delta)]
+        + [np.linspace(0, 1, 401)]
+    ).clip(0, 1)
+    rng = np.random.default_rng(0)
+    p = np.repeat(p, 3)[rng.permutation(3 * len(p))]
+    s = (rng.random(len(p)) < p).astype(int)
+    P = np.column_stack([1 - p, p])
+    for config in ({}, {"helper_prob": "uniform", "end_bins": "centre"}):
+        payload = compress(s, P, delta=delta, **config)
+        for sign in (1.0, -1.0):
+            q = np.clip(
+                p + sign * delta * np.where(rng.random(len(p)) < 0.5, 1, -1), 0, 1
+            )
+            assert_array_equal(decompress(payload, np.column_stack([1 - q, q])), s)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_adaptive_counts_halve_and_stay_exact(backend):
+    # precision=16 halves the adaptive counts every 4096 events: a long
+    # near-deterministic stream crosses that many times, then turns noisy.
+    rng = np.random.default_rng(3)
+    logits = rng.normal(scale=80, size=(6000, 4))
+    logits[4000:] /= 40
+    P = _softmax(logits)
+    s = (P.cumsum(1) < rng.random((6000, 1))).sum(1).clip(0, 3)
+    payload = compress(s, P, delta=1e-3, precision=16, backend=backend)
+    assert payload == compress(s, P, delta=1e-3, precision=16, backend="python")
+    assert_array_equal(decompress(payload, P, backend=backend), s)
+    Q = _softmax(logits + rng.uniform(-2e-3, 2e-3, size=logits.shape))
+    assert_array_equal(decompress(payload, Q, backend=backend), s)
+
+
 def test_autoregressive_callable_round_trip():
     rng = np.random.default_rng(5)
     table = _softmax(rng.normal(scale=3, size=(20, 20)))
