@@ -401,7 +401,9 @@ def run_predictor(name, done, writer):
             "bps": f"{bps:.5f}",
             "ratio_to_ideal": f"{bps / ideal:.4f}",
             "expected_overhead_bps": (
-                f"{expected_overhead_bits(P, delta=delta):.5f}" if delta else ""
+                f"{expected_overhead_bits(P, delta=delta, chunk_size=500):.5f}"
+                if delta
+                else ""
             ),
             **{k: f"{v:.2f}" for k, v in ok.items()},
             "ok_float32": int(_decodes(payload, Q32, s)),

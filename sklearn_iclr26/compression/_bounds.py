@@ -199,6 +199,7 @@ def optimal_n_bins(delta, *, rounding="paper"):
         ],
         "end_bins": [StrOptions({"adaptive", "centre"})],
         "precision": [Interval(Integral, 16, 32, closed="both")],
+        "chunk_size": [None, Interval(Integral, 1, None, closed="left")],
     },
     prefer_skip_nested_validation=True,
 )
@@ -210,6 +211,7 @@ def expected_overhead_bits(
     helper_prob="adaptive",
     end_bins="adaptive",
     precision=32,
+    chunk_size=None,
 ):
     """Expected PMATIC overhead over the ideal code length, in bits per symbol.
 
@@ -222,8 +224,8 @@ def expected_overhead_bits(
     bit with ``helper_prob="adaptive"``, the end bins' data bits with
     ``end_bins="adaptive"``) is costed at the binary entropy of its expected
     rate plus the count's learning regret, ``0.5 log2(n)`` bits for ``n``
-    expected events of the context, as if the rows were one chunk. (The
-    arithmetic coder adds about 2 bits per chunk on top.)
+    expected events of the context in each chunk (the counts restart with
+    every chunk). (The arithmetic coder adds about 2 bits per chunk on top.)
 
     Parameters
     ----------
@@ -243,6 +245,9 @@ def expected_overhead_bits(
     precision : int, default=32
         Coder state bits; a fixed helper probability is an integer over
         ``2 ** (precision - 2)``, as in the coder.
+    chunk_size : int or None, default=None
+        Symbols per chunk of the payload (``None``: one chunk); it only
+        changes the adaptive parts' learning regret.
 
     Returns
     -------
@@ -308,18 +313,20 @@ def expected_overhead_bits(
         else:
             cost = kl + np.where(h == 1, cost_h[1], cost_h[0])
         total += float(np.sum(w * cost))
+    n_chunks = 1 if chunk_size is None else -(-n // chunk_size)
     if adaptive and n_dec > 0:
-        total += n_dec * float(_h2(n_help / n_dec)) + _regret(n_dec)
+        total += n_dec * float(_h2(n_help / n_dec)) + _regret(n_dec, n_chunks)
     for c in (1, 2):  # rate-matched coding of the end bins, minus the ideal
         if ends[c, 0] > 0:
             total += ends[c, 0] * float(_h2(ends[c, 1] / ends[c, 0])) - ends[c, 2]
-            total += _regret(ends[c, 0])
+            total += _regret(ends[c, 0], n_chunks)
     return total / n
 
 
-def _regret(n_events):
-    """Learning regret of a count estimate over ``n_events`` events, in bits."""
-    return 0.5 * math.log2(max(n_events, 1.0))
+def _regret(n_events, n_chunks=1):
+    """Learning regret of a count estimate restarted in each of ``n_chunks``
+    chunks that share ``n_events`` events, in bits."""
+    return n_chunks * 0.5 * math.log2(max(n_events / n_chunks, 1.0))
 
 
 def _h2(x):
