@@ -30,7 +30,9 @@ Predictors (all offline):
   characters one-hot plus a bag of the 32 before them, one hidden layer of
   256 units) trained offline on 300,000 positions of the first 85% of a
   1.05 MB text (CPython's ``pydoc_data`` topics and this repository's
-  ``doc/*.rst``), coding the text's last 100,000 characters.
+  ``doc/*.rst``), coding the text's last 100,000 characters;
+* ``text1mb-mix``: that network mixed half and half with the adaptive
+  Witten-Bell order-5 model run over the same 100,000 characters.
 
 Noise draws: 20 per (predictor, coder, delta, noise level). Results are
 appended to ``benchmarks/results/compression_reproduction.csv`` as they
@@ -46,6 +48,7 @@ Usage: ``python benchmarks/compression_reproduction.py``; ``--quick`` (or
 
 import bz2
 import csv
+import functools
 import gzip
 import lzma
 import os
@@ -272,6 +275,7 @@ def _char_features(ids, V, positions):
     return X
 
 
+@functools.cache
 def predictor_text_mlp():
     """A small character-level network trained offline on the long text.
 
@@ -324,6 +328,20 @@ MLP_TRAIN = 300_000
 MLP_EPOCHS = 6
 
 
+def predictor_text_mix():
+    """The network of ``text1mb-mlp`` mixed half and half with an adaptive
+    Witten-Bell order-5 model run over the coded characters (counts updated
+    after each character, as a decoder can): the network knows the language,
+    the adaptive model the repetitions inside the coded text, which gzip
+    exploits. Float32 twin: the same mixture of the float32-rounded network
+    and the float32 Witten-Bell model."""
+    s, P_net, Q_net = predictor_text_mlp()  # cached: trained once per run
+    V = P_net.shape[1]
+    P = 0.5 * P_net + 0.5 * _witten_bell_probs(s, V, np.float64)
+    Q = 0.5 * Q_net + 0.5 * _witten_bell_probs(s, V, np.float32)
+    return s, P / P.sum(1, keepdims=True), Q / Q.sum(1, keepdims=True)
+
+
 PREDICTORS = {
     "toy": predictor_toy,
     "descr-text": predictor_text,
@@ -331,6 +349,7 @@ PREDICTORS = {
     "penbased": predictor_penbased,
     "digits": predictor_digits,
     "text1mb-mlp": predictor_text_mlp,
+    "text1mb-mix": predictor_text_mix,
 }
 
 
