@@ -5,8 +5,6 @@
 
 from numbers import Integral
 
-import numpy as np
-
 from sklearn_iclr26.compression._base import (
     ENCODER_ATTRIBUTES_DOC,
     METHOD_CONSTRICTION,
@@ -28,13 +26,6 @@ PLAIN_CONSTRAINTS = {
     "checksum": ["boolean"],
     "backend": [StrOptions({"auto", "python", "numba", "constriction"})],
 }
-
-
-def plain_numerators(p, precision):
-    """Bit probabilities rounded to integers over ``2 ** (precision - 2)``."""
-    den = 1 << (precision - 2)
-    num = np.clip(np.floor(p * den + 0.5), 1, den - 1).astype(np.int64)
-    return num, den
 
 
 class ArithmeticEncoder(_BaseEncoder):

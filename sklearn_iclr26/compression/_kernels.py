@@ -440,10 +440,3 @@ def get_kernels(backend):
         )
     enc, dec = _COMPILED["numba"]
     return enc, dec, True
-
-
-def as_kernel_arrays(compiled, *arrays):
-    """int64/float64 arrays for numba, Python lists for the Python kernel."""
-    if compiled:
-        return arrays
-    return tuple(a.tolist() if isinstance(a, np.ndarray) else a for a in arrays)
