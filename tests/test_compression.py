@@ -168,19 +168,69 @@ def test_plain_code_length_near_ideal():
     assert 0 <= excess < 3e-3
 
 
+def _count_costs(events, limit=1 << 16):
+    """Bits of coding ``events`` at the halved KT count ``(2 c1 + 1)/(2 n + 2)``."""
+    c1 = n = 0
+    bits = 0.0
+    for e in events:
+        p1 = (2 * c1 + 1) / (2 * n + 2)
+        bits -= math.log2(p1 if e else 1 - p1)
+        c1, n = c1 + int(e), n + 1
+        if n >= limit:
+            c1, n = (c1 + 1) // 2, n // 2
+    return bits
+
+
+def _scheme_bits(P, s, delta, m, helper_prob, end_bins):
+    """Ideal code length of the quantised PMATIC scheme, written independently
+    of the coder kernels: fixed or counted helper bits, bin-centre or counted
+    end-bin data bits."""
+    bits, p, coded = symbol_decisions(mass_tree(P), s, P.shape[1])
+    b, p = bits[coded], p[coded]
+    h, num = quantize_encoder(p, delta, m)
+    q = num / (2 * m)
+    if helper_prob == "adaptive":
+        total = _count_costs(h)
+    else:
+        pi = round(delta * 2 * m * 2**30) / 2**30
+        total = -np.sum(np.log2(np.where(h == 1, pi, 1 - pi)))
+    ends = np.zeros(len(b), dtype=int)
+    if end_bins == "adaptive":
+        ends = np.where((h == 0) & (num == 1), 1, 0)
+        ends = np.where((h == 0) & (num == 2 * m - 1) & (ends == 0), 2, ends)
+        total += _count_costs(b[ends == 1]) + _count_costs(b[ends == 2])
+    rest = ends == 0
+    total -= np.sum(np.log2(np.where(b[rest] == 1, q[rest], 1 - q[rest])))
+    return total
+
+
 @pytest.mark.parametrize("delta", DELTAS)
-def test_pmatic_code_length_equals_quantised_ideal(delta):
-    _, _, P, s = _model(1, n=1000, V=50)
-    enc = PMATICEncoder(delta=delta)
-    payload = enc.encode(P, s).finish()
-    bits, p, coded = symbol_decisions(mass_tree(P), s, 50)
-    h, num = quantize_encoder(p[coded], delta, enc.n_bins_)
-    p_hat = num / (2 * enc.n_bins_)
-    pi = enc.helper_numerator_ / 2**30
-    ideal_q = -np.sum(np.log2(np.where(bits[coded] == 1, p_hat, 1 - p_hat)))
-    ideal_q -= np.sum(np.log2(np.where(h == 1, pi, 1 - pi)))
-    body = _body_bits(payload)
-    assert ideal_q - 1 <= body <= ideal_q + 2 + 8  # 2 coder bits + byte padding
+@pytest.mark.parametrize("helper_prob", ["adaptive", "uniform"])
+@pytest.mark.parametrize("end_bins", ["adaptive", "centre"])
+def test_pmatic_code_length_equals_quantised_ideal(delta, helper_prob, end_bins):
+    for scale in (3.0, 60.0):  # spread and near-deterministic bit probabilities
+        _, _, P, s = _model(1, n=1000, V=50, scale=scale)
+        enc = PMATICEncoder(delta=delta, helper_prob=helper_prob, end_bins=end_bins)
+        payload = enc.encode(P, s).finish()
+        ideal_q = _scheme_bits(P, s, delta, enc.n_bins_, helper_prob, end_bins)
+        body = _body_bits(payload)
+        assert ideal_q - 8 <= body <= ideal_q + 2 + 8  # 2 coder bits + padding
+
+
+def test_near_deterministic_column_floor_and_header():
+    # 3000 labels of a sure model (ideal ~0.02 bits/symbol): the adaptive
+    # helper and end bins cost O(log n) bits per chunk where the paper's
+    # fixed helper rate and bin centres cost ~1.44 (r + delta / r) per bit.
+    _, _, P, s = _model(11, n=3000, V=10, scale=160.0)
+    ideal = -np.log2(P[np.arange(len(s)), s]).sum()
+    new = compress(s, P, delta=1e-4)
+    paper = compress(s, P, delta=1e-4, helper_prob="uniform", end_bins="centre")
+    new_over = (_body_bits(new) - ideal) / 8
+    paper_over = (_body_bits(paper) - ideal) / 8
+    assert new_over <= 8 and paper_over >= 4 * new_over + 20
+    assert PMATICDecoder(new).header_bytes_ <= 27
+    assert ArithmeticDecoder(compress(s, P, method="plain")).header_bytes_ <= 18
+    assert_array_equal(decompress(new, P), s)
 
 
 @pytest.mark.parametrize("delta", DELTAS)
@@ -225,6 +275,102 @@ def test_numba_and_python_payloads_identical(method):
     assert a == b
     assert_array_equal(decompress(a, P, backend="numba"), s)
     assert_array_equal(decompress(b, P, backend="python"), s)
+
+
+def _adversarial_rows(V, delta, m, rng):
+    """Rows whose bit probabilities sit on and around the quantiser's edges,
+    at 0 and 1 exactly, on subnormal and zero masses."""
+    rows = [np.eye(V)[i % V] for i in range(3)]  # one-hot: p = 0 or 1 exactly
+    edges = np.arange(0, m + 1) / m
+    for e in edges:
+        for off in (0.0, delta, -delta, 2 * delta, -2 * delta):
+            for x in (e + off, np.nextafter(e + off, 0), np.nextafter(e + off, 1)):
+                x = float(np.clip(x, 0, 1))
+                row = np.zeros(V)
+                row[0], row[-1] = 1 - x, x  # the root bit probability is x
+                rows.append(row)
+    for tiny in (5e-324, 1e-300, 1e-17):
+        row = np.full(V, tiny)
+        row[int(rng.integers(V))] = 1 - tiny * (V - 1)
+        rows.append(row)
+    rows += list(_softmax(rng.normal(scale=30, size=(40, V))))
+    P = np.array(rows)
+    return P / P.sum(1, keepdims=True)
+
+
+CONFIGS = [
+    {"method": "plain"},
+    {"delta": 1e-3},
+    {"delta": 1e-2, "helper_prob": "uniform", "end_bins": "centre"},
+    {"delta": 1e-5, "helper_prob": 0.3, "end_bins": "adaptive"},
+    {"delta": 0.2, "n_bins": 1},
+    {"delta": 1e-3, "n_bins": 2, "precision": 16, "chunk_size": 7},
+]
+
+
+@pytest.mark.parametrize("V", [2, 3, 37])
+@pytest.mark.parametrize("config", CONFIGS, ids=str)
+def test_adversarial_round_trips_bit_exact(V, config):
+    rng = np.random.default_rng(V)
+    delta = config.get("delta", 1e-3)
+    m = config.get("n_bins", optimal_n_bins(delta))
+    P = _adversarial_rows(V, delta, m, rng)
+    P = P[rng.permutation(len(P))]
+    # symbols: drawn from the row where possible, else the least likely one
+    s = np.array([rng.choice(V, p=row) for row in P])
+    s[::5] = np.argmin(np.where(P[::5] > 0, P[::5], np.inf), axis=1)
+    payloads = {b: compress(s, P, backend=b, **config) for b in BACKENDS}
+    assert len(set(payloads.values())) == 1  # python == numba, byte for byte
+    payload = payloads[BACKENDS[0]]
+    for backend in BACKENDS:
+        assert_array_equal(decompress(payload, P, backend=backend), s)
+    kw = {k: v for k, v in config.items() if k != "method"}
+    cls = ArithmeticEncoder if config.get("method") == "plain" else PMATICEncoder
+    if cls is ArithmeticEncoder:
+        kw = {k: v for k, v in kw.items() if k in ("precision", "chunk_size")}
+    enc = cls(**kw)
+    for row, sym in zip(P, s):
+        enc.encode_step(row, sym)
+    assert enc.finish() == payload
+
+
+@pytest.mark.parametrize("delta", DELTAS)
+def test_binary_decoder_shifted_by_exactly_delta(delta):
+    # V = 2: the root bit probability is the row itself, so the decoder's q
+    # can be set to p +- delta exactly, the edge of the guarantee.
+    m = optimal_n_bins(delta)
+    edges = np.arange(0, m + 1) / m
+    p = np.concatenate(
+        [edges + off for off in (0, delta, -delta, 1.5 * delta, -1.5 * delta)]
+        + [np.linspace(0, 1, 401)]
+    ).clip(0, 1)
+    rng = np.random.default_rng(0)
+    p = np.repeat(p, 3)[rng.permutation(3 * len(p))]
+    s = (rng.random(len(p)) < p).astype(int)
+    P = np.column_stack([1 - p, p])
+    for config in ({}, {"helper_prob": "uniform", "end_bins": "centre"}):
+        payload = compress(s, P, delta=delta, **config)
+        for sign in (1.0, -1.0):
+            q = np.clip(
+                p + sign * delta * np.where(rng.random(len(p)) < 0.5, 1, -1), 0, 1
+            )
+            assert_array_equal(decompress(payload, np.column_stack([1 - q, q])), s)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_adaptive_counts_halve_and_stay_exact(backend):
+    # precision=16 halves the adaptive counts every 4096 events: a long
+    # near-deterministic stream crosses that many times, then turns noisy.
+    rng = np.random.default_rng(3)
+    logits = rng.normal(scale=80, size=(6000, 4))
+    logits[4000:] /= 40
+    P = _softmax(logits)
+    s = (P.cumsum(1) < rng.random((6000, 1))).sum(1).clip(0, 3)
+    payload = compress(s, P, delta=1e-3, precision=16, backend=backend)
+    assert payload == compress(s, P, delta=1e-3, precision=16, backend="python")
+    assert_array_equal(decompress(payload, P, backend=backend), s)
+    Q = _softmax(logits + rng.uniform(-2e-3, 2e-3, size=logits.shape))
+    assert_array_equal(decompress(payload, Q, backend=backend), s)
 
 
 def test_autoregressive_callable_round_trip():

@@ -18,7 +18,15 @@ __all__ = ["compress", "decompress"]
 
 
 def _make_encoder(
-    method, delta, n_bins, helper_prob, precision, chunk_size, checksum, backend
+    method,
+    delta,
+    n_bins,
+    helper_prob,
+    end_bins,
+    precision,
+    chunk_size,
+    checksum,
+    backend,
 ):
     common = {
         "precision": precision,
@@ -28,7 +36,13 @@ def _make_encoder(
     }
     if method == "plain":
         return ArithmeticEncoder(**common)
-    return PMATICEncoder(delta=delta, n_bins=n_bins, helper_prob=helper_prob, **common)
+    return PMATICEncoder(
+        delta=delta,
+        n_bins=n_bins,
+        helper_prob=helper_prob,
+        end_bins=end_bins,
+        **common,
+    )
 
 
 @validate_params(
@@ -39,9 +53,10 @@ def _make_encoder(
         "delta": [Interval(Real, 0, 0.25, closed="neither")],
         "n_bins": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
         "helper_prob": [
-            StrOptions({"uniform"}),
+            StrOptions({"adaptive", "uniform"}),
             Interval(Real, 0, 1, closed="neither"),
         ],
+        "end_bins": [StrOptions({"adaptive", "centre"})],
         "precision": [Interval(Integral, 16, 32, closed="both")],
         "chunk_size": [None, Interval(Integral, 1, None, closed="left")],
         "checksum": ["boolean"],
@@ -56,7 +71,8 @@ def compress(
     method="pmatic",
     delta=1e-3,
     n_bins="auto",
-    helper_prob="uniform",
+    helper_prob="adaptive",
+    end_bins="adaptive",
     precision=32,
     chunk_size=None,
     checksum=True,
@@ -75,7 +91,7 @@ def compress(
     method : {"pmatic", "plain"}, default="pmatic"
         :class:`PMATICEncoder` (tolerates a decoder mismatch up to ``delta``)
         or :class:`ArithmeticEncoder` (needs identical floats).
-    delta, n_bins, helper_prob : see :class:`PMATICEncoder`
+    delta, n_bins, helper_prob, end_bins : see :class:`PMATICEncoder`
         Ignored when ``method="plain"``.
     precision : int, default=32
         Coder state bits.
@@ -110,7 +126,15 @@ def compress(
             "or another backend."
         )
     encoder = _make_encoder(
-        method, delta, n_bins, helper_prob, precision, chunk_size, checksum, backend
+        method,
+        delta,
+        n_bins,
+        helper_prob,
+        end_bins,
+        precision,
+        chunk_size,
+        checksum,
+        backend,
     )
     s = np.asarray(symbols)
     if callable(probabilities):

@@ -47,4 +47,4 @@ class ArithmeticDecoder(_BaseDecoder):
     _methods = (METHOD_PLAIN, METHOD_CONSTRICTION)
 
     def _mode_args(self):
-        return MODE_PLAIN, 0, 0, 1 << (self.precision_ - 2)
+        return MODE_PLAIN, 0, 0.0, False, False, 0, 1 << (self.precision_ - 2)

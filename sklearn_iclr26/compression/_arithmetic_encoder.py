@@ -5,14 +5,13 @@
 
 from numbers import Integral
 
-import numpy as np
-
 from sklearn_iclr26.compression._base import (
     ENCODER_ATTRIBUTES_DOC,
     METHOD_CONSTRICTION,
     METHOD_PLAIN,
     _BaseEncoder,
 )
+from sklearn_iclr26.compression._kernels import MODE_PLAIN
 from sklearn_iclr26.utils._sklearn_compat import (
     Interval,
     StrOptions,
@@ -27,13 +26,6 @@ PLAIN_CONSTRAINTS = {
     "checksum": ["boolean"],
     "backend": [StrOptions({"auto", "python", "numba", "constriction"})],
 }
-
-
-def plain_numerators(p, precision):
-    """Bit probabilities rounded to integers over ``2 ** (precision - 2)``."""
-    den = 1 << (precision - 2)
-    num = np.clip(np.floor(p * den + 0.5), 1, den - 1).astype(np.int64)
-    return num, den
 
 
 class ArithmeticEncoder(_BaseEncoder):
@@ -103,14 +95,14 @@ class ArithmeticEncoder(_BaseEncoder):
         )
         self._setup(precision, chunk_size, checksum, backend)
 
-    def _decisions(self, bits, p):
-        num, den = plain_numerators(p, self.precision)
-        return bits, num, np.full_like(num, den)
+    def _mode_args(self):
+        return MODE_PLAIN, 0, 0.0, False, False, 0, 1 << (self.precision - 2)
 
     def _meta(self):
         return {
             "method": self._method,
             "delta": 0.0,
             "n_bins": 0,
+            "adaptive_ends": False,
             "helper_numerator": 0,
         }

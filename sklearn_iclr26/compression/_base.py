@@ -1,18 +1,24 @@
 """Shared machinery of the streaming encoders and decoders, and the payload.
 
-Payload (little-endian, version 1)::
+Payload (version 2; ``uv`` is an unsigned LEB128 varint, fixed-width fields
+little-endian)::
 
     magic "SKIC" | version u8 | method u8 | precision u8 | flags u8
-    alphabet_size u32 | n_symbols u64 | chunk_size u64 | n_chunks u32
-    delta f64 | n_bins u32 | helper_numerator u64
-    per chunk: n_bytes u32, crc32 u32
-    chunk bodies, concatenated
+    alphabet_size uv | n_symbols uv | chunk_size uv (0: one chunk) | n_chunks uv
+    PMATIC only: delta f64 | n_bins uv | helper_numerator uv
+        (the last absent when the helper probability is adaptive)
+    chunk table: n_bytes uv of every chunk, then crc32 u32 of every chunk
+        when checked
+    chunk bodies, concatenated (trailing zero bytes of a binary-coder body
+        are dropped: the decoder reads zeros past the end anyway)
 
 ``method`` is 0 (plain binary arithmetic coding), 1 (PMATIC) or 2 (plain,
 constriction's range coder over whole symbols); ``flags`` bit 0 says whether
-the per-chunk CRC32 of the chunk's symbols is checked. Each chunk is an
-independent coder stream, so a desync stays inside its chunk and is detected
-by its CRC.
+the per-chunk CRC32 of the chunk's symbols is checked, bit 1 whether PMATIC's
+helper probability is adaptive, bit 2 whether its end bins are. Each chunk is
+an independent coder stream (the adaptive counts restart with it), so a
+desync stays inside its chunk and is detected by its CRC. A one-chunk PMATIC
+payload of a few thousand symbols has a 28-byte header (version 1: 60 bytes).
 """
 
 # Authors: The sklearn-iclr26 developers
@@ -25,7 +31,6 @@ import numpy as np
 
 from sklearn_iclr26.compression._kernels import (
     OUT_MARGIN,
-    as_kernel_arrays,
     get_kernels,
     numba_available,
 )
@@ -34,7 +39,6 @@ from sklearn_iclr26.compression._longform import (
     check_symbols,
     code_length,
     mass_tree,
-    symbol_decisions,
     tree_row_bytes,
 )
 from sklearn_iclr26.utils._batching import batch_slices
@@ -44,11 +48,13 @@ from sklearn_iclr26.utils._sklearn_compat import (
 )
 
 MAGIC = b"SKIC"
-VERSION = 1
+VERSION = 2
 METHOD_PLAIN, METHOD_PMATIC, METHOD_CONSTRICTION = 0, 1, 2
 METHOD_NAMES = {0: "plain", 1: "pmatic", 2: "plain (constriction)"}
-_HEAD = struct.Struct("<4sBBBBIQQIdIQ")
-_CHUNK = struct.Struct("<II")
+FLAG_CHECKSUM, FLAG_ADAPTIVE, FLAG_ENDS = 1, 2, 4
+_HEAD = struct.Struct("<4sBBBB")
+_DELTA = struct.Struct("<d")
+_CRC = struct.Struct("<I")
 
 
 #: Attributes shared by the encoders (class docstrings).
@@ -81,8 +87,9 @@ DECODER_ATTRIBUTES_DOC = """alphabet_size_ : int
     code_length_ : int
         ``ceil(log2 alphabet_size_)``.
     header_bytes_ : int
-        Bytes of the header and chunk table (52 + 8 per chunk); the rest of
-        the payload is the coded symbols.
+        Bytes of the header and chunk table (about 20, plus 13 for PMATIC,
+        plus a varint length and a 4-byte CRC per chunk); the rest of the
+        payload is the coded symbols.
     backend_ : str
         The backend in use."""
 
@@ -114,23 +121,79 @@ def symbols_crc(symbols, crc=0):
     return zlib.crc32(np.asarray(symbols, dtype="<u4").tobytes(), crc)
 
 
+def _uv(value):
+    """Unsigned LEB128 varint."""
+    value = int(value)
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+class _Reader:
+    def __init__(self, payload):
+        self.payload = payload
+        self.pos = 0
+
+    def _truncated(self, what):
+        return ValueError(
+            f"Truncated payload: {len(self.payload)} bytes end inside the {what}."
+        )
+
+    def fixed(self, st, what):
+        if self.pos + st.size > len(self.payload):
+            raise self._truncated(what)
+        out = st.unpack_from(self.payload, self.pos)
+        self.pos += st.size
+        return out
+
+    def uv(self, what):
+        value, shift = 0, 0
+        while True:
+            if self.pos >= len(self.payload):
+                raise self._truncated(what)
+            byte = self.payload[self.pos]
+            self.pos += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                return value
+            if shift > 63:
+                raise ValueError(f"Corrupt payload: the {what} is not a varint.")
+
+
 def pack_payload(meta, chunks):
-    head = _HEAD.pack(
-        MAGIC,
-        VERSION,
-        meta["method"],
-        meta["precision"],
-        int(meta["checksum"]),
-        meta["alphabet_size"],
-        meta["n_symbols"],
-        meta["chunk_size"],
-        len(chunks),
-        meta["delta"],
-        meta["n_bins"],
-        meta["helper_numerator"],
+    pmatic = meta["method"] == METHOD_PMATIC
+    adaptive = pmatic and meta["helper_numerator"] == 0
+    flags = (
+        (FLAG_CHECKSUM if meta["checksum"] else 0)
+        | (FLAG_ADAPTIVE if adaptive else 0)
+        | (FLAG_ENDS if pmatic and meta["adaptive_ends"] else 0)
     )
-    table = b"".join(_CHUNK.pack(len(body), crc) for body, _, crc in chunks)
-    return head + table + b"".join(body for body, _, _ in chunks)
+    parts = [
+        _HEAD.pack(MAGIC, VERSION, meta["method"], meta["precision"], flags),
+        _uv(meta["alphabet_size"]),
+        _uv(meta["n_symbols"]),
+        _uv(meta["chunk_size"]),
+        _uv(len(chunks)),
+    ]
+    if pmatic:
+        parts += [
+            _DELTA.pack(meta["delta"]),
+            _uv(meta["n_bins"]),
+        ]
+        if not adaptive:
+            parts.append(_uv(meta["helper_numerator"]))
+    parts += [_uv(len(body)) for body, _, _ in chunks]
+    if meta["checksum"]:
+        parts += [_CRC.pack(crc) for _, _, crc in chunks]
+    parts += [body for body, _, _ in chunks]
+    return b"".join(parts)
 
 
 def unpack_payload(payload):
@@ -141,10 +204,9 @@ def unpack_payload(payload):
     if len(payload) < _HEAD.size:
         raise ValueError(
             f"Truncated payload: {len(payload)} bytes, shorter than the "
-            f"{_HEAD.size}-byte header."
+            f"{_HEAD.size}-byte fixed header."
         )
-    fields = _HEAD.unpack_from(payload)
-    magic, version = fields[0], fields[1]
+    magic, version, method, precision, flags = _HEAD.unpack_from(payload)
     if magic != MAGIC:
         raise ValueError("Not a sklearn_iclr26.compression payload (bad magic).")
     if version != VERSION:
@@ -152,28 +214,42 @@ def unpack_payload(payload):
             f"Payload format version {version} is not supported (this version "
             f"reads {VERSION})."
         )
+    if method not in METHOD_NAMES:
+        raise ValueError(f"Unknown coding method {method} in the header.")
+    if not 16 <= precision <= 32:
+        raise ValueError(f"Corrupt payload: precision {precision} in the header.")
+    reader = _Reader(payload)
+    reader.pos = _HEAD.size
     meta = {
-        "method": fields[2],
-        "precision": fields[3],
-        "checksum": bool(fields[4] & 1),
-        "alphabet_size": fields[5],
-        "n_symbols": fields[6],
-        "chunk_size": fields[7],
-        "delta": fields[9],
-        "n_bins": fields[10],
-        "helper_numerator": fields[11],
+        "method": method,
+        "precision": precision,
+        "checksum": bool(flags & FLAG_CHECKSUM),
+        "alphabet_size": reader.uv("header"),
+        "n_symbols": reader.uv("header"),
+        "chunk_size": reader.uv("header"),
+        "delta": 0.0,
+        "n_bins": 0,
+        "adaptive_ends": bool(flags & FLAG_ENDS),
+        "helper_numerator": 0,
     }
-    n_chunks = fields[8]
-    if meta["method"] not in METHOD_NAMES:
-        raise ValueError(f"Unknown coding method {meta['method']} in the header.")
-    offset = _HEAD.size
-    if len(payload) < offset + n_chunks * _CHUNK.size:
-        raise ValueError("Truncated payload: the chunk table is incomplete.")
-    table = [
-        _CHUNK.unpack_from(payload, offset + i * _CHUNK.size) for i in range(n_chunks)
-    ]
-    offset += n_chunks * _CHUNK.size
-    expected = offset + sum(n for n, _ in table)
+    n_chunks = reader.uv("header")
+    if method == METHOD_PMATIC:
+        meta["delta"] = reader.fixed(_DELTA, "header")[0]
+        meta["n_bins"] = reader.uv("header")
+        if not flags & FLAG_ADAPTIVE:
+            meta["helper_numerator"] = reader.uv("header")
+        if meta["n_bins"] < 1 or 2 * meta["n_bins"] > 1 << (precision - 2):
+            raise ValueError("Corrupt payload: bins do not fit the coder precision.")
+    n_sym, chunk_size = meta["n_symbols"], meta["chunk_size"] or meta["n_symbols"]
+    expected_chunks = 0 if n_sym == 0 else -(-n_sym // max(chunk_size, 1))
+    if n_chunks != expected_chunks:
+        raise ValueError("Corrupt payload: chunk table and symbol count disagree.")
+    sizes = [reader.uv("chunk table") for _ in range(n_chunks)]
+    crcs = [0] * n_chunks
+    if meta["checksum"]:
+        crcs = [reader.fixed(_CRC, "chunk table")[0] for _ in range(n_chunks)]
+    offset = reader.pos
+    expected = offset + sum(sizes)
     if len(payload) < expected:
         raise ValueError(
             f"Truncated payload: {len(payload)} bytes, the header announces {expected}."
@@ -183,15 +259,11 @@ def unpack_payload(payload):
             f"Payload has {len(payload) - expected} trailing bytes after the "
             "announced chunks."
         )
-    chunk_size = meta["chunk_size"] or meta["n_symbols"]
     chunks = []
-    for i, (n_bytes, crc) in enumerate(table):
+    for i, n_bytes in enumerate(sizes):
         body = payload[offset : offset + n_bytes]
         offset += n_bytes
-        n_sym = min(chunk_size, meta["n_symbols"] - i * chunk_size)
-        chunks.append((body, n_sym, crc))
-    if sum(c[1] for c in chunks) != meta["n_symbols"]:
-        raise ValueError("Corrupt payload: chunk table and symbol count disagree.")
+        chunks.append((body, min(chunk_size, n_sym - i * chunk_size), crcs[i]))
     return meta, chunks
 
 
@@ -223,7 +295,7 @@ class _BaseEncoder:
 
     def _reset_chunk(self):
         compiled = self._kernels is not None and self._kernels[2]
-        state = [0, (1 << self.precision) - 1, 0]
+        state = [0, (1 << self.precision) - 1, 0, 0, 0, 0, 0, 0, 0]
         if compiled:
             self._state = np.array(state, dtype=np.int64)
             self._out = np.zeros(4096, dtype=np.uint8)
@@ -309,26 +381,42 @@ class _BaseEncoder:
         if self.backend_ == "constriction":
             self._pending_rows.append((P.copy(), s.copy()))
             return
-        T = mass_tree(P)
-        bits, p, coded = symbol_decisions(T, s, self.alphabet_size_)
-        bits, nums, dens = self._decisions(bits[coded], p[coded])
         encode, _, compiled = self._kernels
-        bits, nums, dens = as_kernel_arrays(compiled, bits, nums, dens)
-        i, n = 0, len(bits)
-        while i < n:
-            i, self._pos = encode(
-                bits,
-                nums,
-                dens,
-                i,
+        V = self.alphabet_size_
+        ell = self.code_length_
+        width = 2 << ell
+        if compiled:  # the kernel builds each row's mass tree itself
+            src, build = np.ascontiguousarray(P).ravel(), True
+            sym = np.ascontiguousarray(s, dtype=np.int64)
+        else:
+            src, build = mass_tree(P).ravel().tolist(), False
+            sym = s.tolist()
+        mode, n_bins, tol, ad_helper, ad_ends, helper_num, den = self._mode_args()
+        row, n = 0, len(s)
+        while row < n:
+            row, self._pos = encode(
+                src,
+                build,
+                width,
+                V,
+                ell,
+                sym,
+                row,
                 n,
+                mode,
+                n_bins,
+                tol,
+                ad_helper,
+                ad_ends,
+                helper_num,
+                den,
                 self._state,
                 self._out,
                 self._pos,
                 self._half,
                 self._quarter,
             )
-            if i < n:
+            if row < n:
                 self._grow()
 
     def _close_chunk(self):
@@ -348,7 +436,8 @@ class _BaseEncoder:
                 out[pos] = 1 - first
                 pos += 1
             body = np.packbits(np.frombuffer(bytes(out[:pos]), dtype=np.uint8))
-            body = body.tobytes()
+            # The decoder reads zeros past the end: trailing zero bytes are free.
+            body = body.tobytes().rstrip(b"\0")
         self._chunks.append((body, self._chunk_n, self._chunk_crc))
         self._reset_chunk()
 
@@ -482,7 +571,7 @@ class _BaseDecoder:
         head[: min(P, len(bits))] = bits[:P]
         value = int(sum(int(b) << (P - 1 - i) for i, b in enumerate(head)))
         compiled = self._kernels[2]
-        state = [0, (1 << P) - 1, value, P]
+        state = [0, (1 << P) - 1, value, P, 0, 0, 0, 0, 0, 0]
         if compiled:
             self._state = np.array(state, dtype=np.int64)
             self._inbits = bits.astype(np.int64)
@@ -572,28 +661,31 @@ class _BaseDecoder:
                     f"Desync detected: constriction cannot decode chunk "
                     f"{self._chunk_index} with these probabilities ({exc})."
                 ) from exc
-        T = mass_tree(P)
         _, decode, compiled = self._kernels
-        out = np.zeros(n, dtype=np.int64)
-        tree = T.ravel()
-        if not compiled:
-            tree = tree.tolist()
-            out = out.tolist()
-        mode, n_bins, helper_num, den = self._mode_args()
+        ell = self.code_length_
+        if compiled:  # the kernel builds each row's mass tree itself
+            src, build = np.ascontiguousarray(P).ravel(), True
+            out = np.zeros(n, dtype=np.int64)
+        else:
+            src, build = mass_tree(P).ravel().tolist(), False
+            out = [0] * n
+        mode, n_bins, _, ad_helper, ad_ends, helper_num, den = self._mode_args()
         decode(
-            tree,
-            T.shape[1],
+            src,
+            build,
+            2 << ell,
             n,
-            self.code_length_,
+            ell,
             self.alphabet_size_,
             mode,
             n_bins,
+            ad_helper,
+            ad_ends,
             helper_num,
             den,
             self._state,
             self._inbits,
             out,
-            0,
             self._half,
             self._quarter,
         )

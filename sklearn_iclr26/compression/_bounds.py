@@ -54,7 +54,9 @@ def check_n_bins(delta, n_bins):
 
 
 def helper_numerator(delta, n_bins, helper_prob, den):
-    """Integer numerator of P(h = 1) over ``den``, in [1, den - 1]."""
+    """Integer numerator of P(h = 1) over ``den``, in [1, den - 1] (0: adaptive)."""
+    if helper_prob == "adaptive":
+        return 0
     if isinstance(helper_prob, str):  # "uniform": delta / r
         prob = delta * 2 * n_bins
     else:
@@ -66,10 +68,11 @@ def quantize_encoder(p, delta, n_bins):
     """Encoder side, vectorised: helper bits ``h`` and numerators over ``2 m``."""
     p = np.asarray(p, dtype=np.float64)
     m = n_bins
-    k = np.clip(np.floor(p * m), 0, m - 1).astype(np.int64)
-    tol = delta + EDGE_MARGIN
-    near_lo = (k > 0) & (p - k / m <= tol)
-    near_hi = (k < m - 1) & ((k + 1) / m - p <= tol)
+    x = p * m
+    k = np.clip(np.floor(x), 0, m - 1).astype(np.int64)
+    tolm = (delta + EDGE_MARGIN) * m  # distances to the edges in units of 1/m
+    near_lo = (k > 0) & (x - k <= tolm)
+    near_hi = (k < m - 1) & ((k + 1) - x <= tolm)
     h = (near_lo | near_hi).astype(np.int64)
     num = np.where(near_lo, 2 * k, np.where(near_hi, 2 * (k + 1), 2 * k + 1))
     return h, num.astype(np.int64)
@@ -82,6 +85,21 @@ def quantize_decoder(h, q, n_bins):
     centre = 2 * np.clip(np.floor(q * m), 0, m - 1).astype(np.int64) + 1
     edge = 2 * np.clip(np.floor(q * m + 0.5), 1, m - 1).astype(np.int64)
     return np.where(np.asarray(h) == 1, edge, centre)
+
+
+def end_contexts(h, num, n_bins):
+    """Adaptive end-bin context of each decision: 0 none, 1 first bin, 2 last.
+
+    With ``end_bins="adaptive"`` a decision with helper bit 0 in the first bin
+    ``[0, 1/m)`` (numerator 1) or the last one (numerator ``2 m - 1``) codes
+    its data bit at the running frequency of the chunk's earlier data bits in
+    that bin instead of at the bin centre ``r`` or ``1 - r``. With ``m = 1``
+    the single bin is the first.
+    """
+    h, num = np.asarray(h), np.asarray(num)
+    first = (h == 0) & (num == 1)
+    last = (h == 0) & (num == 2 * n_bins - 1) & ~first
+    return np.where(first, 1, np.where(last, 2, 0))
 
 
 @validate_params(
@@ -176,10 +194,12 @@ def optimal_n_bins(delta, *, rounding="paper"):
         "delta": [Interval(Real, 0, 0.25, closed="neither")],
         "n_bins": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
         "helper_prob": [
-            StrOptions({"uniform"}),
+            StrOptions({"adaptive", "uniform"}),
             Interval(Real, 0, 1, closed="neither"),
         ],
+        "end_bins": [StrOptions({"adaptive", "centre"})],
         "precision": [Interval(Integral, 16, 32, closed="both")],
+        "chunk_size": [None, Interval(Integral, 1, None, closed="left")],
     },
     prefer_skip_nested_validation=True,
 )
@@ -188,17 +208,24 @@ def expected_overhead_bits(
     *,
     delta=1e-3,
     n_bins="auto",
-    helper_prob="uniform",
+    helper_prob="adaptive",
+    end_bins="adaptive",
     precision=32,
+    chunk_size=None,
 ):
     """Expected PMATIC overhead over the ideal code length, in bits per symbol.
 
-    Exact under the model: for every symbol the expectation over
-    ``t ~ probabilities[i]`` of the PMATIC code length minus ``-log2 p(t)``,
-    i.e. the sum over the coded nodes of the longform tree, weighted by the
-    probability of reaching them, of the helper bit's cost plus the
-    Kullback-Leibler loss ``KL(p || p_hat)`` of the quantised bit probability.
-    (The arithmetic coder adds about 2 bits per chunk on top.)
+    For every symbol the expectation over ``t ~ probabilities[i]`` of the
+    PMATIC code length minus ``-log2 p(t)``: the sum over the coded nodes of
+    the longform tree, weighted by the probability of reaching them, of the
+    Kullback-Leibler loss ``KL(p || p_hat)`` of the quantised bit
+    probability, plus the helper bits' cost. With a fixed helper probability
+    ``pi`` and ``end_bins="centre"`` it is exact. An adaptive part (the helper
+    bit with ``helper_prob="adaptive"``, the end bins' data bits with
+    ``end_bins="adaptive"``) is costed at the binary entropy of its expected
+    rate plus the count's learning regret, ``0.5 log2(n)`` bits for ``n``
+    expected events of the context in each chunk (the counts restart with
+    every chunk). (The arithmetic coder adds about 2 bits per chunk on top.)
 
     Parameters
     ----------
@@ -208,11 +235,19 @@ def expected_overhead_bits(
         Tolerated conditional-TV mismatch.
     n_bins : "auto" or int, default="auto"
         ``m``; ``"auto"`` uses :func:`optimal_n_bins`.
-    helper_prob : "uniform" or float, default="uniform"
-        ``P(h = 1)``: ``delta / r`` (the paper's) or a fixed value.
+    helper_prob : "adaptive", "uniform" or float, default="adaptive"
+        ``P(h = 1)``: learnt from the helper bits so far, ``delta / r`` (the
+        paper's), or a fixed value.
+    end_bins : {"adaptive", "centre"}, default="adaptive"
+        Data bits in the first and last bins coded at their running
+        frequency, or at the bin centre (the paper's); see
+        :class:`PMATICEncoder`.
     precision : int, default=32
-        Coder state bits; the helper probability is an integer over
+        Coder state bits; a fixed helper probability is an integer over
         ``2 ** (precision - 2)``, as in the coder.
+    chunk_size : int or None, default=None
+        Symbols per chunk of the payload (``None``: one chunk); it only
+        changes the adaptive parts' learning regret.
 
     Returns
     -------
@@ -224,28 +259,33 @@ def expected_overhead_bits(
     >>> import numpy as np
     >>> from sklearn_iclr26.compression import expected_overhead_bits
     >>> P = np.tile([0.62, 0.27, 0.11], (4, 1))
-    >>> round(expected_overhead_bits(P, delta=1e-3), 4)
+    >>> round(expected_overhead_bits(P, delta=1e-3, helper_prob="uniform"), 4)
     0.0712
 
     A bit probability lying exactly on an internal bin edge always pays the
-    helper bit ``-log2(delta / r)``: with the paper's even ``m``, ``p = 1/2``
-    is such an edge, so a uniform distribution over 8 symbols costs
-    ``3 * -log2(0.02)`` bits more than its 3 ideal bits:
+    helper bit: with the paper's even ``m`` and fixed ``P(h = 1) = delta / r``,
+    ``p = 1/2`` is such an edge, so a uniform distribution over 8 symbols
+    costs ``3 * -log2(0.02)`` bits more than its 3 ideal bits:
 
-    >>> round(expected_overhead_bits(np.full((1, 8), 1 / 8), delta=1e-3), 2)
+    >>> round(expected_overhead_bits(
+    ...     np.full((1, 8), 1 / 8), delta=1e-3, helper_prob="uniform"), 2)
     16.93
     """
     P = check_probability_rows(probabilities)
     n, V = P.shape
     m = check_n_bins(delta, n_bins)
     den = 1 << (precision - 2)
-    pi = helper_numerator(delta, m, helper_prob, den) / den
-    cost_h = (-math.log2(1 - pi), -math.log2(pi))
+    adaptive = helper_prob == "adaptive"
+    if not adaptive:
+        pi = helper_numerator(delta, m, helper_prob, den) / den
+        cost_h = (-math.log2(1 - pi), -math.log2(pi))
     if n == 0 or V == 1:
         return 0.0
     leaves = 1 << (V - 1).bit_length()
     coded = ~forced_mask(V)[1:leaves]
     total = 0.0
+    n_dec = n_help = 0.0
+    ends = np.zeros((3, 3))  # per end context: decisions, expected 1s, entropy
     for batch in batch_slices(n, tree_row_bytes(V)):
         T = mass_tree(P[batch])
         node_mass = T[:, 1:leaves]
@@ -259,6 +299,39 @@ def expected_overhead_bits(
             kl = np.where(p > 0, p * np.log2(p / q), 0.0) + np.where(
                 p < 1, (1 - p) * np.log2((1 - p) / (1 - q)), 0.0
             )
-        cost = kl + np.where(h == 1, cost_h[1], cost_h[0])
-        total += float(np.sum(np.where(ok, reach * cost, 0.0)))
+        w = np.where(ok, reach, 0.0)
+        if end_bins == "adaptive":
+            ctx = end_contexts(h, num, m)
+            for c in (1, 2):
+                wc = np.where(ctx == c, w, 0.0)
+                ends[c] += [wc.sum(), np.sum(wc * p), np.sum(wc * _h2(p))]
+            kl = np.where(ctx > 0, 0.0, kl)
+        if adaptive:
+            cost = kl
+            n_dec += float(w.sum())
+            n_help += float(np.sum(w * h))
+        else:
+            cost = kl + np.where(h == 1, cost_h[1], cost_h[0])
+        total += float(np.sum(w * cost))
+    n_chunks = 1 if chunk_size is None else -(-n // chunk_size)
+    if adaptive and n_dec > 0:
+        total += n_dec * float(_h2(n_help / n_dec)) + _regret(n_dec, n_chunks)
+    for c in (1, 2):  # rate-matched coding of the end bins, minus the ideal
+        if ends[c, 0] > 0:
+            total += ends[c, 0] * float(_h2(ends[c, 1] / ends[c, 0])) - ends[c, 2]
+            total += _regret(ends[c, 0], n_chunks)
     return total / n
+
+
+def _regret(n_events, n_chunks=1):
+    """Learning regret of a count estimate restarted in each of ``n_chunks``
+    chunks that share ``n_events`` events, in bits."""
+    return n_chunks * 0.5 * math.log2(max(n_events / n_chunks, 1.0))
+
+
+def _h2(x):
+    """Binary entropy in bits (0 at 0 and 1)."""
+    x = np.clip(np.asarray(x, dtype=np.float64), 0.0, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = -(x * np.log2(x) + (1 - x) * np.log2(1 - x))
+    return np.where((x > 0) & (x < 1), out, 0.0)

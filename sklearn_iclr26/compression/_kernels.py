@@ -8,9 +8,10 @@ platform. The same function bodies run as plain Python (the reference, used
 when numba is absent) and, unchanged, under ``numba.njit``; the payloads are
 bit-identical.
 
-The decoder kernel also walks the longform bit tree (see ``_longform``) and
-quantises each conditional bit probability itself, so that a whole batch of
-rows decodes in one compiled call.
+Both kernels walk the longform bit tree (see ``_longform``) and quantise each
+conditional bit probability themselves; compiled, they also build each row's
+mass tree, so that a whole batch of rows codes in one call with no
+intermediate arrays.
 """
 
 # Authors: The sklearn-iclr26 developers
@@ -20,7 +21,7 @@ import math
 
 import numpy as np
 
-__all__ = ["decode_rows", "encode_decisions", "get_kernels"]
+__all__ = ["decode_rows", "encode_rows", "get_kernels"]
 
 # Room left in the output buffer before each decision: one decision emits at
 # most ``precision + 1`` bits (at most 33) plus the pending bits it flushes.
@@ -30,92 +31,273 @@ MODE_PLAIN = 0
 MODE_PMATIC = 1
 
 
-def encode_decisions(bits, nums, dens, start, stop, state, out, pos, half, quarter):
-    """Encode decisions ``start:stop``; stop early when ``out`` is nearly full.
+#: Adaptive counts are halved when their number of events reaches this (or a
+#: quarter of the coder's quarter range, for low ``precision``), so their
+#: probability ``(2 c1 + 1) / (2 n + 2)`` keeps adapting and its denominator
+#: stays far below ``2 ** (precision - 2)``.
+COUNT_LIMIT = 1 << 16
 
-    ``state`` is ``[low, high, pending]`` (updated in place); returns the index
-    of the next decision to encode and the new write position in ``out``.
+
+def encode_rows(
+    src,
+    build,
+    width,
+    alphabet_size,
+    ell,
+    symbols,
+    row,
+    n_rows,
+    mode,
+    n_bins,
+    tol,
+    adaptive_helper,
+    adaptive_ends,
+    helper_num,
+    den,
+    state,
+    out,
+    pos,
+    half,
+    quarter,
+):
+    """Encode the symbols of rows ``row:n_rows``; stop early when ``out`` is full.
+
+    ``src`` is flat: with ``build`` true the probability rows (``alphabet_size``
+    per row), whose heap-layout mass tree the kernel builds per row (the same
+    additions, in the same order, as :func:`~._longform.mass_tree`); with
+    ``build`` false the mass trees themselves (``width = 2 ** (ell + 1)`` per
+    row). ``mode`` is 0 (plain: the bit probability rounded to ``num / den``)
+    or 1 (PMATIC, see :func:`~._bounds.quantize_encoder`: the helper bit, at
+    ``helper_num / den`` or with ``adaptive_helper`` at the count estimate
+    ``(2 c1 + 1) / (2 n + 2)`` of the chunk's helper bits so far; then the
+    data bit at ``num / (2 n_bins)``, or, with ``adaptive_ends`` and a
+    helper bit 0 in the first or the last bin, at the count estimate of the
+    chunk's earlier data bits in that bin). ``state`` is ``[low, high,
+    pending, helper c1, helper n, first-bin c1, n, last-bin c1, n]``, updated
+    in place. Returns the next row to encode and the write position in
+    ``out``.
     """
     low = state[0]
     high = state[1]
     pending = state[2]
+    hc1 = state[3]
+    hn = state[4]
+    ac1 = state[5]
+    an = state[6]
+    bc1 = state[7]
+    bn = state[8]
     cap = len(out)
-    i = start
-    while i < stop:
-        if pos + pending + OUT_MARGIN > cap:
+    leaves = 1 << ell
+    scratch = np.zeros(width)
+    limit = min(COUNT_LIMIT, quarter >> 2)
+    m = n_bins
+    tolm = tol * m
+    dshift = 0
+    while (1 << dshift) < den:
+        dshift += 1
+    need = OUT_MARGIN * (2 * ell + 1)
+    n_stages = 2 if mode == 1 else 1
+    while row < n_rows:
+        if pos + pending + need > cap:
             break
-        den = dens[i]
-        split = low + ((high - low + 1) * (den - nums[i])) // den
-        if bits[i]:
-            low = split
+        if build:
+            base = 0
+            off = row * alphabet_size
+            for t in range(alphabet_size):
+                scratch[leaves + t] = src[off + t]
+            for lev in range(ell - 1, -1, -1):  # level by level (vectorisable)
+                for i in range(1 << lev, 2 << lev):
+                    scratch[i] = scratch[2 * i] + scratch[2 * i + 1]
+            tree = scratch
         else:
-            high = split - 1
-        while True:
-            if high < half:
-                out[pos] = 0
-                pos += 1
-                for _ in range(pending):
-                    out[pos] = 1
-                    pos += 1
-                pending = 0
-            elif low >= half:
-                out[pos] = 1
-                pos += 1
-                for _ in range(pending):
-                    out[pos] = 0
-                    pos += 1
-                pending = 0
-                low -= half
-                high -= half
-            elif low >= quarter and high < half + quarter:
-                pending += 1
-                low -= quarter
-                high -= quarter
+            base = row * width
+            tree = src
+        sym = symbols[row]
+        node = 1
+        for j in range(ell):
+            bit = (sym >> (ell - j - 1)) & 1
+            prefix = node - (1 << j)
+            if ((2 * prefix + 1) << (ell - j - 1)) >= alphabet_size:
+                node = 2 * node  # forced by the alphabet: no coding
+                continue
+            total = tree[base + node]
+            if total > 0.0:
+                p = tree[base + 2 * node + 1] / total
             else:
-                break
-            low = 2 * low
-            high = 2 * high + 1
-        i += 1
+                p = 0.5
+            h = 0
+            num = 0
+            end = 0  # 1: first bin, 2: last bin, both with h = 0
+            if mode == 1:
+                x = p * m
+                k = math.floor(x)
+                k = min(max(k, 0), m - 1)
+                if k > 0 and x - k <= tolm:
+                    h = 1
+                    num = 2 * k
+                elif k < m - 1 and (k + 1) - x <= tolm:
+                    h = 1
+                    num = 2 * (k + 1)
+                else:
+                    num = 2 * k + 1
+                    if adaptive_ends and k == 0:
+                        end = 1
+                    elif adaptive_ends and k == m - 1:
+                        end = 2
+            for stage in range(n_stages):
+                pow2 = False
+                if mode == 1 and stage == 0:
+                    b_i = h
+                    if adaptive_helper:
+                        n_i = 2 * hc1 + 1
+                        d_i = 2 * hn + 2
+                    else:
+                        n_i = helper_num
+                        d_i = den
+                        pow2 = True
+                elif mode == 1:
+                    b_i = bit
+                    if end == 1:
+                        n_i = 2 * ac1 + 1
+                        d_i = 2 * an + 2
+                    elif end == 2:
+                        n_i = 2 * bc1 + 1
+                        d_i = 2 * bn + 2
+                    else:
+                        n_i = num
+                        d_i = 2 * m
+                else:
+                    b_i = bit
+                    d_i = den
+                    pow2 = True
+                    n_i = math.floor(p * den + 0.5)
+                    n_i = min(max(n_i, 1), den - 1)
+                if pow2:  # den = 2 ** dshift: the same integer, no division
+                    split = low + (((high - low + 1) * (d_i - n_i)) >> dshift)
+                else:
+                    split = low + ((high - low + 1) * (d_i - n_i)) // d_i
+                if b_i:
+                    low = split
+                else:
+                    high = split - 1
+                while True:
+                    if high < half:
+                        out[pos] = 0
+                        pos += 1
+                        for _ in range(pending):
+                            out[pos] = 1
+                            pos += 1
+                        pending = 0
+                    elif low >= half:
+                        out[pos] = 1
+                        pos += 1
+                        for _ in range(pending):
+                            out[pos] = 0
+                            pos += 1
+                        pending = 0
+                        low -= half
+                        high -= half
+                    elif low >= quarter and high < half + quarter:
+                        pending += 1
+                        low -= quarter
+                        high -= quarter
+                    else:
+                        break
+                    low = 2 * low
+                    high = 2 * high + 1
+            if mode == 1:
+                hc1 += h
+                hn += 1
+                if hn >= limit:
+                    hc1 = (hc1 + 1) // 2
+                    hn = hn // 2
+                if end == 1:
+                    ac1 += bit
+                    an += 1
+                    if an >= limit:
+                        ac1 = (ac1 + 1) // 2
+                        an = an // 2
+                elif end == 2:
+                    bc1 += bit
+                    bn += 1
+                    if bn >= limit:
+                        bc1 = (bc1 + 1) // 2
+                        bn = bn // 2
+            node = 2 * node + bit
+        row += 1
     state[0] = low
     state[1] = high
     state[2] = pending
-    return i, pos
+    state[3] = hc1
+    state[4] = hn
+    state[5] = ac1
+    state[6] = an
+    state[7] = bc1
+    state[8] = bn
+    return row, pos
 
 
 def decode_rows(
-    tree,
+    src,
+    build,
     width,
     n_rows,
     ell,
     alphabet_size,
     mode,
     n_bins,
+    adaptive_helper,
+    adaptive_ends,
     helper_num,
     den,
     state,
     inbits,
     out,
-    out_start,
     half,
     quarter,
 ):
-    """Decode ``n_rows`` symbols whose mass trees are the rows of ``tree``.
+    """Decode ``n_rows`` symbols, one probability row (or mass tree) each.
 
-    ``tree`` is flat, ``width = 2 ** (ell + 1)`` entries per row in heap
-    layout (node ``i`` has children ``2 i`` and ``2 i + 1``, leaves at
-    ``2 ** ell + symbol``). ``mode`` is 0 (plain: bit probability rounded to
-    ``num / den``) or 1 (PMATIC: helper bit at ``helper_num / den``, then the
-    data bit at the quantised ``k / (2 n_bins)``). ``state`` is
-    ``[low, high, value, read position]``, updated in place.
+    ``src``, ``build``, ``width``, ``mode``, ``n_bins``, the two adaptive
+    flags, ``helper_num`` and ``den`` are as in :func:`encode_rows`; the
+    data bit's numerator is recomputed from the decoder's own bit
+    probability and the decoded helper bit (see
+    :func:`~._bounds.quantize_decoder`), and the adaptive counts from the
+    decoded bits. ``state`` is ``[low, high, value, read position, helper
+    c1, helper n, first-bin c1, n, last-bin c1, n]``, updated in place.
     """
     low = state[0]
     high = state[1]
     value = state[2]
     ipos = state[3]
+    hc1 = state[4]
+    hn = state[5]
+    ac1 = state[6]
+    an = state[7]
+    bc1 = state[8]
+    bn = state[9]
     n_in = len(inbits)
+    leaves = 1 << ell
+    scratch = np.zeros(width)
+    limit = min(COUNT_LIMIT, quarter >> 2)
+    m = n_bins
+    dshift = 0
+    while (1 << dshift) < den:
+        dshift += 1
     n_stages = 2 if mode == 1 else 1
     for r in range(n_rows):
-        base = r * width
+        if build:
+            base = 0
+            off = r * alphabet_size
+            for t in range(alphabet_size):
+                scratch[leaves + t] = src[off + t]
+            for lev in range(ell - 1, -1, -1):  # level by level (vectorisable)
+                for i in range(1 << lev, 2 << lev):
+                    scratch[i] = scratch[2 * i] + scratch[2 * i + 1]
+            tree = scratch
+        else:
+            base = r * width
+            tree = src
         node = 1
         for j in range(ell):
             prefix = node - (1 << j)
@@ -129,25 +311,44 @@ def decode_rows(
                 p = 0.5
             h = 0
             bit = 0
+            end = 0
             for stage in range(n_stages):
+                pow2 = False
                 if mode == 1 and stage == 0:
-                    num = helper_num
-                    d = den
-                elif mode == 1:
-                    d = 2 * n_bins
-                    if h == 0:
-                        k = math.floor(p * n_bins)
-                        k = min(max(k, 0), n_bins - 1)
-                        num = 2 * k + 1
+                    if adaptive_helper:
+                        num = 2 * hc1 + 1
+                        d = 2 * hn + 2
                     else:
-                        k = math.floor(p * n_bins + 0.5)
-                        k = min(max(k, 1), n_bins - 1)
+                        num = helper_num
+                        d = den
+                        pow2 = True
+                elif mode == 1:
+                    d = 2 * m
+                    if h == 0:
+                        k = math.floor(p * m)
+                        k = min(max(k, 0), m - 1)
+                        num = 2 * k + 1
+                        if adaptive_ends and k == 0:
+                            end = 1
+                            num = 2 * ac1 + 1
+                            d = 2 * an + 2
+                        elif adaptive_ends and k == m - 1:
+                            end = 2
+                            num = 2 * bc1 + 1
+                            d = 2 * bn + 2
+                    else:
+                        k = math.floor(p * m + 0.5)
+                        k = min(max(k, 1), m - 1)
                         num = 2 * k
                 else:
                     d = den
+                    pow2 = True
                     num = math.floor(p * den + 0.5)
                     num = min(max(num, 1), den - 1)
-                split = low + ((high - low + 1) * (d - num)) // d
+                if pow2:  # den = 2 ** dshift: the same integer, no division
+                    split = low + (((high - low + 1) * (d - num)) >> dshift)
+                else:
+                    split = low + ((high - low + 1) * (d - num)) // d
                 if value >= split:
                     bit = 1
                     low = split
@@ -174,14 +375,38 @@ def decode_rows(
                         nxt = inbits[ipos]
                     value = 2 * value + nxt
                     ipos += 1
-                if stage == 0:
+                if stage == 0 and mode == 1:
                     h = bit
+            if mode == 1:
+                hc1 += h
+                hn += 1
+                if hn >= limit:
+                    hc1 = (hc1 + 1) // 2
+                    hn = hn // 2
+                if end == 1:
+                    ac1 += bit
+                    an += 1
+                    if an >= limit:
+                        ac1 = (ac1 + 1) // 2
+                        an = an // 2
+                elif end == 2:
+                    bc1 += bit
+                    bn += 1
+                    if bn >= limit:
+                        bc1 = (bc1 + 1) // 2
+                        bn = bn // 2
             node = 2 * node + bit
-        out[out_start + r] = node - (1 << ell)
+        out[r] = node - (1 << ell)
     state[0] = low
     state[1] = high
     state[2] = value
     state[3] = ipos
+    state[4] = hc1
+    state[5] = hn
+    state[6] = ac1
+    state[7] = an
+    state[8] = bc1
+    state[9] = bn
     return 0
 
 
@@ -200,7 +425,7 @@ def numba_available():
 def get_kernels(backend):
     """``(encode, decode, compiled)`` for ``backend`` in {"python", "numba"}."""
     if backend == "python":
-        return encode_decisions, decode_rows, False
+        return encode_rows, decode_rows, False
     if "numba" not in _COMPILED:
         try:
             import numba
@@ -210,15 +435,8 @@ def get_kernels(backend):
                 " (or pip install numba), or use backend='python'."
             ) from exc
         _COMPILED["numba"] = (
-            numba.njit(cache=True, nogil=True)(encode_decisions),
+            numba.njit(cache=True, nogil=True)(encode_rows),
             numba.njit(cache=True, nogil=True)(decode_rows),
         )
     enc, dec = _COMPILED["numba"]
     return enc, dec, True
-
-
-def as_kernel_arrays(compiled, *arrays):
-    """int64/float64 arrays for numba, Python lists for the Python kernel."""
-    if compiled:
-        return arrays
-    return tuple(a.tolist() if isinstance(a, np.ndarray) else a for a in arrays)

@@ -36,8 +36,12 @@ class PMATICDecoder(_BaseDecoder):
         Tolerance the payload was written for.
     n_bins_ : int
         ``m``.
+    end_bins_ : str
+        ``"adaptive"`` or ``"centre"``: how the end bins' data bits were
+        coded (see :class:`PMATICEncoder`).
     helper_numerator_ : int
-        Integer numerator of ``P(h = 1)`` over ``2 ** (precision_ - 2)``.
+        Integer numerator of ``P(h = 1)`` over ``2 ** (precision_ - 2)``; 0
+        when the helper probability is adaptive.
     {DECODER_ATTRIBUTES_DOC}
 
     See Also
@@ -65,12 +69,16 @@ class PMATICDecoder(_BaseDecoder):
         super().__init__(payload, backend=backend)
         self.delta_ = self._meta["delta"]
         self.n_bins_ = self._meta["n_bins"]
+        self.end_bins_ = "adaptive" if self._meta["adaptive_ends"] else "centre"
         self.helper_numerator_ = self._meta["helper_numerator"]
 
     def _mode_args(self):
         return (
             MODE_PMATIC,
-            self._meta["n_bins"],
-            self._meta["helper_numerator"],
+            self.n_bins_,
+            0.0,
+            self.helper_numerator_ == 0,
+            self.end_bins_ == "adaptive",
+            self.helper_numerator_,
             1 << (self.precision_ - 2),
         )

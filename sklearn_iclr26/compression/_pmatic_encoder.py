@@ -5,18 +5,17 @@
 
 from numbers import Integral, Real
 
-import numpy as np
-
 from sklearn_iclr26.compression._base import (
     ENCODER_ATTRIBUTES_DOC,
     METHOD_PMATIC,
     _BaseEncoder,
 )
 from sklearn_iclr26.compression._bounds import (
+    EDGE_MARGIN,
     check_n_bins,
     helper_numerator,
-    quantize_encoder,
 )
+from sklearn_iclr26.compression._kernels import MODE_PMATIC
 from sklearn_iclr26.utils._sklearn_compat import (
     Interval,
     StrOptions,
@@ -28,7 +27,11 @@ __all__ = ["PMATICEncoder"]
 PMATIC_CONSTRAINTS = {
     "delta": [Interval(Real, 0, 0.25, closed="neither")],
     "n_bins": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
-    "helper_prob": [StrOptions({"uniform"}), Interval(Real, 0, 1, closed="neither")],
+    "helper_prob": [
+        StrOptions({"adaptive", "uniform"}),
+        Interval(Real, 0, 1, closed="neither"),
+    ],
+    "end_bins": [StrOptions({"adaptive", "centre"})],
     "precision": [Interval(Integral, 16, 32, closed="both")],
     "bit_order": [StrOptions({"index"})],
     "chunk_size": [None, Interval(Integral, 1, None, closed="left")],
@@ -61,10 +64,26 @@ class PMATICEncoder(_BaseEncoder):
     n_bins : "auto" or int, default="auto"
         ``m``; ``"auto"`` uses :func:`optimal_n_bins`. An explicit value must
         give ``1/(2 n_bins) > 2 delta``.
-    helper_prob : "uniform" or float, default="uniform"
-        ``P(h = 1)``: ``"uniform"`` is the paper's ``delta / r``; a float in
-        (0, 1) fixes it. Either way it is stored as an integer numerator in
-        the header, so the decoder never recomputes it from floats.
+    helper_prob : "adaptive", "uniform" or float, default="adaptive"
+        ``P(h = 1)``. ``"adaptive"`` codes each helper bit at the count
+        estimate ``(2 c1 + 1) / (2 n + 2)`` of the chunk's helper bits so far
+        (integers, recomputed exactly by the decoder, which decodes the
+        helper bits before using them): a column whose bit probabilities
+        never come near an edge pays about ``0.5 log2(n)`` bits per chunk
+        instead of ``-log2(1 - delta / r)`` per bit. ``"uniform"`` is the
+        paper's fixed ``delta / r``; a float in (0, 1) fixes it. A fixed
+        value is stored as an integer numerator in the header, so the
+        decoder never recomputes it from floats.
+    end_bins : {{"adaptive", "centre"}}, default="adaptive"
+        How the data bit of a decision in the first or the last bin (helper
+        bit 0, ``p < 1/m - delta`` or ``p > 1 - 1/m + delta``) is coded.
+        ``"centre"``: at the bin centre ``r`` or ``1 - r`` (the paper's bins),
+        so a bit the model is sure of still costs about ``1.44 r`` bits.
+        ``"adaptive"``: at the running frequency ``(2 c1 + 1) / (2 n + 2)``
+        of the chunk's earlier data bits in that bin, which both sides count
+        exactly (the bin and the helper bit are what the decoder recovers),
+        so a near-deterministic column costs about ``0.5 log2(n)`` bits per
+        chunk there; the mismatch guarantee is unchanged.
     precision : int, default=32
         Bits of the coder's integer state, in [16, 32]; requires
         ``2 m <= 2 ** (precision - 2)``.
@@ -84,7 +103,8 @@ class PMATICEncoder(_BaseEncoder):
     n_bins_ : int
         ``m`` in use.
     helper_numerator_ : int
-        ``P(h = 1)`` times ``2 ** (precision - 2)``, as stored in the header.
+        ``P(h = 1)`` times ``2 ** (precision - 2)``, as stored in the header;
+        0 when ``helper_prob="adaptive"``.
     {ENCODER_ATTRIBUTES_DOC}
 
     See Also
@@ -114,7 +134,8 @@ class PMATICEncoder(_BaseEncoder):
         *,
         delta=1e-3,
         n_bins="auto",
-        helper_prob="uniform",
+        helper_prob="adaptive",
+        end_bins="adaptive",
         precision=32,
         bit_order="index",
         chunk_size=None,
@@ -127,6 +148,7 @@ class PMATICEncoder(_BaseEncoder):
                 "delta": delta,
                 "n_bins": n_bins,
                 "helper_prob": helper_prob,
+                "end_bins": end_bins,
                 "precision": precision,
                 "bit_order": bit_order,
                 "chunk_size": chunk_size,
@@ -138,6 +160,7 @@ class PMATICEncoder(_BaseEncoder):
         self.delta = float(delta)
         self.n_bins = n_bins
         self.helper_prob = helper_prob
+        self.end_bins = end_bins
         self.bit_order = bit_order
         self.n_bins_ = check_n_bins(self.delta, n_bins)
         if 2 * self.n_bins_ > 1 << (precision - 2):
@@ -150,21 +173,22 @@ class PMATICEncoder(_BaseEncoder):
         )
         self._setup(precision, chunk_size, checksum, backend)
 
-    def _decisions(self, bits, p):
-        h, num = quantize_encoder(p, self.delta, self.n_bins_)
-        n = len(bits)
-        out_bits = np.empty(2 * n, dtype=np.int64)
-        nums = np.empty(2 * n, dtype=np.int64)
-        dens = np.empty(2 * n, dtype=np.int64)
-        out_bits[0::2], out_bits[1::2] = h, bits
-        nums[0::2], nums[1::2] = self.helper_numerator_, num
-        dens[0::2], dens[1::2] = 1 << (self.precision - 2), 2 * self.n_bins_
-        return out_bits, nums, dens
+    def _mode_args(self):
+        return (
+            MODE_PMATIC,
+            self.n_bins_,
+            self.delta + EDGE_MARGIN,
+            self.helper_prob == "adaptive",
+            self.end_bins == "adaptive",
+            self.helper_numerator_,
+            1 << (self.precision - 2),
+        )
 
     def _meta(self):
         return {
             "method": METHOD_PMATIC,
             "delta": self.delta,
             "n_bins": self.n_bins_,
+            "adaptive_ends": self.end_bins == "adaptive",
             "helper_numerator": self.helper_numerator_,
         }
