@@ -58,8 +58,9 @@ Run::
     OMP_NUM_THREADS=1 python benchmarks/ifusion_reproduction.py [--seeds 10]
 
 ``--quick``: 1 seed, at most 2 epochs (smoke test, its own cache and output
-files). ``--synthetic``: the synthetic generator of the method note (not
-run by default; its last results are of the reconstruction loss).
+files). ``--synthetic`` (with ``--skip-movielens``: alone): the synthetic
+generator of the method note, paired diffusion - concat (not run by
+default; its last results are of the earlier loss and start).
 """
 
 # Authors: The sklearn-iclr26 developers
@@ -384,9 +385,14 @@ def movielens(args, log, out_stem):
     )
     tag = ("q" if args.quick else "") + ("ns" if args.no_side else "")
     stem = f"e{args.max_epochs}p{args.patience}{tag}"
-    probas, meta, gaps = {}, {}, []
+    probas, meta, gaps, seeds_done = {}, {}, [], []
     results = {}
-    for seed in range(args.seeds):
+    for seed in range(args.seed_start, args.seeds):
+        keys = [f"ml_{name}_{stem}_s{seed}" for name in args.models if name in NEURAL]
+        if args.cached_only and not all((CACHE / f"{k}.npz").exists() for k in keys):
+            log(f"  seed {seed}: not every fit cached, skipped (--cached-only)")
+            continue
+        seeds_done.append(seed)
         for name in args.models:
             if name == "lightgbm":
                 # deterministic (no row / feature subsampling): one fit
@@ -414,15 +420,24 @@ def movielens(args, log, out_stem):
                 )
             log(msg)
         probas["popularity"] = [d["X_test"]["dense_item_ctr"].to_numpy()]
-        if "diffusion" in probas:
+        last = seed == args.seeds - 1
+        if "diffusion" in probas and not args.cached_only:
             # a cheaper bootstrap for the summaries between seeds
-            last = seed == args.seeds - 1
             n_boot = args.n_boot if last else min(args.n_boot, 200)
-            results = summarise(probas, meta, d, n_boot, log)
-            results["n_boot"] = n_boot
-            results["sampler_gap"] = gaps
-            results["seeds_done"] = seed + 1
+            results = _summary(probas, meta, gaps, seeds_done, d, n_boot, log)
             _write(results, log, out_stem)
+    if "diffusion" in probas and args.cached_only:
+        results = _summary(probas, meta, gaps, seeds_done, d, args.n_boot, log)
+        _write(results, log, out_stem)
+    return results
+
+
+def _summary(probas, meta, gaps, seeds_done, d, n_boot, log):
+    results = summarise(probas, meta, d, n_boot, log)
+    results["n_boot"] = n_boot
+    results["sampler_gap"] = gaps
+    results["seeds_done"] = len(probas["diffusion"])
+    results["seeds"] = list(seeds_done)
     return results
 
 
@@ -529,6 +544,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument(
+        "--seed-start",
+        type=int,
+        default=0,
+        help="first seed (a second worker on the same cache; rerun without "
+        "it for the summary of every seed)",
+    )
+    parser.add_argument(
+        "--cached-only",
+        action="store_true",
+        help="summarise the seeds whose fits are all cached, fit nothing",
+    )
     parser.add_argument("--max-epochs", type=int, default=12)
     parser.add_argument("--patience", type=int, default=2)
     parser.add_argument("--n-boot", type=int, default=1000)
@@ -540,6 +567,7 @@ def main():
     )
     parser.add_argument("--no-side", action="store_true")
     parser.add_argument("--synthetic", action="store_true")
+    parser.add_argument("--skip-movielens", action="store_true")
     parser.add_argument("--synthetic-seeds", type=int, default=10)
     parser.add_argument("--synthetic-epochs", type=int, default=6)
     args = parser.parse_args()
@@ -555,8 +583,12 @@ def main():
     log.lines = lines
     stem = "ifusion_reproduction" + ("_quick" if args.quick else "")
     stem += "_noside" if args.no_side else ""
+    stem += f"_from{args.seed_start}" if args.seed_start else ""
+    stem += "_synthetic" if args.skip_movielens else ""
     start = time.perf_counter()
-    results = {"movielens": movielens(args, log, stem)}
+    results = {}
+    if not args.skip_movielens:
+        results["movielens"] = movielens(args, log, stem)
     if args.synthetic:
         results["synthetic"] = synthetic(
             range(args.synthetic_seeds), args.synthetic_epochs, log
