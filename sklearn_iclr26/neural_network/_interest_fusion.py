@@ -16,6 +16,7 @@ from sklearn_iclr26.neural_network._torch_estimator import (
     BaseTorchEstimator,
 )
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
+from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from sklearn_iclr26.utils._torch import fit_or_restore, forward_module
 from sklearn_iclr26.utils._validation import (
@@ -31,6 +32,45 @@ _LAYOUT_KEYS = ("long", "sessions", "candidate", "dense")
 _LONG = re.compile(r"^long_\d+$")
 _SESSION = re.compile(r"^session(\d+)_\d+$")
 _CANDIDATE = re.compile(r"^candidate(_\d+)?$")
+
+
+def _name_key(name):
+    """Sort key of a column name: its text with the item index as a number."""
+    head, _, tail = str(name).rpartition("_")
+    return (head, int(tail)) if tail.isdigit() else (str(name), -1)
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _splitmix64(z):
+    """The splitmix64 finaliser, elementwise on a uint64 array (wraps mod 2^64)."""
+    z = z + _GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def row_noise(X, seed, shape):
+    """Standard-normal draws of shape ``(n_samples, *shape)`` keyed by row content.
+
+    Row ``i`` gets the draws of a counter-based generator (splitmix64 and
+    Box-Muller) keyed by ``seed`` and the bits of ``X[i]`` (as float64), so a
+    row's draws do not depend on the other rows, their order, the batch it is
+    in or on earlier calls. Identical rows get identical draws.
+    """
+    with np.errstate(over="ignore"):
+        bits = np.ascontiguousarray(np.asarray(X, dtype=np.float64) + 0.0)
+        bits = bits.reshape(len(bits), -1).view(np.uint64)
+        key = np.full(len(bits), np.uint64(seed) + _GOLDEN, dtype=np.uint64)
+        for j in range(bits.shape[1]):
+            key = _splitmix64(key ^ bits[:, j])
+        size = int(np.prod(shape))
+        counter = _splitmix64(np.arange(2 * size, dtype=np.uint64))
+        u = _splitmix64(key[:, None] ^ counter[None, :])
+    u = ((u >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
+    z = np.sqrt(-2.0 * np.log(u[:, :size])) * np.cos(2.0 * np.pi * u[:, size:])
+    return z.reshape(len(bits), *shape)
 
 
 def _fuse_func(n_steps, scales):
@@ -70,15 +110,22 @@ class DiffusionInterestFusionClassifier(
       sampler to return the one-step output, so inference takes one step per
       session;
     * ``"concat"``: a linear map of the concatenated interest vectors;
+    * ``"mlp"``: the concatenated interest vectors through an MLP of the
+      denoiser's depth and width (the capacity-matched concat);
     * ``"attention"``: attention over the interest vectors with the candidate
-      as query.
+      as query;
+    * ``"din"``: DIN's target attention (Zhou et al., 2018; the local
+      activation unit, an MLP on ``[q, k, q - k, q * k]`` with unnormalised
+      weights) over every history item, long-term and session items, with
+      the candidate item as query (needs a candidate block).
 
     Read :ref:`ifusion` for the exact losses and which parts are our
     reconstruction of the paper's notes.
 
     Parameters
     ----------
-    fusion : {"diffusion", "concat", "attention"}, default="diffusion"
+    fusion : {"diffusion", "concat", "mlp", "attention", "din"}, \
+            default="diffusion"
         How the long- and short-term interests are fused.
     layout : dict or None, default=None
         Where the column blocks of ``X`` are: ``{"long": cols, "sessions":
@@ -104,6 +151,9 @@ class DiffusionInterestFusionClassifier(
         Use the ``n_sessions`` most recent session blocks; ``None`` uses all.
     n_diffusion_steps : int, default=20
         Steps ``T`` of the DDPM schedule (cosine, down to ``abar_T = 0.095``).
+        Each stage starts from the forward-process sample ``x_T =
+        sqrt(abar_T) x + sqrt(1 - abar_T) eps`` of its input ``x``, in training
+        and at predict time (see Notes for the seeding of ``eps``).
     n_sampling_steps : int, default=1
         Denoising steps per session at predict time: 1 is the one-step
         consistency output (the method's inference); more runs the
@@ -112,7 +162,26 @@ class DiffusionInterestFusionClassifier(
         Scales ``(gamma_cp, gamma_tf)`` of the core-preference and transient
         guidance; ``(0, 0)`` gives the unconditional denoiser.
     evolution_weight : float, default=0.1
-        Weight of the interest-evolution (DDPM ``x_0``-prediction) loss.
+        Weight of the interest-evolution loss.
+    evolution_loss : {"next_session", "reconstruction"}, default="next_session"
+        The interest-evolution loss. ``"next_session"`` (the method's): the
+        cosine distance ``1 - cos(x_k, s_{k+1})`` between stage ``k``'s fused
+        interest and the interest of the user's following session, ``s_{k+1}``
+        the pooled (encoded) vector of session block ``k + 1`` of the same
+        row, with a stopped gradient; it exists for the stages ``1, ...,
+        K - 1`` (the last session's follower is the interaction being
+        scored, not in the row), so with one session block it is zero.
+        ``"reconstruction"`` (an ablation, this estimator's earlier loss): the
+        DDPM ``x_0``-prediction loss of the stage input, with the guidance
+        dropped with probability ``cond_dropout``.
+    stage_start : {"noise", "mean"}, default="noise"
+        Where each diffusion stage starts, in training and at predict time:
+        ``"noise"`` (the method's, the long-term interest diffused towards
+        Gaussian noise), the forward-process sample ``x_T = sqrt(abar_T) x +
+        sqrt(1 - abar_T) eps``; ``"mean"`` (an ablation, this estimator's
+        earlier start) its noise-free mean ``sqrt(abar_T) x``, which keeps
+        the long-term interest and makes predictions deterministic without a
+        seed.
     orthogonality_weight : float, default=0.01
         Weight of the orthogonality (decorrelation) term ``(g_cp . g_tf)^2 /
         d`` of the two guidance vectors.
@@ -122,7 +191,13 @@ class DiffusionInterestFusionClassifier(
         one-step output then differs from the sampler's).
     cond_dropout : float, default=0.1
         Probability of dropping each guidance vector in the DDPM loss
-        (classifier-free guidance training).
+        (classifier-free guidance training; ``evolution_loss="reconstruction"``
+        only).
+    validation_split : {"random", "last"}, default="random"
+        The rows held out when ``early_stopping=True``: a stratified random
+        ``validation_fraction``, or the last ``ceil(validation_fraction *
+        n_samples)`` rows of ``X`` (a time-ordered split when the rows are
+        given with the latest interactions last).
     handle_unknown : {"ignore", "error"}, default="ignore"
         Item ids outside the table (``>= n_items``): ``"ignore"`` maps them to
         the unknown-item row (with a warning in fit), ``"error"`` raises.
@@ -161,8 +236,17 @@ class DiffusionInterestFusionClassifier(
     -----
     This estimator needs the block layout; its bare ``fit(X, y)`` on an
     unnamed matrix raises (it is in the default-parameter exemption table).
-    Predictions are deterministic: each diffusion stage starts from the
-    noise-free point ``sqrt(abar_T) h`` of the forward process.
+    Seeding contract of ``fusion="diffusion"``: training draws the stages'
+    starting noise from torch's generator, seeded from ``random_state`` by
+    the engine (bit-identical refits). At predict time the noise of a row is
+    a counter-based draw keyed by a seed fixed at fit (drawn from
+    ``random_state`` after training, so random at fit when it is ``None``)
+    and by the row's values in its blocks (in layout order):
+    ``predict_proba``, ``decision_function``, ``predict`` and ``transform``
+    give bit-identical output on every call and after pickling, and the same
+    output for a row (up to floating-point rounding of batched matrix
+    products) whatever the other rows, their order, the batching by
+    ``working_memory`` or ``n_jobs``, or the column order of a DataFrame.
 
     Examples
     --------
@@ -183,7 +267,7 @@ class DiffusionInterestFusionClassifier(
 
     _parameter_constraints: dict = {
         **BaseTorchEstimator._parameter_constraints,
-        "fusion": [StrOptions({"diffusion", "concat", "attention"})],
+        "fusion": [StrOptions({"diffusion", "concat", "mlp", "attention", "din"})],
         "layout": [dict, None],
         "n_items": [
             StrOptions({"auto"}),
@@ -197,10 +281,13 @@ class DiffusionInterestFusionClassifier(
         "n_sampling_steps": [Interval(Integral, 1, None, closed="left")],
         "guidance_scales": [tuple, list],
         "evolution_weight": [Interval(Real, 0, None, closed="left")],
+        "evolution_loss": [StrOptions({"next_session", "reconstruction"})],
+        "stage_start": [StrOptions({"noise", "mean"})],
         "orthogonality_weight": [Interval(Real, 0, None, closed="left")],
         "consistency_weight": [Interval(Real, 0, None, closed="left")],
         "cond_dropout": [Interval(Real, 0, 1, closed="both")],
         "handle_unknown": [StrOptions({"ignore", "error"})],
+        "validation_split": [StrOptions({"random", "last"})],
     }
 
     # the click loss with the diffusion terms is the method
@@ -219,9 +306,12 @@ class DiffusionInterestFusionClassifier(
         n_sampling_steps=1,
         guidance_scales=(1.0, 1.0),
         evolution_weight=0.1,
+        evolution_loss="next_session",
+        stage_start="noise",
         orthogonality_weight=0.01,
         consistency_weight=1.0,
         cond_dropout=0.1,
+        validation_split="random",
         handle_unknown="ignore",
         dtype="float32",
         alpha=0.0,
@@ -255,7 +345,9 @@ class DiffusionInterestFusionClassifier(
                     "candidate); X has no column names."
                 )
             long_cols, sessions, cand, dense = [], {}, [], []
-            for j, name in enumerate(names):
+            # blocks in the order of the names' item index, whatever the
+            # column order of X
+            for j, name in sorted(enumerate(names), key=lambda jn: _name_key(jn[1])):
                 m = _SESSION.match(name)
                 if _LONG.match(name):
                     long_cols.append(j)
@@ -454,6 +546,8 @@ class DiffusionInterestFusionClassifier(
             "n_diffusion_steps": self.n_diffusion_steps,
             "guidance_scales": scales,
             "evolution_weight": self.evolution_weight,
+            "evolution_loss": self.evolution_loss,
+            "stage_start": self.stage_start,
             "orthogonality_weight": self.orthogonality_weight,
             "consistency_weight": self.consistency_weight,
             "cond_dropout": self.cond_dropout,
@@ -501,11 +595,31 @@ class DiffusionInterestFusionClassifier(
         if self.n_items is None:
             self.n_items_ = None
         self._check_finite(X, fitting=True)
+        if self.fusion == "din" and not self.layout_["candidate"]:
+            raise ValueError(
+                "fusion='din' attends over the history with the candidate as "
+                "query; the layout has no candidate block."
+            )
         dense, aux = self._inputs(X, fitting=True)
         # the engine's X is the dense matrix; the blocks are per-sample aux
-        return self._train(
-            dense, y_encoded.astype(np.float64), 1, sample_weight, aux=aux
-        )
+        self._train(dense, y_encoded.astype(np.float64), 1, sample_weight, aux=aux)
+        # the predict-time noise seed, drawn after training (seeding contract)
+        self._noise_seed = seed_from_random_state(self.random_state)
+        return self
+
+    def _validation_split(self, X, y):
+        if self.validation_split == "random":
+            return super()._validation_split(X, y)
+        n = X.shape[0]
+        # the small tolerance keeps n_valid / n from rounding up one row
+        n_valid = int(np.ceil(self.validation_fraction * n - 1e-9))
+        if n_valid < 1 or n_valid >= n:
+            raise ValueError(
+                f"early_stopping needs at least one training and one validation "
+                f"row; got {n} rows with validation_fraction="
+                f"{self.validation_fraction}."
+            )
+        return np.arange(n - n_valid), np.arange(n - n_valid, n)
 
     def _check_finite(self, X, fitting=False):
         """The NaN policy: dense features (and embeddings) must be finite."""
@@ -526,6 +640,13 @@ class DiffusionInterestFusionClassifier(
         X = validate_data(self, X, reset=False, dtype=DTYPES, ensure_all_finite=False)
         self._check_finite(X)
         dense, aux = self._inputs(X)
+        if self.fusion == "diffusion" and self.stage_start == "noise":
+            lay = self.layout_
+            # keyed by the blocks in layout order (not the column order of X)
+            cols = lay["long"] + [c for s in lay["sessions"] for c in s]
+            cols += lay["candidate"] + lay["dense"]
+            shape = (len(lay["sessions"]), self.embed_dim)
+            aux["noise"] = row_noise(X[:, cols], self._noise_seed, shape)
         scales = tuple(float(g) for g in self.guidance_scales)
         func = func_factory(self.n_sampling_steps, scales)
         return forward_module(
