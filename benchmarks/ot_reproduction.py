@@ -32,18 +32,26 @@ A. Gradient flow (the paper's experiment, scaled to a shared CPU). A source
 B. Two-sample test power on real tabular data split by a covariate
    (scikit-learn's bundled sets: diabetes by sex, wine by alcohol above the
    median, breast cancer by diagnosis; the splitting column dropped, the rest
-   standardized). For each subsample size per group, ``n_reps`` draws of a
-   subsample from each group; permutation tests at equal permutations (199)
-   and equal directions (100) with FW-TSW, POT's sliced Wasserstein and a
-   Gaussian-kernel MMD (median heuristic); the rejection rate at 5% is the
-   power. A null row splits one group at random (size check).
+   standardized). For each subsample size per group, ``--reps`` (200) draws
+   of a subsample from each group, the same draws for every method;
+   permutation tests at equal work: 199 permutations each, FW-TSW (25 trees
+   x 4 lines) against the batched sliced test with the same 100 directions
+   (``splitting="uniform"``, exactly SW1) and a Gaussian-kernel MMD (median
+   heuristic); the rejection rate at 5% is the power (Wilson intervals), and
+   FW-TSW minus each other method is a paired difference on the same draws.
+   A null row splits one group at random (size check).
 
 Resumable: each finished unit is appended to a CSV in benchmarks/results/ and
 skipped on the next run. Run:
 ``python benchmarks/ot_reproduction.py [--part flow|power|both] [--seeds 10]
-[--steps 2500] [--quick]``; the defaults (10 seeds, 300 steps, 200 points,
-two targets) take about 40 CPU minutes; the authors' 2,500 iterations behind
-``--steps 2500``.
+[--steps 2500] [--methods ...] [--flow-sets ...] [--quick]``; the defaults
+(10 seeds, 300 steps, 200 points, two targets, 200 power draws) take about
+45 CPU minutes. The authors' 2,500 iterations are behind ``--steps 2500``
+(their own files, ``*_2500.csv``; about 35 s per tree-loss flow and 20 s per
+SW flow on one quiet core, so 10 seeds x 3 losses x 2 targets plus a
+3-rate grid are about 50 CPU minutes there, several times that on a loaded
+machine). Runs on different ``--flow-sets`` may go in parallel processes:
+the appends are locked.
 """
 
 # Authors: The sklearn-iclr26 developers
