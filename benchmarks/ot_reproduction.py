@@ -380,7 +380,7 @@ def _paired(df, steps):
             if len(seeds) < 2:
                 continue
             cells = []
-            marks = {steps[1], n_steps} | ({150, 300, 1000} & set(steps))
+            marks = {steps[1], n_steps} | ({150, 300, 1000, 1500} & set(steps))
             for s in sorted(x for x in marks if x <= n_steps):
                 col = f"w2_{s}"
                 diff = np.log(A.loc[seeds, col]) - np.log(B.loc[seeds, col])
@@ -407,7 +407,7 @@ def summarize():
         shown = [s for s in steps if s in {0, 50, 150, 300, 1000, 1500, 2000}]
         shown = sorted(set(shown) | {steps[1], n_steps})
         keys = ["dataset", "method", "lr", "steps", "n_points"]
-        med = df.groupby(keys)[[f"w2_{s}" for s in shown]].median().round(3)
+        med = df.groupby(keys)[[f"w2_{s}" for s in shown]].median().round(4)
         med["seeds"] = df.groupby(keys).size()
         med.columns = [f"step {s}" for s in shown] + ["seeds"]
         lines += [
@@ -423,7 +423,7 @@ def summarize():
             tune = pd.read_csv(tune_path)
             tab = tune.pivot_table(
                 index=["dataset", "method"], columns="lr", values=f"w2_{n_steps}"
-            ).round(3)
+            ).round(4)
             lines += [
                 (
                     f"Learning-rate grid ({n_steps} steps): median final W2 over "
