@@ -82,6 +82,9 @@ FLOW_CSV = RESULTS / "ot_reproduction_flow_adam.csv"
 TUNE_CSV = RESULTS / "ot_reproduction_flow_tune.csv"
 POWER_CSV = RESULTS / "ot_reproduction_power.csv"
 METHODS = ["SW", "max-SW", "Db-TSW", "FW-TSW"]
+# FW-TSW*: random-path directions with the authors' power spherical
+# perturbation (kappa = 30, their point-cloud value); only with --methods
+ALL_METHODS = [*METHODS, "FW-TSW*"]
 TUNE_SEEDS = (100, 101)
 
 
@@ -112,6 +115,12 @@ def loss_fn(method, lines, seed, args_p=1):
     tsw = {
         "Db-TSW": {"root": "mean", "splitting": "distance"},
         "FW-TSW": {"root": "median", "splitting": "distance"},
+        "FW-TSW*": {
+            "root": "median",
+            "splitting": "distance",
+            "directions": "random_path",
+            "kappa": 30.0,
+        },
     }
 
     def loss(X, Y, step):
@@ -372,6 +381,7 @@ def _paired(df, steps):
 
     out = []
     pairs = [("FW-TSW", "Db-TSW"), ("FW-TSW", "SW"), ("FW-TSW", "max-SW")]
+    pairs += [("FW-TSW*", "FW-TSW"), ("FW-TSW*", "SW")]
     for (data, n_steps), g in df.groupby(["dataset", "steps"]):
         for a, b in pairs:
             A = g[g.method == a].set_index("seed")
@@ -495,7 +505,7 @@ def main():
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--eval-every", type=int, default=50)
     parser.add_argument("--lr-grid", type=float, nargs="+", default=[0.01, 0.03, 0.1])
-    parser.add_argument("--methods", nargs="+", default=METHODS, choices=METHODS)
+    parser.add_argument("--methods", nargs="+", default=METHODS, choices=ALL_METHODS)
     parser.add_argument("--lines", type=int, default=100)
     parser.add_argument("--p", type=float, default=1.0)
     parser.add_argument(
