@@ -12,6 +12,10 @@
 3. ``--large``: n = m = 10^6 at d = 10 with a few trees, peak memory bounded by
    chunking over trees (``working_memory``), reported as the peak RSS.
 
+5. ``--part default_test``: the default test's wall time at n = m = 200,
+   d = 10, with the load average at each call (goal: under 1 s), to
+   ``benchmarks/results/bench_tsw_default_test.txt``.
+
 4. ``--part two_sample``: the two-sample test at n = m = 200, d = 10 (issue
    30): the default ``tree_sliced_two_sample_test`` (999 permutations, 250
    trees of 4 lines); the unbatched path it replaced (``tree_costs`` over the
@@ -25,7 +29,7 @@
 Target (issue 18): within 2x of POT's sliced Wasserstein at equal numbers of
 projections; 10^6 x 10^6 at d = 10 in bounded memory. Nothing here is
 asserted. Run: ``python benchmarks/bench_tsw.py [--rounds 3] [--large]
-[--part all|distance|two_sample]``;
+[--part all|distance|two_sample|default_test]``;
 results go to ``benchmarks/results/bench_tsw.txt``.
 """
 
@@ -44,6 +48,7 @@ from sklearn_iclr26.ot import tree_sliced_two_sample_test, tree_sliced_wasserste
 
 RESULTS = Path(__file__).parent / "results" / "bench_tsw.txt"
 TWO_SAMPLE = Path(__file__).parent / "results" / "bench_tsw_two_sample.txt"
+DEFAULT_TEST = Path(__file__).parent / "results" / "bench_tsw_default_test.txt"
 
 
 def timed(fn):
@@ -67,9 +72,14 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--large", action="store_true")
     parser.add_argument(
-        "--part", default="all", choices=["all", "distance", "two_sample"]
+        "--part",
+        default="all",
+        choices=["all", "distance", "two_sample", "default_test"],
     )
     args = parser.parse_args()
+    if args.part == "default_test":
+        default_test(args.rounds)
+        return
     if args.part in ("all", "two_sample"):
         two_sample(args.rounds)
     if args.part == "two_sample":
@@ -176,6 +186,40 @@ def main():
         )
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text("\n".join(lines) + "\n")
+
+
+def default_test(rounds):
+    """5. The default test's wall time at n = m = 200, d = 10, with the load.
+
+    ``tree_sliced_two_sample_test(X, Y)`` with its defaults (999 permutations,
+    250 trees of 4 lines): the median over ``rounds`` calls after a warm-up,
+    and the 1-minute load average before each call (the machine is shared).
+    """
+    import os
+    import platform
+
+    rng = np.random.RandomState(0)
+    X, Y = rng.normal(size=(200, 10)), rng.normal(size=(200, 10)) + 0.1
+    tree_sliced_two_sample_test(X[:20], Y[:20], n_permutations=9, random_state=0)
+    times, loads = [], []
+    for r in range(rounds):
+        loads.append(os.getloadavg()[0])
+        times.append(
+            timed(lambda r=r: tree_sliced_two_sample_test(X, Y, random_state=r))
+        )
+    cpu = platform.processor() or platform.machine()
+    threads = os.environ.get("OMP_NUM_THREADS", "unset")
+    lines = [
+        "5. default tree_sliced_two_sample_test, n = m = 200, d = 10 "
+        + "(999 permutations, 250 trees x 4 lines)",
+        f"   {cpu}, OMP_NUM_THREADS={threads}, {os.cpu_count()} CPUs",
+        f"   rounds: {rounds}; seconds: " + ", ".join(f"{t:.3f}" for t in times),
+        f"   median {np.median(times):.3f} s; 1-min load average before each: "
+        + ", ".join(f"{v:.2f}" for v in loads),
+    ]
+    print("\n".join(lines), flush=True)
+    DEFAULT_TEST.parent.mkdir(exist_ok=True)
+    DEFAULT_TEST.write_text("\n".join(lines) + "\n")
 
 
 def two_sample(rounds):

@@ -456,6 +456,68 @@ def test_two_sample_test_with_pot_sliced_wasserstein(clouds):
     assert res.method.startswith("sliced") and res.pvalue == 1 / 20
 
 
+# --------------------------------------------- FW-TSW*: perturbed path directions
+@pytest.mark.parametrize("d, kappa", [(2, 30.0), (3, 30.0), (10, 5.0)])
+def test_power_spherical_mean_is_the_stated_multiple_of_the_location(d, kappa):
+    from sklearn_iclr26.ot._trees import power_spherical
+
+    rng = np.random.RandomState(0)
+    loc = rng.normal(size=d)
+    loc /= np.linalg.norm(loc)
+    n = 20_000
+    draws = power_spherical(rng, np.tile(loc, (n, 1)), kappa)
+    np.testing.assert_allclose(np.linalg.norm(draws, axis=1), 1.0, rtol=1e-12)
+    # E[x] = kappa / (kappa + d - 1) * loc: the cosine's Beta law and a tangent
+    # part symmetric around loc (a wrong reflection or tangent law moves it)
+    se = draws.std(axis=0) / np.sqrt(n)
+    err = np.abs(draws.mean(axis=0) - kappa / (kappa + d - 1) * loc)
+    assert np.all(err < 4 * se + 1e-12)
+    # more concentration, closer to the location
+    tighter = power_spherical(rng, np.tile(loc, (n, 1)), 10 * kappa)
+    assert (tighter @ loc).mean() > (draws @ loc).mean()
+
+
+def test_power_spherical_matches_the_reference_package():
+    ps = pytest.importorskip("power_spherical")  # the authors' sampler
+    from sklearn_iclr26.ot._trees import power_spherical
+
+    rng = np.random.RandomState(1)
+    loc = rng.normal(size=(3, 5))
+    loc /= np.linalg.norm(loc, axis=1, keepdims=True)
+    n = 4000
+    ours = power_spherical(rng, np.repeat(loc, n, axis=0), 30.0)
+    torch.manual_seed(0)
+    ref = ps.PowerSpherical(
+        torch.tensor(np.repeat(loc, n, axis=0)),
+        torch.full((3 * n,), 30.0, dtype=torch.float64),
+    ).rsample()
+    ref = ref.numpy()
+    axes = np.vstack([loc, rng.normal(size=(3, 5))])
+    for i in range(3):
+        rows = slice(i * n, (i + 1) * n)
+        for e in axes:  # the cosines and random marginals have the same law
+            pv = scipy.stats.ks_2samp(ours[rows] @ e, ref[rows] @ e).pvalue
+            assert pv > 1e-3
+
+
+def test_random_path_kappa_perturbs_the_paths_and_stays_reproducible(clouds):
+    X, Y = clouds
+    kw = {"n_trees": 200, "directions": "random_path", "random_state": 0}
+    _, paths = TSW(X, Y, return_trees=True, **kw)
+    d30, perturbed = TSW(X, Y, kappa=30.0, return_trees=True, **kw)
+    # the same paths are drawn first, then each is redrawn around itself
+    cos = (paths.directions * perturbed.directions).sum(-1)
+    assert 0.8 < cos.mean() < 1.0 and cos.min() < 0.99
+    np.testing.assert_allclose(cos.mean(), 30 / 33, atol=0.02)
+    np.testing.assert_array_equal(paths.roots, perturbed.roots)
+    assert d30 == TSW(X, Y, kappa=30.0, **kw)  # bit-identical
+    assert abs(TSW(X, Y, kappa=1e6, **kw) - TSW(X, Y, **kw)) < 1e-3
+    with pytest.raises(ValueError, match="kappa perturbs the random-path"):
+        TSW(X, Y, n_trees=3, kappa=30.0)
+    with pytest.raises(ValueError, match="'kappa' parameter"):
+        TSW(X, Y, n_trees=3, directions="random_path", kappa=0.0)
+
+
 # -------------------------------------------------------------------- errors
 @pytest.mark.parametrize(
     "kwargs, match",

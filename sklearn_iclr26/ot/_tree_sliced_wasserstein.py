@@ -33,6 +33,7 @@ PARAMETER_CONSTRAINTS = {
     "root": [StrOptions({"median", "mean"}), "array-like"],
     "root_std": [Interval(Real, 0, None, closed="left")],
     "directions": [StrOptions({"gaussian", "random_path"}), "array-like"],
+    "kappa": [Interval(Real, 0, None, closed="neither"), None],
     "splitting": [StrOptions({"distance", "uniform"})],
     "delta": [Interval(Real, 0, None, closed="left")],
     "trees": [tuple, None],
@@ -73,6 +74,7 @@ def tree_sliced_wasserstein(
     root="median",
     root_std=0.1,
     directions="gaussian",
+    kappa=None,
     splitting="distance",
     delta=2.0,
     trees=None,
@@ -95,7 +97,8 @@ def tree_sliced_wasserstein(
     * TSW-SL on concurrent lines (ICML 2025): ``splitting="uniform"`` (each point's
       mass split equally over the lines), ``root="mean"``;
     * FW-TSW*: ``directions="random_path"`` (directions ``x_i - y_j`` of random
-      pairs).
+      pairs), with ``kappa`` their power spherical perturbation (the authors'
+      ``PowerSpherical(kappa)``; they use ``kappa=30`` on point clouds).
 
     With ``p=1`` each tree term is the exact 1-Wasserstein distance on that
     tree, so the result is a (pseudo)metric for a fixed tree system. With
@@ -136,6 +139,12 @@ def tree_sliced_wasserstein(
         Line directions: normalized Gaussian, ``x_i - y_j`` of random pairs, or
         an array of shape (n_lines, n_features) or (n_trees, n_lines,
         n_features) (normalized here).
+    kappa : float > 0 or None, default=None
+        Concentration of the power spherical law ``p(theta) ~ (1 + <u,
+        theta>)**kappa`` from which each random-path direction is redrawn
+        around its unit path ``u`` (FW-TSW*); the mean cosine to ``u`` is
+        ``kappa / (kappa + n_features - 1)``. ``None``: the paths themselves.
+        Only with ``directions="random_path"``.
     splitting : {"distance", "uniform"}, default="distance"
         Mass split over the lines: ``softmax(-delta * distance to the line)``
         or ``1 / n_lines``.
@@ -145,7 +154,7 @@ def tree_sliced_wasserstein(
         A tree system to use instead of drawing one (roots of shape (n_trees,
         n_features), directions of shape (n_trees, n_lines, n_features)), e.g.
         the one returned with ``return_trees=True``; then ``n_trees``,
-        ``n_lines``, ``root``, ``root_std``, ``directions`` and
+        ``n_lines``, ``root``, ``root_std``, ``directions``, ``kappa`` and
         ``random_state`` are ignored.
     return_trees : bool, default=False
         Also return the tree system used.
@@ -198,6 +207,7 @@ def tree_sliced_wasserstein(
             random_state=random_state,
             X=to_numpy(X),
             Y=to_numpy(Y),
+            kappa=kappa,
         )
     else:
         trees = check_trees(trees, d)

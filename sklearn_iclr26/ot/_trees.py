@@ -114,6 +114,33 @@ def _unit(V, what):
     return V / norms
 
 
+def power_spherical(rng, loc, kappa):
+    """Draws of the power spherical law ``p(x) ~ (1 + <loc, x>)**kappa``.
+
+    One draw per unit row of ``loc`` (De Cao and Aziz, 2020, the perturbation
+    of the authors' FW-TSW* directions, their ``PowerSpherical(loc, kappa)``):
+    the cosine to ``loc`` is ``2 z - 1`` with ``z ~ Beta((d - 1) / 2 + kappa,
+    (d - 1) / 2)``, the tangent part is uniform on the sphere orthogonal to
+    ``e_1``, and a Householder reflection takes ``e_1`` to ``loc``. In one
+    dimension the sphere is ``{-1, 1}`` and ``loc`` is returned.
+    """
+    shape = loc.shape
+    loc = loc.reshape(-1, shape[-1])
+    d = loc.shape[1]
+    if d == 1:
+        return loc.reshape(shape).copy()
+    t = 2.0 * rng.beta((d - 1) / 2 + kappa, (d - 1) / 2, size=loc.shape[0]) - 1.0
+    v = _unit(rng.standard_normal((loc.shape[0], d - 1)), "tangent draws")
+    sine = np.sqrt(np.clip(1.0 - t**2, 0.0, None))
+    y = np.concatenate([t[:, None], sine[:, None] * v], axis=1)
+    u = -loc.copy()
+    u[:, 0] += 1.0  # u = e_1 - loc
+    norm = np.linalg.norm(u, axis=1, keepdims=True)
+    u = np.divide(u, norm, out=np.zeros_like(u), where=norm > 1e-12)  # loc = e_1: y
+    x = y - 2.0 * (y * u).sum(axis=1, keepdims=True) * u
+    return _unit(x, "power spherical draws").reshape(shape)
+
+
 def draw_trees(
     Z,
     weights,
@@ -126,16 +153,25 @@ def draw_trees(
     random_state,
     X=None,
     Y=None,
+    kappa=None,
 ):
     """Draw a tree system for the pooled support ``Z`` (numpy, weights sum 1).
 
     ``root``: "median" (geometric median of ``Z``, FW-TSW), "mean" (weighted
     mean) or a point; every tree's root is that centre plus
     ``root_std * N(0, I)``. ``directions``: "gaussian" (normalized Gaussian),
-    "random_path" (``x_i - y_j`` for random pairs of ``X`` and ``Y``) or an
-    array of shape (n_trees, n_lines, n_features).
+    "random_path" (``x_i - y_j`` for random pairs of ``X`` and ``Y``, each
+    perturbed by :func:`power_spherical` with concentration ``kappa`` unless
+    ``kappa`` is None) or an array of shape (n_trees, n_lines, n_features).
     """
     rng = check_random_state(random_state)
+    if kappa is not None and not (
+        isinstance(directions, str) and directions == "random_path"
+    ):
+        raise ValueError(
+            'kappa perturbs the random-path directions: pass directions="random_path" '
+            f"with it (got directions={directions!r})."
+        )
     d = Z.shape[1]
     if isinstance(root, str):
         if root == "median":
@@ -163,6 +199,9 @@ def draw_trees(
             tiny = np.linalg.norm(theta, axis=-1) <= 1e-12
             if tiny.any():  # coincident pairs: a Gaussian direction instead
                 theta[tiny] = rng.standard_normal((int(tiny.sum()), d))
+            theta = _unit(theta, "directions")
+            if kappa is not None:
+                theta = power_spherical(rng, theta, kappa)
         return TreeSystem(roots, _unit(theta, "directions"))
     theta = check_array(
         directions,
