@@ -43,30 +43,38 @@ def _line_block_statistics(WT, total, order, ss, length, left, p):
     ``WT`` is (N + 1, B): the signed masses of the B permutations, one column
     each, with a zero row for the root; ``total`` (lines, B) is each line's
     total mass. The subtree masses are accumulated one sorted position at a
-    time over all lines and permutations at once (a vectorised cumulative sum
-    over (lines, B) rows, which numpy runs far faster than ``np.cumsum``
-    along an axis); on the positive side of the root the subtree holds the
-    mass beyond the cut, ``total - prefix``, so the running sum drops each
-    line's total once it passes its root.
+    time over all lines and permutations at once (a running sum over (lines,
+    B) rows); on the positive side of the root the subtree holds the mass
+    beyond the cut, ``total - prefix``, so the running sum drops each line's
+    total once it passes its root. The passes are torch's in-place fused
+    multiply-adds (``addcmul_``: two passes over the block per position
+    fewer than numpy's separate multiply and add, about 2x faster on one
+    thread); the final sum over lines is numpy's, as before.
     """
+    import torch
+
     C, B = order.shape[0], WT.shape[1]
     root_at = left.sum(axis=1)  # index of each line's first positive segment
-    run = np.zeros((C, B))
-    g = np.empty((C, B))
-    acc = np.zeros((C, B))
+    W = torch.from_numpy(WT)
+    order_t = torch.from_numpy(np.ascontiguousarray(order.T))
+    ss_t = torch.from_numpy(np.ascontiguousarray(ss.T)).unsqueeze(-1)
+    length_t = torch.from_numpy(np.ascontiguousarray(length.T)).unsqueeze(-1)
+    total_t = torch.from_numpy(total)
+    run = torch.zeros((C, B), dtype=W.dtype)
+    g = torch.empty((C, B), dtype=W.dtype)
+    acc = torch.zeros((C, B), dtype=W.dtype)
     for j in range(order.shape[1] - 1):
-        np.take(WT, order[:, j], axis=0, out=g)
-        g *= ss[:, j, None]
-        run += g
+        torch.index_select(W, 0, order_t[j], out=g)
+        run.addcmul_(g, ss_t[j])
         crossing = np.flatnonzero(root_at == j)
         if crossing.size:
-            run[crossing] -= total[crossing]
-        np.abs(run, out=g)
+            rows = torch.from_numpy(crossing)
+            run[rows] -= total_t[rows]
+        torch.abs(run, out=g)
         if p != 1:
-            g **= p
-        g *= length[:, j, None]
-        acc += g
-    return acc.sum(axis=0)
+            g.pow_(p)
+        acc.addcmul_(g, length_t[j])
+    return acc.numpy().sum(axis=0)
 
 
 def _tree_sliced_statistics(Z, W, trees, splitting, delta, p):
