@@ -27,7 +27,7 @@ from sklearn_iclr26.conformal import (
     conformal_quantile,
 )
 from sklearn_iclr26.conformal._base_regressor import BaseConformalRegressor
-from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
+from sklearn_iclr26.utils._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils.discovery import all_estimators
 
 # every public conformal regressor is under contract, found by its base (a

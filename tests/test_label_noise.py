@@ -764,7 +764,7 @@ def test_find_label_issues_bad_ranking_raises_before_fitting(noisy_multiclass):
 
 def test_find_label_issues_function_rules():
     from sklearn_iclr26.label_noise import find_label_issues
-    from sklearn_iclr26.label_noise._class_conditional import (
+    from sklearn_iclr26.label_noise._transition import (
         confident_joint_transition_matrix,
         implied_flip_rate,
     )

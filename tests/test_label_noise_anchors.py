@@ -111,7 +111,7 @@ def test_mislabel_ranking_within_003_of_cleanlab_on_multiclass(noisy_digits):
 def test_confident_joint_equals_cleanlab(noisy_cancer):
     """The package's confident joint equals cleanlab's on the same probabilities."""
     count = pytest.importorskip("cleanlab.count")
-    from sklearn_iclr26.label_noise._class_conditional import (
+    from sklearn_iclr26.label_noise._transition import (
         confident_joint_transition_matrix,
     )
 

@@ -1,7 +1,7 @@
 """Contracts of every torch estimator, checked once over all of them.
 
 Every public estimator that trains a torch module inherits
-:class:`~sklearn_iclr26.neural_network._torch_estimator.BaseTorchEstimator`
+:class:`~sklearn_iclr26.utils._torch_estimator.BaseTorchEstimator`
 (a static test below fails when a new one does not), so these contracts are
 the base's, and each estimator is checked against them here instead of in
 hand-written family tests:
@@ -28,8 +28,8 @@ from sklearn.base import clone, is_classifier, is_regressor
 from skorch.callbacks import Callback
 
 import sklearn_iclr26
-from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._test_common import yield_test_instances
+from sklearn_iclr26.utils._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils.discovery import all_estimators
 
 PACKAGE = Path(sklearn_iclr26.__file__).parent
@@ -190,7 +190,7 @@ def test_fixed_random_state_is_bit_identical(name):
 
 # where a skorch net may be built and trained: the engine, and the base that
 # every torch estimator inherits
-_TRAINERS = {"utils/_torch.py", "neural_network/_torch_estimator.py"}
+_TRAINERS = {"utils/_torch.py", "utils/_torch_estimator.py"}
 
 
 def _calls(path, names):
@@ -216,7 +216,7 @@ def test_only_the_base_calls_the_training_engine():
             offenders[rel] = lines
     assert not offenders, (
         "these modules train a torch module without the torch base: inherit "
-        "sklearn_iclr26.neural_network._torch_estimator.BaseTorchEstimator and "
+        "sklearn_iclr26.utils._torch_estimator.BaseTorchEstimator and "
         f"let its _train call the engine: {offenders}"
     )
 

@@ -1,7 +1,7 @@
 """The backdoor-adjusted (Prism) estimators' shared part: :class:`BaseBackdoorAdjusted`.
 
 The training parameters, the engine call, ``fit`` and the forward pass are the
-torch base's (:mod:`sklearn_iclr26.neural_network._torch_estimator`); this
+torch base's (:mod:`sklearn_iclr26.utils._torch_estimator`); this
 base adds the method: the feature groups, the module with its adjusted copies,
 the three-term loss, the per-term loss curves and the branch choice at
 prediction time (``mode``).
@@ -16,9 +16,9 @@ import numpy as np
 from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
-from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
+from sklearn_iclr26.utils._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 from sklearn_iclr26.utils._verbose import log_progress
 

@@ -11,7 +11,7 @@ from sklearn_iclr26.causal._backdoor_adjusted import (
     PARAMETERS_DOC,
     BaseBackdoorAdjusted,
 )
-from sklearn_iclr26.neural_network._torch_estimator import TorchClassifierMixin
+from sklearn_iclr26.utils._torch_estimator import TorchClassifierMixin
 
 __all__ = ["BackdoorAdjustedClassifier"]
 

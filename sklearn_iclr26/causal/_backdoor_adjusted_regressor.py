@@ -8,8 +8,8 @@ from sklearn_iclr26.causal._backdoor_adjusted import (
     PARAMETERS_DOC,
     BaseBackdoorAdjusted,
 )
-from sklearn_iclr26.neural_network._torch_estimator import TorchRegressorMixin
 from sklearn_iclr26.utils._sklearn_compat import StrOptions
+from sklearn_iclr26.utils._torch_estimator import TorchRegressorMixin
 from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["BackdoorAdjustedRegressor"]

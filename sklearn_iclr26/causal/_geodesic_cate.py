@@ -110,7 +110,7 @@ def _mc_dropout_sd(model, Z, n_passes, seed):
 def _has_dropout(estimator):
     """Whether the (final step of the) estimator is a package torch network
     with a positive ``dropout`` parameter."""
-    from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
+    from sklearn_iclr26.utils._torch_estimator import BaseTorchEstimator
 
     _, final = final_step(estimator)
     return (

@@ -3,7 +3,7 @@
 Attention over feature groups in front of an MLP head (the practical CCO
 model). The training parameters, the engine call, ``fit``, ``predict`` and
 the forward pass are the torch base's
-(:mod:`sklearn_iclr26.neural_network._torch_estimator`); this base adds the
+(:mod:`sklearn_iclr26.utils._torch_estimator`); this base adds the
 feature groups, the module and the attention weights.
 """
 
@@ -15,10 +15,10 @@ from numbers import Integral
 import numpy as np
 from scipy.special import softmax
 
-from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
 from sklearn_iclr26.utils._sklearn_compat import Interval
 from sklearn_iclr26.utils._torch import forward_module
+from sklearn_iclr26.utils._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 from sklearn_iclr26.utils._warnings import warn_user
 

@@ -8,7 +8,7 @@ from sklearn_iclr26.causal._tabular_attention import (
     PARAMETERS_DOC,
     BaseTabularAttention,
 )
-from sklearn_iclr26.neural_network._torch_estimator import TorchClassifierMixin
+from sklearn_iclr26.utils._torch_estimator import TorchClassifierMixin
 
 __all__ = ["TabularAttentionClassifier"]
 

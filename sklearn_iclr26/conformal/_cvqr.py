@@ -18,7 +18,6 @@ from sklearn_iclr26.conformal._base_regressor import (
     log_unit_ball_volume,
 )
 from sklearn_iclr26.conformal._transaction import fit_transaction
-from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import (
     seed_from_random_state,
@@ -34,6 +33,7 @@ from sklearn_iclr26.utils._sklearn_compat import (
 )
 from sklearn_iclr26.utils._split import split_indices
 from sklearn_iclr26.utils._torch import forward_module
+from sklearn_iclr26.utils._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user

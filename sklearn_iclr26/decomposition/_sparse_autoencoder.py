@@ -10,9 +10,9 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklearn_iclr26.neural_network._torch_estimator import DTYPES, BaseTorchEstimator
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from sklearn_iclr26.utils._torch import fit_or_restore, forward_module
+from sklearn_iclr26.utils._torch_estimator import DTYPES, BaseTorchEstimator
 from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["SparseAutoencoder"]

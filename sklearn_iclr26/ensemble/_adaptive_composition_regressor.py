@@ -12,9 +12,9 @@ from sklearn_iclr26.ensemble._base import (
     PARAMETERS_DOC,
     BaseAdaptiveComposition,
 )
-from sklearn_iclr26.neural_network._torch_estimator import TorchRegressorMixin
 from sklearn_iclr26.utils._sklearn_compat import _fit_context
 from sklearn_iclr26.utils._torch import fit_or_restore
+from sklearn_iclr26.utils._torch_estimator import TorchRegressorMixin
 
 __all__ = ["AdaptiveCompositionRegressor"]
 

@@ -1,7 +1,7 @@
 """Adaptive module composition (MoMa): the shared base of the two estimators.
 
 The fine-tune of the merged network (``merge="weights"``) is the torch base's
-training (:class:`~sklearn_iclr26.neural_network._torch_estimator.
+training (:class:`~sklearn_iclr26.utils._torch_estimator.
 BaseTorchEstimator`: the shared training parameters, early stopping,
 ``warm_start``, ``callbacks``, ``loss_curve_``); the proxy, the weight solve,
 the merge and the prediction heads are MoMa's own.
@@ -19,10 +19,10 @@ from sklearn.utils.validation import check_is_fitted, check_random_state, valida
 from sklearn_iclr26.ensemble._hub import ModuleHub, _is_torch_mlp
 from sklearn_iclr26.ensemble._proxy import knn_proxy_predictions
 from sklearn_iclr26.ensemble._simplex import simplex_least_squares
-from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _safe_indexing
 from sklearn_iclr26.utils._torch import _NonFiniteError, forward_module
+from sklearn_iclr26.utils._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user

@@ -37,8 +37,8 @@ from sklearn_iclr26.label_noise._common import (
     split_pipeline,
     warmup_count,
 )
-from sklearn_iclr26.neural_network._torch_estimator import TorchClassifierMixin
 from sklearn_iclr26.utils._sklearn_compat import _num_samples, _safe_indexing
+from sklearn_iclr26.utils._torch_estimator import TorchClassifierMixin
 from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user

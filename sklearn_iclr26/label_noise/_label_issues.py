@@ -10,6 +10,10 @@ from scipy.special import expit
 from sklearn.utils import check_array, column_or_1d
 from sklearn.utils.validation import check_consistent_length
 
+from sklearn_iclr26.label_noise._transition import (
+    confident_joint_transition_matrix,
+    implied_flip_rate,
+)
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, validate_params
 
 __all__ = ["find_label_issues"]
@@ -117,11 +121,6 @@ def posterior_from_proba(labels, pred_probs, rate):
 
 def cleanlab_flip_rate(labels, pred_probs):
     """Fraction of labels the calibrated confident joint says are flipped."""
-    from sklearn_iclr26.label_noise._class_conditional import (
-        confident_joint_transition_matrix,
-        implied_flip_rate,
-    )
-
     T = confident_joint_transition_matrix(pred_probs, labels)
     return implied_flip_rate(T, labels)
 

@@ -10,11 +10,11 @@ import numpy as np
 from sklearn.utils.validation import check_random_state
 
 from sklearn_iclr26.memorization._common import rademacher_from_accuracy
-from sklearn_iclr26.neural_network._torch_estimator import (
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
+from sklearn_iclr26.utils._torch_estimator import (
     BaseTorchEstimator,
     TorchClassifierMixin,
 )
-from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
 from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 from sklearn_iclr26.utils._verbose import log_progress
 

@@ -9,12 +9,12 @@ from numbers import Integral, Real
 import numpy as np
 
 from sklearn_iclr26.memorization._common import NetView
-from sklearn_iclr26.neural_network._torch_estimator import (
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
+from sklearn_iclr26.utils._torch import forward_module
+from sklearn_iclr26.utils._torch_estimator import (
     BaseTorchEstimator,
     TorchClassifierMixin,
 )
-from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
-from sklearn_iclr26.utils._torch import forward_module
 from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user

@@ -29,12 +29,12 @@ from sklearn_iclr26.nas._base_space import SearchSpace
 from sklearn_iclr26.nas._cell_space import CellSearchSpace
 from sklearn_iclr26.nas._costs import ArchitectureCosts
 from sklearn_iclr26.nas._mlp_space import MLPSearchSpace
-from sklearn_iclr26.neural_network._torch_estimator import TRAINING_CONSTRAINTS
 from sklearn_iclr26.utils._persistence import dict_from_pairs, pairs_from_dict
 from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
 from sklearn_iclr26.utils._split import split_indices
 from sklearn_iclr26.utils._torch import torch_rng
+from sklearn_iclr26.utils._torch_estimator import TRAINING_CONSTRAINTS
 from sklearn_iclr26.utils._validation import check_at_least_two_classes
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user

@@ -3,7 +3,7 @@
 :class:`BaseGradientNASSearch` is a :class:`BaseNASSearch` (the meta-estimator
 template: split, search, select, refit) whose search step is a torch
 estimator's training: it inherits
-:class:`~sklearn_iclr26.neural_network._torch_estimator.BaseTorchEstimator`,
+:class:`~sklearn_iclr26.utils._torch_estimator.BaseTorchEstimator`,
 and the base's template trains the relaxed supernet (``nas/_supernet.py``,
 the :meth:`~BaseGradientNASSearch._module_spec` hook) through the one engine
 set-up with the bilevel skorch net (``nas/_bilevel_net.py``: a second
@@ -26,12 +26,12 @@ from numbers import Real
 import numpy as np
 
 from sklearn_iclr26.nas._base_search import BaseNASSearch, history_record
-from sklearn_iclr26.neural_network._torch_estimator import (
+from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
+from sklearn_iclr26.utils._torch import forward_module
+from sklearn_iclr26.utils._torch_estimator import (
     TRAINING_CONSTRAINTS,
     BaseTorchEstimator,
 )
-from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
-from sklearn_iclr26.utils._torch import forward_module
 from sklearn_iclr26.utils._verbose import log_progress
 
 # numpydoc entries shared by the gradient searches' docstrings (the lines

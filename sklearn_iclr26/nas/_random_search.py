@@ -9,9 +9,9 @@ import numpy as np
 from sklearn.metrics import log_loss, mean_squared_error
 
 from sklearn_iclr26.nas._base_search import BaseNASSearch, history_record
-from sklearn_iclr26.neural_network._torch_estimator import TRAINING_CONSTRAINTS
 from sklearn_iclr26.utils._sklearn_compat import Interval, _fit_context
 from sklearn_iclr26.utils._torch import fit_or_restore
+from sklearn_iclr26.utils._torch_estimator import TRAINING_CONSTRAINTS
 from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 

@@ -2,7 +2,7 @@
 
 The training parameters, the engine call and the protected entry points
 (``_fit_with_criterion``, ``_raw_decision``, ``_module_spec``) are the torch
-base's (:mod:`sklearn_iclr26.neural_network._torch_estimator`, whose module
+base's (:mod:`sklearn_iclr26.utils._torch_estimator`, whose module
 docstring documents the contract with ``label_noise`` and ``nas``); the MLP
 adds its architecture parameters and module.
 """
@@ -12,8 +12,8 @@ adds its architecture parameters and module.
 
 from numbers import Real
 
-from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
+from sklearn_iclr26.utils._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 
 # the torch classes live in _modules.py (imported lazily: it imports torch)

@@ -3,7 +3,7 @@
 :class:`BaseBayesianAugmentation` holds the augmentation parameters, the
 module (an MLP behind a learned augmenter) and the ELBO loss; the training
 parameters, the engine call and the training record are the torch base's
-(:mod:`sklearn_iclr26.neural_network._torch_estimator`).
+(:mod:`sklearn_iclr26.utils._torch_estimator`).
 """
 
 # Authors: The sklearn-iclr26 developers
@@ -16,14 +16,14 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_iclr26.neural_network._base import _ACTIVATIONS
-from sklearn_iclr26.neural_network._torch_estimator import (
-    DTYPES,
-    BaseTorchEstimator,
-)
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
 from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
 from sklearn_iclr26.utils._torch import forward_module
+from sklearn_iclr26.utils._torch_estimator import (
+    DTYPES,
+    BaseTorchEstimator,
+)
 from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 
 _AUGMENTERS = ("none", "gaussian", "mixup", "dropout")

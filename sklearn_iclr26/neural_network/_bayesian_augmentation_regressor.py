@@ -8,7 +8,7 @@ from sklearn_iclr26.neural_network._bayesian_augmentation import (
     _PARAMETERS_DOC,
     BaseBayesianAugmentation,
 )
-from sklearn_iclr26.neural_network._torch_estimator import TorchRegressorMixin
+from sklearn_iclr26.utils._torch_estimator import TorchRegressorMixin
 
 __all__ = ["BayesianAugmentationRegressor"]
 

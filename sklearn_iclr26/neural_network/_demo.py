@@ -170,10 +170,11 @@ def _ifusion_rows():
     from sklearn.metrics import roc_auc_score
     from sklearn.pipeline import make_pipeline
 
-    # the top package re-exports every public class wherever its module lives
-    from sklearn_iclr26 import InteractionSequenceEncoder
     from sklearn_iclr26.datasets import load_movielens_interactions
-    from sklearn_iclr26.neural_network import DiffusionInterestFusionClassifier
+    from sklearn_iclr26.neural_network import (
+        DiffusionInterestFusionClassifier,
+        InteractionSequenceEncoder,
+    )
 
     data = load_movielens_interactions()
     users = data.train["user"].unique()[:60]

@@ -11,14 +11,14 @@ from sklearn.base import ClassifierMixin, TransformerMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklearn_iclr26.neural_network._torch_estimator import (
-    DTYPES,
-    BaseTorchEstimator,
-)
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
 from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from sklearn_iclr26.utils._torch import fit_or_restore, forward_module
+from sklearn_iclr26.utils._torch_estimator import (
+    DTYPES,
+    BaseTorchEstimator,
+)
 from sklearn_iclr26.utils._validation import (
     check_hidden_layer_sizes,
     store_params,

@@ -1,7 +1,7 @@
 """Meta-PCN's shared part: :class:`BaseMetaPCN` (predictive-coding networks).
 
 The training parameters, the engine call and the fitted training record are
-the torch base's (:mod:`sklearn_iclr26.neural_network._torch_estimator`);
+the torch base's (:mod:`sklearn_iclr26.utils._torch_estimator`);
 Meta-PCN adds the predictive-coding parameters, the module
 (``_pcn_modules.PCNModule``) and its net
 (``_predictive_coding_net.PredictiveCodingNet``, whose ``train_step`` runs
@@ -16,8 +16,8 @@ from numbers import Integral, Real
 import numpy as np
 
 from sklearn_iclr26.neural_network._base import _ACTIVATIONS
-from sklearn_iclr26.neural_network._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
+from sklearn_iclr26.utils._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 from sklearn_iclr26.utils._warnings import warn_user
 

@@ -8,8 +8,8 @@ from sklearn_iclr26.neural_network._meta_pcn import (
     _PARAMETERS_DOC,
     BaseMetaPCN,
 )
-from sklearn_iclr26.neural_network._torch_estimator import TorchClassifierMixin
 from sklearn_iclr26.utils._sklearn_compat import StrOptions
+from sklearn_iclr26.utils._torch_estimator import TorchClassifierMixin
 from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["MetaPCNClassifier"]

@@ -8,7 +8,7 @@ from sklearn_iclr26.neural_network._meta_pcn import (
     _PARAMETERS_DOC,
     BaseMetaPCN,
 )
-from sklearn_iclr26.neural_network._torch_estimator import TorchRegressorMixin
+from sklearn_iclr26.utils._torch_estimator import TorchRegressorMixin
 
 __all__ = ["MetaPCNRegressor"]
 

@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 from sklearn_iclr26.neural_network._base import BaseTorchMLP
-from sklearn_iclr26.neural_network._torch_estimator import TorchClassifierMixin
+from sklearn_iclr26.utils._torch_estimator import TorchClassifierMixin
 
 __all__ = ["TorchMLPClassifier"]
 
@@ -48,7 +48,7 @@ class TorchMLPClassifier(TorchClassifierMixin, BaseTorchMLP):
     Notes
     -----
     Protected entry points for the package's other families (documented in
-    ``sklearn_iclr26/neural_network/_torch_estimator.py``):
+    ``sklearn_iclr26/utils/_torch_estimator.py``):
     ``_fit_with_criterion`` fits with a given per-sample loss and auxiliary
     per-sample arrays, ``_raw_decision`` returns the logits. The label-noise
     correctors train the network with their corrected losses through them.

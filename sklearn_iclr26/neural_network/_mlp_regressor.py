@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 from sklearn_iclr26.neural_network._base import BaseTorchMLP
-from sklearn_iclr26.neural_network._torch_estimator import TorchRegressorMixin
+from sklearn_iclr26.utils._torch_estimator import TorchRegressorMixin
 
 __all__ = ["TorchMLPRegressor"]
 
@@ -44,7 +44,7 @@ class TorchMLPRegressor(TorchRegressorMixin, BaseTorchMLP):
     -----
     Protected entry points for the package's other families:
     ``_fit_with_criterion`` and ``_raw_decision`` (documented in
-    ``sklearn_iclr26/neural_network/_torch_estimator.py``).
+    ``sklearn_iclr26/utils/_torch_estimator.py``).
 
     Examples
     --------

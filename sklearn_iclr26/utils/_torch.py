@@ -4,7 +4,7 @@ Every estimator with a network trains it through :func:`train_module` (its
 ``net_class`` picks the skorch ``NeuralNet`` subclass, e.g. the architecture
 searches' bilevel net) and runs it through :func:`forward_module`; no estimator
 writes a training loop of its own; estimators reach it through the torch base's
-``_train`` (``neural_network/_torch_estimator.py``, ``doc/developers.rst``):
+``_train`` (``utils/_torch_estimator.py``, ``doc/developers.rst``):
 
 * hyperparameters live in the estimator's ``__init__``; the skorch net is built
   here, inside ``fit``;

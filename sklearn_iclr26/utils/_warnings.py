@@ -13,9 +13,8 @@ __all__ = ["warn_user"]
 def _internal_dirs():
     import sklearn
 
-    import sklearn_iclr26
-
-    dirs = [os.path.dirname(sklearn_iclr26.__file__), os.path.dirname(sklearn.__file__)]
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    dirs = [package, os.path.dirname(sklearn.__file__)]
     for name in ("joblib", "skorch", "lightgbm", "torch"):
         module = sys.modules.get(name)
         if module is not None and getattr(module, "__file__", None):
