@@ -5,6 +5,9 @@
   (ICLR 2026, OpenReview pYLoHuLV45).
 * :class:`TLearnerRegressor`, :class:`XLearnerRegressor`: the classic
   meta-learners over the same outcome model, for fair comparisons.
+* :class:`ConformalITERegressor`: weighted split-conformal intervals of the
+  counterfactual outcomes and of individual treatment effects around any of
+  the CATE learners (Lei and Candès, 2021).
 * :func:`pehe_score`, :func:`ate_error`, :func:`make_cate_scorer` and
   :class:`TreatmentStratifiedKFold` for evaluation and model selection.
 * :class:`BackdoorAdjustedRegressor`, :class:`BackdoorAdjustedClassifier`
@@ -24,6 +27,7 @@ from sklearn_iclr26.causal._backdoor_adjusted_classifier import (
 from sklearn_iclr26.causal._backdoor_adjusted_regressor import (
     BackdoorAdjustedRegressor,
 )
+from sklearn_iclr26.causal._conformal_ite import ConformalITERegressor
 from sklearn_iclr26.causal._display import CATEDisplay
 from sklearn_iclr26.causal._geodesic_cate import GeodesicCATERegressor
 from sklearn_iclr26.causal._metrics import ate_error, pehe_score
@@ -43,6 +47,7 @@ __all__ = [
     "BackdoorAdjustedClassifier",
     "BackdoorAdjustedRegressor",
     "CATEDisplay",
+    "ConformalITERegressor",
     "GeodesicCATERegressor",
     "TLearnerRegressor",
     "TabularAttentionClassifier",

@@ -16,6 +16,8 @@ parameters the estimators are in ``utils/_exemptions.py``: bare ``fit(X, y)`` ra
 
 from sklearn.linear_model import Ridge
 
+from sklearn_iclr26.causal._t_learner import TLearnerRegressor
+
 _COLUMN = {"treatment_column": 0, "treatment_threshold": "median"}
 
 _CATE_TEST_PARAMS = {
@@ -32,6 +34,16 @@ _CATE_TEST_PARAMS = {
         },
     ],
     "TLearnerRegressor": [{"estimator": Ridge(alpha=1.0), **_COLUMN}],
+    # the treatment read from column 0 of X through the wrapped learner; the
+    # Bonferroni construction (the nested one needs four non-empty parts per
+    # arm, more rows than the common checks' smallest data sets)
+    "ConformalITERegressor": [
+        {
+            "cate_estimator": TLearnerRegressor(Ridge(alpha=1.0), **_COLUMN),
+            "ite_method": "bonferroni",
+            "random_state": 0,
+        }
+    ],
     "XLearnerRegressor": [{"estimator": Ridge(alpha=1.0), **_COLUMN}],
 }
 

@@ -25,6 +25,7 @@ from sklearn_iclr26.conformal._region_display import RegionDisplay
 from sklearn_iclr26.conformal._set_size_display import SetSizeDisplay
 from sklearn_iclr26.conformal._socop import SOCOPClassifier
 from sklearn_iclr26.conformal._split_classifier import SplitConformalClassifier
+from sklearn_iclr26.utils._weighted_quantile import weighted_conformal_quantile
 
 __all__ = [
     "SCORE_NAMES",
@@ -47,4 +48,5 @@ __all__ = [
     "raps_scores",
     "socop_scores",
     "socop_sets",
+    "weighted_conformal_quantile",
 ]

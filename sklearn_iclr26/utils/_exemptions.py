@@ -45,6 +45,15 @@ DEFAULT_PARAMS_EXEMPTIONS = {
         ),
         "missing": "layout",
     },
+    "ConformalITERegressor": {
+        "reason": (
+            "fit needs a binary treatment vector (metadata `treatment`, or a "
+            "`treatment_column` of the wrapped CATE learner); the common checks run "
+            "through the declared instance of causal/_test_instances.py, whose learner"
+            " reads it from column 0 of X with treatment_threshold."
+        ),
+        "missing": "`treatment`",
+    },
     "GeodesicCATERegressor": {
         "reason": (
             "fit needs a binary treatment vector (metadata `treatment`, or a user-named"
