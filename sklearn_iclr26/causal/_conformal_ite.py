@@ -98,8 +98,9 @@ class ConformalITERegressor(RegressorMixin, BaseEstimator):
       with an estimated propensity, the error growing with the error of the
       likelihood ratio (Lei and Candès, Theorem 3).
     - ``predict_interval(X)``: ``P(Y(1) - Y(0) in C(X)) >= level``, a
-      conservative guarantee: ``ite_method="bonferroni"`` intersects two
-      counterfactual intervals at level ``1 - (1 - level) / 2`` each;
+      conservative guarantee: ``ite_method="bonferroni"`` subtracts two
+      population intervals at level ``1 - (1 - level) / 2`` each,
+      ``[lo_1 - hi_0, hi_1 - lo_0]`` (a union bound);
       ``ite_method="nested"`` computes unit-level effect intervals on held-out
       units (their observed outcome and the other arm's counterfactual
       interval at ``1 - (1 - level) / 2``), regresses their bounds on ``x`` and
@@ -135,8 +136,14 @@ class ConformalITERegressor(RegressorMixin, BaseEstimator):
     quantile_estimator : regressor, default=None
         The quantile model of ``conformity_score="quantile"``, cloned per arm, bound and
         level; ``None``: ``HistGradientBoostingRegressor(loss="quantile")``.
-    ite_method : {"nested", "bonferroni"}, default="nested"
-        How the effect interval is built (see above).
+    ite_method : {"bonferroni", "nested"}, default="bonferroni"
+        How the effect interval is built (see above). ``"nested"`` needs good
+        overlap: a unit whose propensity is extreme has an infinite
+        counterfactual interval (its weight outweighs the calibration rows),
+        and when more than ``(1 - level) / 2`` of the held-out units do, every
+        effect interval is infinite (measured: all of them under a strong
+        propensity, ``sigmoid(1.5 x0)``, at ``n = 2000``; see
+        ``doc/causal.rst``).
     calibration_size : float, default=0.5
         Fraction of the rows held out from the outcome models. ``"bonferroni"``
         calibrates on all of them; ``"nested"`` splits them in three equal
@@ -230,7 +237,7 @@ class ConformalITERegressor(RegressorMixin, BaseEstimator):
         known_propensity=None,
         conformity_score="residual",
         quantile_estimator=None,
-        ite_method="nested",
+        ite_method="bonferroni",
         calibration_size=0.5,
         propensity_clip=0.01,
         cv=5,
