@@ -269,7 +269,7 @@ def test_pipeline_and_hub_persistence(torch_hub, tmp_path):
     ).fit(X, y)
     alone = AdaptiveCompositionRegressor(hub, max_iter=5, random_state=0).fit(X, y)
     np.testing.assert_array_equal(pipe.predict(X), alone.predict(X))
-    path = tmp_path / "hub.pkl"
+    path = tmp_path / "hub.skops"
     hub.save(path)
     loaded = ModuleHub.load(path)
     assert loaded.names == hub.names
