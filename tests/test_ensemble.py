@@ -513,3 +513,19 @@ def test_moma_reproduction_grouped_tasks_split_by_group():
     # the target is standardised on the union of the module rows
     np.testing.assert_allclose(Y[src, 0].mean(), 0, atol=1e-12)
     np.testing.assert_allclose(Y[src, 0].std(), 1, atol=1e-12)
+
+
+def test_a_torch_mlp_is_recognised_by_its_network_not_its_class_name():
+    """A subclass of the package's MLP (another class name) embeds and merges
+    like the MLP: the hub reads the fitted network through ``_mlp_layers``."""
+
+    class RenamedMLP(TorchMLPRegressor):
+        pass
+
+    X = np.random.RandomState(0).normal(size=(30, 3))
+    hub = ModuleHub().add_module(
+        "m", RenamedMLP((4,), max_iter=2, random_state=0).fit(X, X[:, 0])
+    )
+    assert hub.init_signature("m") == ((4,), "relu", "float64", 3, 0)
+    assert hub.embed("m", X).shape == (30, 4)
+    assert len(hub.body_parameters("m")) == 1

@@ -18,18 +18,18 @@ from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["ModuleHub"]
 
-_TORCH_MLP_NAMES = ("TorchMLPRegressor", "TorchMLPClassifier")
-
 
 def _is_torch_mlp(module):
-    return type(module).__name__ in _TORCH_MLP_NAMES and hasattr(module, "net_")
+    """A fitted torch MLP of the package (its ``_mlp_layers`` accessor)."""
+    layers = getattr(module, "_mlp_layers", None)
+    return callable(layers) and layers() is not None
 
 
 def _linear_layers(module):
     """The ``nn.Linear`` layers of a fitted torch MLP, input to output."""
     from torch import nn
 
-    return [m for m in module.net_.module_.layers if isinstance(m, nn.Linear)]
+    return [m for m in module._mlp_layers() if isinstance(m, nn.Linear)]
 
 
 def _body_embedding(torch_module, X):

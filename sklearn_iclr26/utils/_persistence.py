@@ -13,9 +13,13 @@ that audit:
 class and constructor parameters, its ``state_dict`` as numpy arrays and the
 training history as plain lists and dicts. Loading rebuilds the module from
 those and nothing else, so a file's only types are the package's module
-classes, numpy arrays and builtins. Pickle keeps the whole net (see
+classes, numpy arrays and builtins; loading builds only a ``torch.nn.Module``
+subclass. Pickle keeps the whole net (see
 ``BaseTorchEstimator.__reduce_ex__``), so a pickled estimator can still
 continue training with ``warm_start``.
+
+:func:`save` / :func:`load` wrap ``skops.io.dump`` / ``skops.io.load`` (skops
+is optional) for the objects that save themselves (``ModuleHub``).
 """
 
 # Authors: The sklearn-iclr26 developers
