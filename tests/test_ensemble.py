@@ -464,24 +464,6 @@ def test_add_task_init_from_fine_tunes_a_copy_of_the_backbone():
         hub.add_task("g1", X, ys[1], init_from=StandardScaler().fit(X))
 
 
-def test_hub_scan_treats_headerless_byte_blobs_as_data():
-    """Array bytes that happen to parse as opcodes up to a STOP byte (here an
-    extension-registry opcode) must not refuse a valid hub file; a blob with a
-    pickle protocol header is still scanned and refused."""
-    import pickle
-
-    from sklearn_iclr26.ensemble._hub import _nested_globals, _pickle_globals
-
-    data = b"\x82\x01."  # EXT1 1, STOP: looks like a pickle, is array data
-    assert _nested_globals(data, 0) == []
-    outer = pickle.dumps({"weights": data}, protocol=4)
-    assert _pickle_globals(outer) == []
-    with pytest.raises(ValueError, match="extension-registry"):
-        _nested_globals(b"\x80\x04\x82\x01.", 0)
-    nested = pickle.dumps(pickle.dumps(print, protocol=4), protocol=4)
-    assert ("builtins", "print") in _pickle_globals(nested)
-
-
 # ------------------------------------------- the reproduction's real grouped sets
 def test_moma_reproduction_grouped_tasks_split_by_group():
     # benchmarks/moma_reproduction.py's real grouped test bed: one task per

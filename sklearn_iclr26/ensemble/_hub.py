@@ -436,6 +436,8 @@ class ModuleHub:
         -------
         hub : ModuleHub
         """
+        if isinstance(trusted, str):
+            raise TypeError("trusted must be a list of str, got a str.")
         hub = _persistence.load(path, trusted=[*_HUB_TYPES, *(trusted or ())])
         if not isinstance(hub, cls):
             raise TypeError(f"{path} does not hold a ModuleHub.")
