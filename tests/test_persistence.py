@@ -369,3 +369,23 @@ def test_a_hub_holding_a_raw_skorch_net_is_refused(tmp_path):
     hub.save(path)
     with pytest.raises(sio.exceptions.UntrustedTypesFoundException, match="Net"):
         ModuleHub.load(path)
+
+
+def test_the_engine_builds_only_nets_with_the_weights_only_state():
+    """A net class outside the package's safe-state base would bring back
+    skorch's fallback to a plain ``torch.load``: ``train_module`` refuses it."""
+    from skorch import NeuralNet
+    from torch import nn
+
+    from sklearn_iclr26.utils._torch import train_module
+
+    X = np.zeros((4, 2))
+    with pytest.raises(TypeError, match="net_class must subclass WeightedNet"):
+        train_module(
+            nn.Linear,
+            X,
+            X[:, :1],
+            criterion=nn.MSELoss,
+            module_params={"in_features": 2, "out_features": 1},
+            net_class=NeuralNet,
+        )

@@ -496,7 +496,8 @@ def train_module(
         with keys ``"X"``, ``"y"`` and optionally ``"sample_weight"`` and
         ``"aux"``, as the training arguments.
     net_class : type of skorch.NeuralNet, default=None
-        The net; ``None`` means ``WeightedNet``.
+        The net; ``None`` means ``WeightedNet``. A subclass of ``WeightedNet``
+        or ``GradientStepNet`` (whose torch state loads weights-only).
     net_params : dict, default=None
         Further keyword arguments of ``net_class`` (e.g. a second optimizer,
         a custom ``iterator_train`` and its ``iterator_train__*`` options).
@@ -514,9 +515,16 @@ def train_module(
         BatchIndexLoader,
         EpochProgress,
         WeightedNet,
+        _SafeStateNet,
     )
 
     net_class = WeightedNet if net_class is None else net_class
+    if not issubclass(net_class, _SafeStateNet):
+        raise TypeError(
+            f"net_class must subclass WeightedNet or GradientStepNet "
+            f"(utils._skorch_net), got {net_class.__name__}: their torch state "
+            "loads weights-only, with no fallback to a plain torch.load."
+        )
     n_samples = X.shape[0]
     batch = n_samples if batch_size is None else max(1, min(batch_size, n_samples))
     inputs, y = _net_inputs(X, y, sample_weight, aux, dtype)
