@@ -389,3 +389,17 @@ def test_the_engine_builds_only_nets_with_the_weights_only_state():
             module_params={"in_features": 2, "out_features": 1},
             net_class=NeuralNet,
         )
+
+
+def test_a_net_refuses_to_load_on_a_torch_without_a_safe_weights_only_loader(
+    monkeypatch,
+):
+    import torch
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(20, 3))
+    reg = TorchMLPRegressor((4,), max_iter=2, random_state=0).fit(X, X[:, 0])
+    data = pickle.dumps(reg)
+    monkeypatch.setattr(torch, "__version__", "2.5.1")
+    with pytest.raises(RuntimeError, match=r"needs torch >= 2\.6"):
+        pickle.loads(data)
