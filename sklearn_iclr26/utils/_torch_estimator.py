@@ -66,6 +66,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_clas
 from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sklearn_iclr26.utils._docstrings import substitute
 from sklearn_iclr26.utils._persistence import SavedNet, with_saved_nets
 from sklearn_iclr26.utils._sklearn_compat import (
     Interval,
@@ -181,8 +182,6 @@ _TRAINING_DOCS = {
     ),
 }
 
-_PLACEHOLDER = "%(training_parameters)s"
-_ATTRIBUTES_PLACEHOLDER = "%(training_attributes)s"
 _TRAINING_ATTRIBUTES = """n_iter_ : int
     Number of epochs run (accumulated over ``warm_start`` refits).
 loss_curve_ : list of float
@@ -200,13 +199,17 @@ net_ : skorch.NeuralNet
     (predictions are identical; ``warm_start`` needs a pickled model)."""
 
 
-def _training_parameters_doc(cls, indent):
+def _training_parameters_doc(cls):
     """numpydoc entries of the shared parameters of ``cls``, in signature order,
-    for those not documented in the class docstring itself."""
+    for those not documented in the class docstring itself (the text of the
+    ``%(training_parameters)s`` placeholder, wrapped at its indentation)."""
     import textwrap
 
+    doc = cls.__dict__.get("__doc__") or ""
+    match = re.search(r"^([ \t]*)%\(training_parameters\)s", doc, re.MULTILINE)
+    width = 79 - len(match.group(1)) if match else 75
     signature = inspect.signature(cls.__init__)
-    documented = set(re.findall(r"^\s*(\w+) :", cls.__doc__ or "", re.MULTILINE))
+    documented = set(re.findall(r"^\s*(\w+) :", doc, re.MULTILINE))
     lines = []
     for name, param in signature.parameters.items():
         if name not in _TRAINING_DOCS or name in documented:
@@ -214,16 +217,13 @@ def _training_parameters_doc(cls, indent):
         kind, text = _TRAINING_DOCS[name]
         default = param.default
         shown = f'"{default}"' if isinstance(default, str) else repr(default)
-        lines.append(f"{indent}{name} : {kind}, default={shown}")
+        lines.append(f"{name} : {kind}, default={shown}")
         lines.extend(
             textwrap.wrap(
-                text,
-                width=79,
-                initial_indent=indent + "    ",
-                subsequent_indent=indent + "    ",
+                text, width=width, initial_indent="    ", subsequent_indent="    "
             )
         )
-    return "\n".join(lines).lstrip()
+    return "\n".join(lines)
 
 
 def _same_spec(a, b):
@@ -283,23 +283,13 @@ class BaseTorchEstimator(BaseEstimator, metaclass=ABCMeta):
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         doc = cls.__dict__.get("__doc__")
-        if doc and _PLACEHOLDER in doc:
-            match = re.search(r"^([ \t]*)" + re.escape(_PLACEHOLDER), doc, re.MULTILINE)
-            doc = doc.replace(
-                _PLACEHOLDER, _training_parameters_doc(cls, match.group(1))
+        if doc:
+            cls.__doc__ = substitute(
+                doc,
+                cls,
+                training_parameters=_training_parameters_doc,
+                training_attributes=_TRAINING_ATTRIBUTES,
             )
-        if doc and _ATTRIBUTES_PLACEHOLDER in doc:
-            match = re.search(
-                r"^([ \t]*)" + re.escape(_ATTRIBUTES_PLACEHOLDER), doc, re.MULTILINE
-            )
-            indent = match.group(1)
-            text = "\n".join(
-                indent + line if line else line
-                for line in _TRAINING_ATTRIBUTES.splitlines()
-            )
-            doc = doc.replace(_ATTRIBUTES_PLACEHOLDER, text.lstrip())
-        if doc is not None:
-            cls.__doc__ = doc
 
     # ------------------------------------------------------------ state
 
