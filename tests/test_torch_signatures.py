@@ -43,5 +43,7 @@ def test_shared_parameters_are_the_keyword_only_tail_in_one_order(name, cls):
 @pytest.mark.parametrize("name, cls", TORCH, ids=[n for n, _ in TORCH])
 def test_docstring_documents_the_shared_parameters_in_signature_order(name, cls):
     section = cls.__doc__.split("Parameters\n")[1].split("Attributes\n")[0]
-    documented = [n for n in re.findall(r"^    (\w+) :", section, re.M) if n in SHARED]
+    documented = [
+        n for n in re.findall(r"^    (\w+) :", section, re.MULTILINE) if n in SHARED
+    ]
     assert documented == SHARED
