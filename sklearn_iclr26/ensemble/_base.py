@@ -294,13 +294,14 @@ class BaseAdaptiveComposition(BaseTorchEstimator):
         self.selected_modules_ = self.module_names_[selected]
         names_sel = list(self.selected_modules_)
         self.merge_ = merge
+        # the composition's result, at verbose=1: the fit of a stateless hub
+        # by predictions trains no network, so it prints no epoch line
         log_progress(
             self,
-            "weights "
+            f"{len(names_sel)} of {n_modules} modules selected, weights "
             + str(
                 {n: round(float(w), 4) for n, w in zip(names_sel, weights[selected])}
             ),
-            level=2,
         )
 
         if merge == "weights":
@@ -316,9 +317,12 @@ class BaseAdaptiveComposition(BaseTorchEstimator):
                 self.__dict__.pop(name, None)  # of an earlier predictions fit
         else:
             self.heads_ = []
-            for name in self.selected_modules_:
+            for i, name in enumerate(self.selected_modules_, start=1):
                 head = self._make_head().fit(self.hub.embed(name, X_mod), y_fit)
                 self.heads_.append(head)
+                log_progress(
+                    self, f"head {i}/{len(names_sel)} fitted on module {name!r}"
+                )
             # iterations of the head solvers (1 for a closed-form ridge)
             self.head_n_iter_ = max(
                 int(np.max(getattr(head, "n_iter_", 1))) for head in self.heads_
