@@ -19,13 +19,14 @@ from sklearn_iclr26.neural_network._base import _ACTIVATIONS
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
 from sklearn_iclr26.utils._docstrings import substitute
 from sklearn_iclr26.utils._random import seed_from_random_state
-from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
+from sklearn_iclr26.utils._sklearn_compat import Hidden, Interval, StrOptions
 from sklearn_iclr26.utils._torch import forward_module
 from sklearn_iclr26.utils._torch_estimator import (
     DTYPES,
     BaseTorchEstimator,
 )
 from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
+from sklearn_iclr26.utils._warnings import warn_user
 
 _AUGMENTERS = ("none", "gaussian", "mixup", "dropout")
 _DEFAULT_STRENGTH = {"none": 0.0, "gaussian": 0.1, "mixup": 0.2, "dropout": 0.1}
@@ -61,7 +62,12 @@ class BaseBayesianAugmentation(BaseTorchEstimator):
         "n_aug_samples": [Interval(Integral, 1, None, closed="left")],
         "aug_at_predict": ["boolean"],
         "learn_augmentation": ["boolean"],
-        "augmenter_lr_ratio": [Interval(Real, 0, None, closed="neither")],
+        "augmenter_learning_rate_ratio": [Interval(Real, 0, None, closed="neither")],
+        # deprecated spelling, kept one release (doc/changes.rst)
+        "augmenter_lr_ratio": [
+            Interval(Real, 0, None, closed="neither"),
+            Hidden(StrOptions({"deprecated"})),
+        ],
         "strength_reward": [Interval(Real, 0, None, closed="left")],
         "categorical_blocks": [list, tuple, None],
         "init_swap_proba": [Interval(Real, 0, 1, closed="left")],
@@ -87,7 +93,8 @@ class BaseBayesianAugmentation(BaseTorchEstimator):
         n_aug_samples=1,
         aug_at_predict=False,
         learn_augmentation=True,
-        augmenter_lr_ratio=10.0,
+        augmenter_learning_rate_ratio=10.0,
+        augmenter_lr_ratio="deprecated",
         strength_reward=0.0,
         categorical_blocks=None,
         init_swap_proba=0.1,
@@ -189,6 +196,18 @@ class BaseBayesianAugmentation(BaseTorchEstimator):
         ]
         return blocks, frequencies
 
+    def _augmenter_ratio(self):
+        """``augmenter_learning_rate_ratio``, or the deprecated spelling's value."""
+        if isinstance(self.augmenter_lr_ratio, str):  # "deprecated": not given
+            return self.augmenter_learning_rate_ratio
+        warn_user(
+            "augmenter_lr_ratio was renamed augmenter_learning_rate_ratio and "
+            "will be removed in a future release; its value is used (it "
+            "overrides augmenter_learning_rate_ratio).",
+            FutureWarning,
+        )
+        return self.augmenter_lr_ratio
+
     def _training_options(self, X, y):
         self._check_settings()
         # the KL term is divided by the number of rows given to fit
@@ -199,7 +218,7 @@ class BaseBayesianAugmentation(BaseTorchEstimator):
                 (
                     "augmenter.*",
                     {
-                        "lr": self.augmenter_lr_ratio * self.learning_rate_init,
+                        "lr": self._augmenter_ratio() * self.learning_rate_init,
                         "weight_decay": 0.0,
                     },
                 )
@@ -372,10 +391,14 @@ learn_augmentation : bool, default=True
     Learn the augmentation's posterior; with ``False`` and
     ``q_init_std=0`` the augmentation has the fixed strength
     ``init_strength`` (fixed-augmentation baseline).
-augmenter_lr_ratio : float, default=10.0
+augmenter_learning_rate_ratio : float, default=10.0
     Learning rate of the augmenter's parameters relative to
     ``learning_rate_init`` (their own optimizer group, without weight
     decay).
+augmenter_lr_ratio : float, default="deprecated"
+    Deprecated spelling of ``augmenter_learning_rate_ratio``: a value given
+    here is used, after a ``FutureWarning``. It will be removed in a future
+    release.
 strength_reward : float, default=0.0
     Augerino's regulariser: subtracts ``strength_reward *
     ||strength||`` from the objective (Augerino-style baseline:
