@@ -22,6 +22,7 @@ from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
 from sklearn_iclr26.utils._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 from sklearn_iclr26.utils._verbose import log_progress
+from sklearn_iclr26.utils._warnings import warn_user
 
 __all__ = ["BaseBackdoorAdjusted"]
 
@@ -113,13 +114,16 @@ primary_features_ : ndarray of int
     Column indices of the primary group.
 context_features_ : ndarray of int
     Column indices of the context group.
-loss_term_curves_ : dict of str to list of float
+loss_term_history_ : dict of str to list of float
     The three loss terms per epoch, under ``"factual"`` (L1),
     ``"adjusted"`` (L2) and ``"uniformity"`` (L3): means over the
     epoch's training rows of the unweighted per-row losses (``nan`` when
     ``n_confounders=0``). Without sample weights, ``loss_curve_`` is
     ``factual + adjusted_weight * adjusted + uniformity_weight *
-    uniformity`` epoch by epoch."""
+    uniformity`` epoch by epoch.
+loss_term_curves_ : dict of str to list of float
+    Deprecated name of ``loss_term_history_`` (a ``FutureWarning``); it
+    will be removed in a future release."""
 
 
 class BaseBackdoorAdjusted(BaseTorchEstimator):
@@ -275,7 +279,7 @@ class BaseBackdoorAdjusted(BaseTorchEstimator):
         from sklearn_iclr26.causal._backdoor_adjusted_modules import TERMS
 
         history = self.net_.history
-        self.loss_term_curves_ = {
+        self.loss_term_history_ = {
             term: [float(h[f"{term}_loss"]) for h in history] for term in TERMS
         }
         if self.n_iter_:
@@ -283,11 +287,31 @@ class BaseBackdoorAdjusted(BaseTorchEstimator):
                 self,
                 "done: "
                 + ", ".join(
-                    f"{term} loss {self.loss_term_curves_[term][-1]:.4g}"
+                    f"{term} loss {self.loss_term_history_[term][-1]:.4g}"
                     for term in TERMS
                 ),
                 level=2,
             )
+
+    @property
+    def loss_term_curves_(self):
+        """Deprecated: use ``loss_term_history_`` (the same dict).
+
+        Per-epoch records of a method are named ``*_history_`` across the
+        package; this name is kept one release, with a ``FutureWarning``.
+
+        Returns
+        -------
+        dict of str to list of float
+            ``loss_term_history_``.
+        """
+        history = self.loss_term_history_  # AttributeError before fit
+        warn_user(
+            "loss_term_curves_ was renamed loss_term_history_ and will be "
+            "removed in a future release.",
+            FutureWarning,
+        )
+        return history
 
     # -- forward passes ------------------------------------------------------
     def _branch_outputs(self, X, mode):
