@@ -175,6 +175,21 @@ def test_predictions_mode_predicts_in_target_units():
     assert np.max(np.abs(reg.predict(X) - y)) < 0.05 * np.std(y)
 
 
+@pytest.mark.parametrize("merge", ["predictions", "weights"])
+def test_verbose_one_reports_a_short_fit(merge, torch_hub, capsys):
+    # a fit by predictions trains no network (no epoch lines): verbose=1 still
+    # says which modules were composed and reports each head
+    hub, X, y = _cluster_hub() if merge == "predictions" else torch_hub
+    AdaptiveCompositionRegressor(
+        hub, merge=merge, n_neighbors=3, max_iter=5, random_state=0, verbose=1
+    ).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert any("modules selected, weights" in line for line in lines), lines
+    assert all(line.startswith("[AdaptiveCompositionRegressor] ") for line in lines)
+    if merge == "predictions":
+        assert any("head 1/" in line for line in lines)
+
+
 def test_proxy_subsample_follows_random_state():
     hub, X, y = _cluster_hub()
     a = AdaptiveCompositionRegressor(hub, proxy_samples=20, random_state=0).fit(X, y)

@@ -155,84 +155,87 @@ def _check_2d(X, estimator):
 #: numpydoc text of the ``conditional`` and label-noise parameters and of the
 #: calibration attributes, shared by split conformal and SOCOP
 CONDITIONAL_DOC = """conditional : {None, "class", "bins"}, default=None
-        Mondrian (group-conditional) calibration. ``None``: one threshold,
-        marginal coverage ``P(Y in C(X)) >= confidence_level``. ``"class"``:
-        one threshold per class, from the calibration rows of that class, and
-        label ``classes_[j]`` enters a set when its score is at most
-        ``threshold_[j]``: coverage given the true class, ``P(Y in C(X) | Y =
-        y) >= confidence_level`` for every ``y``. ``"bins"``: one threshold
-        per bin of the ``bins`` metadata (any labels, e.g. a group column,
-        passed as ``fit(X, y, bins=...)`` and ``predict_set(X, bins=...)``;
-        with metadata routing, ``set_fit_request(bins=True)``): coverage given
-        the bin. A class or bin too small for the level warns and gets the
-        trivial answer (that class always in the set; every label for that
-        bin), never an error; a bin unseen at calibration raises at predict."""
-LABEL_NOISE_DOC = """The noise model of the **calibration** labels, as data (known or
-        estimated elsewhere, e.g. ``ClassConditionalNoiseCorrector(...).fit(X,
-        y).transition_matrix_`` on held-out rows). ``None``: the labels are
-        taken as clean. A float ``rate``: symmetric noise, each label flipped
-        with probability ``rate`` to a uniformly random other class. A matrix
-        ``T`` with ``T[i, j] = P(observed classes_[j] | true classes_[i])``
-        (rows summing to 1, invertible): class-conditional noise. The
-        threshold is then computed from the **de-mixed** calibration CDF
-        ``F(t) = (1/n) sum_i sum_k W[y~_i, k] 1{s(X_i, k) <= t}``, ``W =
-        T^{-1}``, an unbiased estimate of the clean-label score CDF (Sesia,
-        Wang and Tong, 2023, the label-noise correction ``F_hat + Delta_hat``
-        of their adaptive calibration; marginal form for ``conditional=None``
-        and ``"bins"``, label-conditional form for ``"class"``, whose sample
-        size is the estimated clean class count ``sum_i W[y~_i, k]``). It
-        assumes the noisy label independent of ``X`` given the true label,
-        and ``T`` right. It targets coverage of the **clean** labels,
-        ``P(Y in C(X)) >= confidence_level``, asymptotically (the weighted
-        CDF converges to the clean one as the calibration set grows): the
-        paper's finite-sample margin ``delta``, which makes the bound hold in
-        finite samples at the cost of (at digits' scale) trivial sets, is
-        applied only with ``label_noise_correction="finite_sample"``.
-        ``label_noise=0`` or the identity matrix gives the plain
-        estimator, bit for bit. Works with every score
-        (the correction never looks inside it); ``predict_p`` gives the
-        p-values of the de-mixed CDF (``smoothed=True`` is not defined).
-    label_noise_correction : {"plugin", "finite_sample"}, default="plugin"
-        With ``label_noise``: ``"plugin"`` thresholds the de-mixed CDF by the
-        split-conformal rule (asymptotic guarantee, reduces to the plain
-        estimator for no noise); ``"finite_sample"`` by the paper's rule with
-        its margin, ``F(t) >= confidence_level + delta`` (``delta`` a
-        Kolmogorov-Smirnov constant plus a term in ``|T^{-1}|`` over the
-        square root of the smallest noisy class count; see
-        ``finite_sample_margin`` in ``conformal/_noisy_calibration.py``),
-        for the finite-sample bound, with the class priors estimated from the
-        noisy labels. It is conservative: with 450 calibration rows, 10
-        classes and 20 % symmetric noise ``delta`` is 0.20 (0.24 per class)
-        and the sets hold every label (a warning says so); without noise it
-        is ``delta = c_n``, not the plain estimator. ``predict_p`` is not
-        defined with it."""
+    Mondrian (group-conditional) calibration. ``None``: one threshold,
+    marginal coverage ``P(Y in C(X)) >= confidence_level``. ``"class"``:
+    one threshold per class, from the calibration rows of that class, and
+    label ``classes_[j]`` enters a set when its score is at most
+    ``threshold_[j]``: coverage given the true class, ``P(Y in C(X) | Y =
+    y) >= confidence_level`` for every ``y``. ``"bins"``: one threshold
+    per bin of the ``bins`` metadata (any labels, e.g. a group column,
+    passed as ``fit(X, y, bins=...)`` and ``predict_set(X, bins=...)``;
+    with metadata routing, ``set_fit_request(bins=True)``): coverage given
+    the bin. A class or bin too small for the level warns and gets the
+    trivial answer (that class always in the set; every label for that
+    bin), never an error; a bin unseen at calibration raises at predict."""
+LABEL_NOISE_DOC = """\
+label_noise : None, float or array-like of shape (n_classes, n_classes), \
+            default=None
+    The noise model of the **calibration** labels, as data (known or
+    estimated elsewhere, e.g. ``ClassConditionalNoiseCorrector(...).fit(X,
+    y).transition_matrix_`` on held-out rows). ``None``: the labels are
+    taken as clean. A float ``rate``: symmetric noise, each label flipped
+    with probability ``rate`` to a uniformly random other class. A matrix
+    ``T`` with ``T[i, j] = P(observed classes_[j] | true classes_[i])``
+    (rows summing to 1, invertible): class-conditional noise. The
+    threshold is then computed from the **de-mixed** calibration CDF
+    ``F(t) = (1/n) sum_i sum_k W[y~_i, k] 1{s(X_i, k) <= t}``, ``W =
+    T^{-1}``, an unbiased estimate of the clean-label score CDF (Sesia,
+    Wang and Tong, 2023, the label-noise correction ``F_hat + Delta_hat``
+    of their adaptive calibration; marginal form for ``conditional=None``
+    and ``"bins"``, label-conditional form for ``"class"``, whose sample
+    size is the estimated clean class count ``sum_i W[y~_i, k]``). It
+    assumes the noisy label independent of ``X`` given the true label,
+    and ``T`` right. It targets coverage of the **clean** labels,
+    ``P(Y in C(X)) >= confidence_level``, asymptotically (the weighted
+    CDF converges to the clean one as the calibration set grows): the
+    paper's finite-sample margin ``delta``, which makes the bound hold in
+    finite samples at the cost of (at digits' scale) trivial sets, is
+    applied only with ``label_noise_correction="finite_sample"``.
+    ``label_noise=0`` or the identity matrix gives the plain
+    estimator, bit for bit. Works with every score
+    (the correction never looks inside it); ``predict_p`` gives the
+    p-values of the de-mixed CDF (``smoothed=True`` is not defined).
+label_noise_correction : {"plugin", "finite_sample"}, default="plugin"
+    With ``label_noise``: ``"plugin"`` thresholds the de-mixed CDF by the
+    split-conformal rule (asymptotic guarantee, reduces to the plain
+    estimator for no noise); ``"finite_sample"`` by the paper's rule with
+    its margin, ``F(t) >= confidence_level + delta`` (``delta`` a
+    Kolmogorov-Smirnov constant plus a term in ``|T^{-1}|`` over the
+    square root of the smallest noisy class count; see
+    ``finite_sample_margin`` in ``conformal/_noisy_calibration.py``),
+    for the finite-sample bound, with the class priors estimated from the
+    noisy labels. It is conservative: with 450 calibration rows, 10
+    classes and 20 % symmetric noise ``delta`` is 0.20 (0.24 per class)
+    and the sets hold every label (a warning says so); without noise it
+    is ``delta = c_n``, not the plain estimator. ``predict_p`` is not
+    defined with it."""
 ATTRIBUTES_DOC = """threshold_ : float or ndarray of shape (n_classes,) or (n_bins,)
-        The conformal threshold at ``confidence_level``; ``inf`` when the
-        calibration set is too small for it (then every set is the full label
-        set, after a warning). With ``conditional="class"`` one per class,
-        indexed like ``classes_``; with ``conditional="bins"`` one per bin,
-        indexed like ``bins_`` (``inf`` for a class or bin too small).
-    label_noise_matrix_ : ndarray of shape (n_classes, n_classes) or None
-        The transition matrix ``label_noise`` stands for (``None`` without
-        it). ``calibration_scores_`` and ``calibration_bin_scores_`` stay the
-        scores of the observed (noisy) labels.
-    bins_ : ndarray of shape (n_bins,)
-        The sorted bins seen at calibration (``conditional="bins"`` only).
-    calibration_scores_ : ndarray of shape (`n_calibration_samples_`,)
-        Sorted scores of the true labels of all the calibration points.
-    calibration_bin_scores_ : list of ndarray
-        With ``conditional``: the sorted calibration scores of each class
-        (indexed like ``classes_``) or bin (like ``bins_``).
-    n_calibration_per_bin_ : ndarray of shape (n_classes,) or (n_bins,)
-        With ``conditional``: the number of calibration points of each class
-        or bin.
-    n_calibration_samples_ : int
-        Number of calibration points.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit. Defined only when `X` has feature
-        names that are all strings."""
+    The conformal threshold at ``confidence_level``; ``inf`` when the
+    calibration set is too small for it (then every set is the full label
+    set, after a warning). With ``conditional="class"`` one per class,
+    indexed like ``classes_``; with ``conditional="bins"`` one per bin,
+    indexed like ``bins_`` (``inf`` for a class or bin too small).
+label_noise_matrix_ : ndarray of shape (n_classes, n_classes) or None
+    The transition matrix ``label_noise`` stands for (``None`` without
+    it). ``calibration_scores_`` and ``calibration_bin_scores_`` stay the
+    scores of the observed (noisy) labels.
+bins_ : ndarray of shape (n_bins,)
+    The sorted bins seen at calibration (``conditional="bins"`` only).
+calibration_scores_ : ndarray of shape (`n_calibration_samples_`,)
+    Sorted scores of the true labels of all the calibration points.
+calibration_bin_scores_ : list of ndarray
+    With ``conditional``: the sorted calibration scores of each class
+    (indexed like ``classes_``) or bin (like ``bins_``).
+n_calibration_per_bin_ : ndarray of shape (n_classes,) or (n_bins,)
+    With ``conditional``: the number of calibration points of each class
+    or bin.
+n_calibration_samples_ : int
+    Number of calibration points.
+n_features_in_ : int
+    Number of features seen during fit.
+feature_names_in_ : ndarray of shape (`n_features_in_`,)
+    Names of features seen during fit. Defined only when `X` has feature
+    names that are all strings."""
 
 
 class BaseConformalClassifier(

@@ -50,6 +50,7 @@ from sklearn.utils.validation import (
 from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
 from sklearn_iclr26.conformal._transaction import fit_transaction, frozen_fitted
 from sklearn_iclr26.utils._batching import batched
+from sklearn_iclr26.utils._docstrings import substitute
 from sklearn_iclr26.utils._random import set_child_random_state
 from sklearn_iclr26.utils._routing import fit_router, route_fit_params
 from sklearn_iclr26.utils._sklearn_compat import (
@@ -214,20 +215,20 @@ def cross_fit_point_model(estimator, X, y, *, cv, random_state, fit_params=None)
 #: at ``%(estimator_parameter)s`` (the point-model ones) and
 #: ``%(features_in_attributes)s``
 _DOCS = {
-    "%(estimator_parameter)s": """estimator : regressor or None, default=None
-        Point regressor, fitted on the training part with ``X`` untouched (a
-        ``Pipeline`` can preprocess a raw DataFrame); ``None`` means
-        :class:`~sklearn.linear_model.LinearRegression`. A single-output
-        regressor is wrapped in
-        :class:`~sklearn.multioutput.MultiOutputRegressor` for a multi-output
-        ``y``. A fitted one is used as it is by :meth:`calibrate` or when
-        wrapped in :class:`~sklearn.frozen.FrozenEstimator` (never refit,
-        never wrapped: it must predict every output).""",
-    "%(features_in_attributes)s": """n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit. Defined only when `X` has feature
-        names that are all strings.""",
+    "estimator_parameter": """estimator : regressor or None, default=None
+    Point regressor, fitted on the training part with ``X`` untouched (a
+    ``Pipeline`` can preprocess a raw DataFrame); ``None`` means
+    :class:`~sklearn.linear_model.LinearRegression`. A single-output
+    regressor is wrapped in
+    :class:`~sklearn.multioutput.MultiOutputRegressor` for a multi-output
+    ``y``. A fitted one is used as it is by :meth:`calibrate` or when
+    wrapped in :class:`~sklearn.frozen.FrozenEstimator` (never refit,
+    never wrapped: it must predict every output).""",
+    "features_in_attributes": """n_features_in_ : int
+    Number of features seen during fit.
+feature_names_in_ : ndarray of shape (`n_features_in_`,)
+    Names of features seen during fit. Defined only when `X` has feature
+    names that are all strings.""",
 }
 
 
@@ -237,9 +238,7 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
     def __init_subclass__(cls, **kwargs):
         doc = cls.__dict__.get("__doc__")
         if doc:
-            for placeholder, text in _DOCS.items():
-                doc = doc.replace(placeholder, text)
-            cls.__doc__ = doc
+            cls.__doc__ = substitute(doc, cls, **_DOCS)
         super().__init_subclass__(**kwargs)
 
     _parameter_constraints: dict = {

@@ -62,28 +62,28 @@ __all__ = []
 
 #: Attributes shared by the top-k deferral estimators (class docstrings).
 ATTRIBUTES_DOC = """rejector_ : object or None
-        Fitted allocator; ``None`` when there is a single entity.
-    cardinality_estimator_ : object or None
-        Fitted cardinality model (``adaptive=True``).
-    transformer_ : transformer or None
-        Fitted transformer feeding the built-in allocator and cardinality
-        model (``None``: the feature columns as they are).
-    n_experts_ : int
-        Number of experts (``len(expert_columns)``).
-    error_weight_ : ndarray of shape (`n_entities_`,)
-        Error weights per entity.
-    costs_ : ndarray of shape (`n_entities_`,)
-        Fees per entity.
-    n_features_in_ : int
-        Number of columns of ``X`` seen during fit (features and experts).
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of the columns seen during fit. Defined only when `X` has
-        feature names that are all strings."""
+    Fitted allocator; ``None`` when there is a single entity.
+cardinality_estimator_ : object or None
+    Fitted cardinality model (``adaptive=True``).
+transformer_ : transformer or None
+    Fitted transformer feeding the built-in allocator and cardinality
+    model (``None``: the feature columns as they are).
+n_experts_ : int
+    Number of experts (``len(expert_columns)``).
+error_weight_ : ndarray of shape (`n_entities_`,)
+    Error weights per entity.
+costs_ : ndarray of shape (`n_entities_`,)
+    Fees per entity.
+n_features_in_ : int
+    Number of columns of ``X`` seen during fit (features and experts).
+feature_names_in_ : ndarray of shape (`n_features_in_`,)
+    Names of the columns seen during fit. Defined only when `X` has
+    feature names that are all strings."""
 
 #: The paper, cited by the top-k deferral estimators.
 REFERENCES_DOC = """.. [1] Y. Montreuil, A. Carlier, L. X. Ng, W. T. Ooi.
-       "Why Ask One When You Can Ask k? Learning-to-Defer to the Top-k
-       Experts." ICLR 2026, arXiv:2504.12988."""
+   "Why Ask One When You Can Ask k? Learning-to-Defer to the Top-k
+   Experts." ICLR 2026, arXiv:2504.12988."""
 
 
 def _missing_mask(values):

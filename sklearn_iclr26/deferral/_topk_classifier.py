@@ -19,14 +19,16 @@ from sklearn_iclr26.deferral._base import (
     _missing_mask,
 )
 from sklearn_iclr26.deferral._surrogate import majority_vote
+from sklearn_iclr26.utils._docstrings import Substitution
 from sklearn_iclr26.utils._sklearn_compat import StrOptions, _num_samples
 from sklearn_iclr26.utils._validation import check_at_least_two_classes, store_params
 
 __all__ = ["TopKDeferrer"]
 
 
+@Substitution(deferral_attributes=ATTRIBUTES_DOC, deferral_references=REFERENCES_DOC)
 class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
-    __doc__ = f"""Learning to defer to the top-k experts, with an adaptive k(x) option.
+    """Learning to defer to the top-k experts, with an adaptive k(x) option.
 
     For each query, an allocator scores every *entity* (the model and the
     experts, or the classes and the experts) and consults the ``k`` entities
@@ -67,7 +69,7 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         cross-fitted (``cv``). Wrap a trained model (e.g. a deployed pipeline)
         in :class:`~sklearn.frozen.FrozenEstimator` to keep it as is. Unused
         when ``regime="one-stage"``.
-    regime : {{"two-stage", "one-stage"}}, default="two-stage"
+    regime : {"two-stage", "one-stage"}, default="two-stage"
         ``"two-stage"``: entities are the predictor and the experts; only the
         allocator is learned. ``"one-stage"``: entities are the classes and the
         experts, and one scorer is learned (the classifier is implicit).
@@ -85,7 +87,7 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
     costs : float or array-like, default=None
         Consultation fees ``beta``: a scalar or one value per expert (the model
         or the classes pay 0), or one value per entity. ``None`` means 0.
-    aggregation : {{"majority", "weighted"}}, default="majority"
+    aggregation : {"majority", "weighted"}, default="majority"
         ``"majority"``: one vote per consulted entity, ties going to the class
         of the best-ranked tied entity. ``"weighted"``: votes weighted by the
         softmax of the allocator scores of the consulted entities.
@@ -124,7 +126,7 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
     entity_names_ : ndarray of str of shape (`n_entities_`,)
         Names of the entities, in the order of :meth:`entity_scores`: the
         model (or the classes), then the expert columns.
-    {ATTRIBUTES_DOC}
+    %(deferral_attributes)s
 
     See Also
     --------
@@ -160,7 +162,7 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
 
     References
     ----------
-    {REFERENCES_DOC}
+    %(deferral_references)s
 
     Examples
     --------

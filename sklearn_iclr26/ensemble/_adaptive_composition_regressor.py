@@ -7,11 +7,7 @@ import numpy as np
 from sklearn.linear_model import RidgeCV
 from sklearn.utils.validation import validate_data
 
-from sklearn_iclr26.ensemble._base import (
-    ATTRIBUTES_DOC,
-    PARAMETERS_DOC,
-    BaseAdaptiveComposition,
-)
+from sklearn_iclr26.ensemble._base import BaseAdaptiveComposition
 from sklearn_iclr26.utils._sklearn_compat import _fit_context
 from sklearn_iclr26.utils._torch import fit_or_restore
 from sklearn_iclr26.utils._torch_estimator import TorchRegressorMixin
@@ -20,7 +16,7 @@ __all__ = ["AdaptiveCompositionRegressor"]
 
 
 class AdaptiveCompositionRegressor(TorchRegressorMixin, BaseAdaptiveComposition):
-    __doc__ = f"""Compose a hub of task modules for a new regression task (MoMa's AMC).
+    """Compose a hub of task modules for a new regression task (MoMa's AMC).
 
     Adaptive module composition (Wang et al., "MoMa", ICLR 2026), as the
     official code does it:
@@ -49,14 +45,14 @@ class AdaptiveCompositionRegressor(TorchRegressorMixin, BaseAdaptiveComposition)
 
     Parameters
     ----------
-    {PARAMETERS_DOC}
+    %(composition_parameters)s
     %(training_parameters)s
 
     Attributes
     ----------
     proxy_errors_ : ndarray of shape (n_modules,)
         Mean absolute error of each module's proxy predictions (NaN: dropped).
-    {ATTRIBUTES_DOC}
+    %(composition_attributes)s
 
     See Also
     --------

@@ -79,7 +79,11 @@ class RandomNASSearch(BaseNASSearch):
     budget_satisfied_ : bool
         Whether it satisfies the budget.
     best_estimator_ : estimator
-        The refitted network.
+        The refitted network, a torch estimator with its own training record
+        (``best_estimator_.loss_curve_``). The search trains
+        ``n_candidates`` networks, each with its own curve, so it has no one
+        ``loss_curve_`` of its own (unlike the gradient searches, which train
+        one supernet).
     search_history_ : list of dict
         One record per trained candidate: ``step``, ``architecture``,
         ``cost``, ``feasible``, ``val_loss``.
