@@ -606,7 +606,7 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         """
         X_in = X
         # econml's output axis: a y of shape (n, 1) gives (n, 1) effects
-        y_2d = np.ndim(y) == 2
+        y_2d = _is_column(y)
         X, y, t, sample_weight = self._validate_fit(X, y, treatment, sample_weight)
         n = len(y)
         W = self._check_controls(W, n)
@@ -1260,6 +1260,14 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         tags.regressor_tags.poor_score = True
         tags.target_tags.required = True
         return tags
+
+
+def _is_column(y):
+    """Whether ``y`` is 2-D (econml's ``d_y``); through ``__array__`` only."""
+    shape = getattr(y, "shape", None)
+    if shape is None:
+        shape = np.asarray(y).shape
+    return len(shape) == 2
 
 
 def _weighted_stderr(phi, w):
