@@ -1184,19 +1184,21 @@ def test_ate_interval_defaults_to_the_doubly_robust_interval():
 
 def test_aipw_ate_interval_covers_the_true_ate():
     """The default ATE interval holds its level where the plug-in is biased
-    (outcome models shrunk hard by a Ridge penalty; propensity well
-    specified). Stated error rate: with true coverage >= 0.9, the count over
-    200 replications falls below the binomial 0.1 % quantile with
-    probability <= 0.001."""
+    (outcome models shrunk hard by a Ridge penalty, plug-in bias about +1.4;
+    propensity well specified). Stated error rate: with true coverage >= 0.9,
+    the count over 100 replications falls below the binomial 0.1 % quantile
+    with probability <= 0.001."""
     from scipy.stats import binom
 
-    n_rep, level, covered = 200, 0.9, 0
+    n_rep, level, covered = 100, 0.9, 0
     for rep in range(n_rep):
         rng = np.random.RandomState(5_000 + rep)
         X = rng.normal(size=(300, 3))
         t = (rng.uniform(size=300) < 1 / (1 + np.exp(-X[:, 0]))).astype(int)
         y = 2 * X[:, 0] + X[:, 1] + t * (1 + X[:, 0]) + rng.normal(size=300)
-        est = TLearnerRegressor(Ridge(alpha=300.0)).fit(X, y, treatment=t)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # overlap warnings
+            est = TLearnerRegressor(Ridge(alpha=300.0)).fit(X, y, treatment=t)
         lo, hi = est.ate_interval(X, confidence_level=level)
         covered += lo <= 1.0 <= hi  # the population ATE, E[1 + x0] = 1
     assert covered >= binom.ppf(0.001, n_rep, level), covered
