@@ -156,23 +156,45 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         """Raw expert columns -> float ``(n, n_experts)`` (NaN = unavailable)."""
 
     @abstractmethod
-    def _entity_answers(self, X_feat, E, model_answers):
-        """``(answers, available)`` of every entity, ``(n, n_entities)``."""
+    def _entity_answers(self, X_feat, E, model_output):
+        """``(answers, available, extra)`` of every entity, ``(n, n_entities)``.
+
+        ``model_output`` is the cross-fitted output of the predictor at fit
+        (``_crossfit_model_output``), ``None`` at prediction; ``extra`` is what
+        ``_evidence`` needs beyond the answers (or ``None``).
+        """
+
+    def _crossfit_model_output(self, predictor, X_feat, y, cv, params):
+        """Cross-fitted answers of the predictor (its own for a frozen one)."""
+        if isinstance(predictor, FrozenEstimator):
+            return self.predictor_.predict(X_feat)
+        return cross_val_predict(predictor, X_feat, y, cv=cv, params=params)
+
+    def _fit_votes(self, answers, available, extra, y_cost):
+        """Fit what the aggregation needs beyond the allocator (default: none)."""
+
+    def _evidence(self, answers, available, extra):
+        """Per-entity evidence for the aggregation's tie rule (default: none)."""
+
+    def _answer_table(self, X_feat, E):
+        """``(answers, available, evidence)`` at prediction time."""
+        answers, available, extra = self._entity_answers(X_feat, E, None)
+        return answers, available, self._evidence(answers, available, extra)
 
     @abstractmethod
     def _answer_errors(self, answers, y):
         """Per-entity error ``psi(answer, y)`` (0 where unavailable)."""
 
     @abstractmethod
-    def _aggregate(self, answers, mask, scores, ranked=False):
+    def _aggregate(self, answers, mask, scores, ranked=False, evidence=None):
         """Aggregate answer of the consulted entities (encoded for classes)."""
 
     @abstractmethod
-    def _aggregate_error(self, answers, mask, scores, y, ranked=False):
+    def _aggregate_error(self, answers, mask, scores, y, ranked=False, evidence=None):
         """Per-row error of the aggregate answer."""
 
     @abstractmethod
-    def _curve_values(self, answers, mask, scores, y, ranked=False):
+    def _curve_values(self, answers, mask, scores, y, ranked=False, evidence=None):
         """Per-row terms of the curve metric (summed, then ``_curve_finish``)."""
 
     @abstractmethod
@@ -507,7 +529,7 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
             seeds = [int(s) for s in rng.randint(np.iinfo(np.int32).max, size=5)]
         cv = self._cv(y, seeds[0])
         X_feat, E = self._split(X)
-        model_answers = None
+        model_output = None
         if self._uses_predictor():
             predictor = self._get_predictor()
             log_progress(self, "fitting the predictor")
@@ -515,18 +537,15 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
             params = predictor_params or {}
             self.predictor_.fit(X_feat, y, **params)
             if self.n_experts_ > 0:
-                if isinstance(predictor, FrozenEstimator):
-                    model_answers = self.predictor_.predict(X_feat)
-                else:
+                if not isinstance(predictor, FrozenEstimator):
                     log_progress(self, "cross-fitting the predictor's answers")
-                    model_answers = cross_val_predict(
-                        set_child_random_state(clone(predictor), seeds[1]),
-                        X_feat,
-                        y,
-                        cv=cv,
-                        params=params,
-                    )
-        answers, available = self._entity_answers(X_feat, E, model_answers)
+                    predictor = set_child_random_state(clone(predictor), seeds[1])
+                model_output = self._crossfit_model_output(
+                    predictor, X_feat, y, cv, params
+                )
+        answers, available, extra = self._entity_answers(X_feat, E, model_output)
+        self._fit_votes(answers, available, extra, y_cost)
+        evidence = self._evidence(answers, available, extra)
         n_entities = answers.shape[1]
         self.n_entities_ = n_entities
         if self.k > n_entities:
@@ -555,7 +574,7 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         )
         if self.adaptive:
             self._fit_cardinality_data(
-                inputs, y, y_cost, answers, available, weights, cv, seeds[3]
+                inputs, y, y_cost, answers, available, weights, cv, seeds[3], evidence
             )
             self.cardinality_estimator_ = self._fit_cardinality(
                 self.budget_weight, seeds[4]
@@ -563,7 +582,7 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         return self
 
     def _fit_cardinality_data(
-        self, inputs, y, y_cost, answers, available, weights, cv, seed
+        self, inputs, y, y_cost, answers, available, weights, cv, seed, evidence=None
     ):
         """Out-of-fold allocator scores -> per-k aggregate errors and fees."""
         n, n_entities = answers.shape
@@ -578,14 +597,14 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         agg_errors = np.empty((n, n_entities))
         fees = np.empty((n, n_entities))
         costs = np.broadcast_to(self.costs_, (n, n_entities))
-        scores_r, answers_r, avail_r, costs_r = rank_columns(
-            oof, answers, available, costs
+        scores_r, answers_r, avail_r, costs_r, evidence_r = rank_columns(
+            oof, answers, available, costs, evidence
         )
         position = np.cumsum(avail_r, axis=1)
         for k in range(1, n_entities + 1):
             mask_r = avail_r & (position <= k)
             agg_errors[:, k - 1] = self._aggregate_error(
-                answers_r, mask_r, scores_r, y_cost, ranked=True
+                answers_r, mask_r, scores_r, y_cost, ranked=True, evidence=evidence_r
             )
             fees[:, k - 1] = np.sum(mask_r * costs_r, axis=1)
         # kept (private) so that deferral_curve(budget_weights=...) can refit the
@@ -721,26 +740,30 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         )
 
     def _consult(self, X, k=None, cardinality=None):
-        """Scores, entity answers, availability and the consulted mask (a batch)."""
+        """Scores, answers, availability, consulted mask, evidence (a batch)."""
         X_feat, E = self._split(X)
         n = _num_samples(X)
         inputs = self._inputs(X_feat)
         scores = self._scores(inputs, n)
-        answers, available = self._entity_answers(X_feat, E, None)
+        answers, available, evidence = self._answer_table(X_feat, E)
         if k is None:
             k = self._k_from_cardinality(cardinality, inputs, n)
         mask = top_k_mask(scores, k, available)
-        return scores, answers, available, mask
+        return scores, answers, available, mask, evidence
 
     def _entity_table(self, X):
-        """``(scores, answers, available)`` of all rows (tests, benchmarks)."""
+        """``(scores, answers, available, evidence)`` of all rows (tests, benchmarks).
+
+        ``self._aggregate(answers, mask, scores, evidence=evidence)`` is the
+        answer of any consulted ``mask``.
+        """
         X = self._validate_input(X, reset=False)
-        scores, answers, available, _ = self._consult(X, k=1)
-        return scores, answers, available
+        scores, answers, available, _, evidence = self._consult(X, k=1)
+        return scores, answers, available, evidence
 
     def _predict_batch(self, X):
-        scores, answers, _, mask = self._consult(X, cardinality=self._card())
-        aggregate = self._aggregate(answers, mask, scores)
+        scores, answers, _, mask, evidence = self._consult(X, cardinality=self._card())
+        aggregate = self._aggregate(answers, mask, scores, evidence=evidence)
         return self._decode(aggregate), mask @ self.costs_
 
     def _predict_with_fees(self, X):
@@ -763,13 +786,20 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         """
         return self._batched(self._predict_batch, X)
 
-    def _fixed_k_sums(self, answers_r, avail_r, scores_r, position, ks, y):
+    def _fixed_k_sums(
+        self, answers_r, avail_r, scores_r, position, ks, y, evidence_r=None
+    ):
         """Sum of the curve terms for each fixed k, on rank-ordered columns."""
         return np.array(
             [
                 np.sum(
                     self._curve_values(
-                        answers_r, avail_r & (position <= k), scores_r, y, ranked=True
+                        answers_r,
+                        avail_r & (position <= k),
+                        scores_r,
+                        y,
+                        ranked=True,
+                        evidence=evidence_r,
                     )
                 )
                 for k in ks
@@ -781,20 +811,24 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         n = _num_samples(X)
         inputs = self._inputs(X_feat)
         scores = self._scores(inputs, n)
-        answers, available = self._entity_answers(X_feat, E, None)
+        answers, available, evidence = self._answer_table(X_feat, E)
         costs = np.broadcast_to(self.costs_, scores.shape)
         # one sort serves every k: work on rank-ordered columns
-        scores_r, answers_r, avail_r, costs_r = rank_columns(
-            scores, answers, available, costs
+        scores_r, answers_r, avail_r, costs_r, evidence_r = rank_columns(
+            scores, answers, available, costs, evidence
         )
         position = np.cumsum(avail_r, axis=1)
-        fixed = self._fixed_k_sums(answers_r, avail_r, scores_r, position, ks, y)
+        fixed = self._fixed_k_sums(
+            answers_r, avail_r, scores_r, position, ks, y, evidence_r
+        )
         budget = [np.sum((avail_r & (position <= k)) * costs_r) for k in ks]
         adaptive, adaptive_budget, adaptive_k = [], [], []
         for cardinality in cardinalities:
             k_x = self._k_from_cardinality(cardinality, inputs, n)
             mask_r = avail_r & (position <= k_x[:, None])
-            values = self._curve_values(answers_r, mask_r, scores_r, y, ranked=True)
+            values = self._curve_values(
+                answers_r, mask_r, scores_r, y, ranked=True, evidence=evidence_r
+            )
             adaptive.append(np.sum(values))
             adaptive_budget.append(np.sum(mask_r * costs_r))
             adaptive_k.append(np.sum(k_x))
