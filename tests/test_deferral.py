@@ -26,6 +26,7 @@ from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from sklearn_iclr26.datasets import make_experts
 from sklearn_iclr26.deferral import (
+    ConfidenceThresholdDeferrer,
     DeferralCurveDisplay,
     TopKDeferralRegressor,
     TopKDeferrer,
@@ -863,3 +864,107 @@ def test_family_hooks_are_abstract():
         _Incomplete()
     assert not TopKDeferrer.__abstractmethods__
     assert not TopKDeferralRegressor.__abstractmethods__
+
+
+# ------------------------------------------------ confidence-threshold baseline
+
+
+def _confidence_case(seed=0, n=1500, unavailable=0.0):
+    """3 classes; a logistic model; expert j is right w.p. 0.95 on class j only.
+
+    Columns 0-1 are features, 2-4 the experts (0.4 accurate off their class).
+    """
+    rng = np.random.RandomState(seed)
+    y = rng.randint(0, 3, n)
+    X = np.array([[0, 0], [1.5, 0], [0, 1.5]])[y] + rng.normal(size=(n, 2))
+    E = np.empty((n, 3))
+    for j in range(3):
+        p_right = np.where(y == j, 0.95, 0.4)
+        wrong = (y + rng.randint(1, 3, n)) % 3
+        E[:, j] = np.where(rng.uniform(size=n) < p_right, y, wrong)
+    E[rng.uniform(size=E.shape) < unavailable] = np.nan
+    return np.hstack([X, E]), y
+
+
+def _deferral_costs(proba, E, y, routes, fees):
+    model = proba.argmax(axis=1)
+    keep = (model != y).astype(float)
+    answer = E[np.arange(len(y)), routes[model]]
+    ok = ~np.isnan(answer)
+    defer = np.where(ok, (answer != y) + fees[routes[model]], keep)
+    return proba.max(axis=1), keep, defer
+
+
+def test_confidence_threshold_auto_minimises_the_training_cost():
+    X, y = _confidence_case(0)
+    model = make_pipeline(StandardScaler(), LogisticRegression()).fit(X[:, :2], y)
+    fees = np.array([0.05, 0.1, 0.02])
+    clf = ConfidenceThresholdDeferrer(
+        FrozenEstimator(model), expert_columns=[2, 3, 4], costs=fees
+    ).fit(X, y)
+    # frozen: the threshold is chosen on the model's own training probabilities
+    conf, keep, defer = _deferral_costs(
+        model.predict_proba(X[:, :2]), X[:, 2:], y, clf.routes_, fees
+    )
+
+    def total(threshold):
+        return np.sum(np.where(conf < threshold, defer, keep))
+
+    candidates = np.r_[0.0, np.unique(conf), 1.0 + 1e-9]
+    best = min(total(t) for t in candidates)
+    assert total(clf.threshold_) == pytest.approx(best)
+    assert 0 < clf.threshold_ < 1
+    assert clf.training_deferral_rate_ == pytest.approx(np.mean(conf < clf.threshold_))
+    # the routes: expert j is the specialist of class j
+    np.testing.assert_array_equal(clf.routes_, [0, 1, 2])
+    assert clf.expert_accuracy_.shape == (3, 3)
+    best_route = clf.set_params(routing="best").fit(X, y).routes_
+    assert len(set(best_route.tolist())) == 1
+
+
+def test_confidence_threshold_predict_fees_allocation_and_scorer():
+    X, y = _confidence_case(1, unavailable=0.2)
+    fees = np.array([0.05, 0.1, 0.02])
+    clf = ConfidenceThresholdDeferrer(
+        expert_columns=[2, 3, 4], costs=fees, random_state=0
+    ).fit(X, y)
+    proba = clf.predictor_.predict_proba(X[:, :2])
+    model, conf = proba.argmax(axis=1), proba.max(axis=1)
+    route = clf.routes_[model]
+    answer = X[np.arange(len(y)), 2 + route]
+    defer = (conf < clf.threshold_) & ~np.isnan(answer)
+    assert 0.05 < defer.mean() < 0.95
+    expected = np.where(defer, np.nan_to_num(answer), model).astype(int)
+    y_pred, paid = clf._predict_with_fees(X)
+    np.testing.assert_array_equal(y_pred, expected)
+    np.testing.assert_allclose(paid, np.where(defer, fees[route], 0.0))
+    allocation = clf.predict_allocation(X)
+    np.testing.assert_array_equal(allocation.sum(axis=1), 1)
+    np.testing.assert_array_equal(allocation[:, 0], conf >= clf.threshold_)
+    score = clf.score(X, y)
+    assert score == pytest.approx(np.mean(expected == y) - np.mean(paid))
+    assert get_scorer("neg_deferral_cost")(clf, X, y) == pytest.approx(score - 1)
+    # threshold 0 is the model alone; threshold 1 defers (almost) everything
+    alone = clone(clf).set_params(threshold=0.0).fit(X, y)
+    np.testing.assert_array_equal(alone.predict(X), model)
+    everyone = clone(clf).set_params(threshold=1.0).fit(X, y)
+    assert everyone.predict_allocation(X)[:, 0].mean() < 0.01
+    # no experts: the predictor alone
+    solo = ConfidenceThresholdDeferrer().fit(X[:, :2], y)
+    np.testing.assert_array_equal(solo.predict(X[:, :2]), model)
+
+
+def test_confidence_threshold_bad_input():
+    X, y = _confidence_case(2, n=200)
+    with pytest.raises(ValueError, match="one fee per expert"):
+        ConfidenceThresholdDeferrer(expert_columns=[2, 3, 4], costs=[0.1, 0.2]).fit(
+            X, y
+        )
+    with pytest.raises(ValueError, match="predict_proba"):
+        ConfidenceThresholdDeferrer(Ridge(), expert_columns=[2, 3, 4]).fit(X, y)
+    X_bad = X.copy()
+    X_bad[0, 2] = 7
+    with pytest.raises(ValueError, match="must be labels"):
+        ConfidenceThresholdDeferrer(expert_columns=[2, 3, 4]).fit(X_bad, y)
+    with pytest.raises(ValueError, match="threshold"):
+        ConfidenceThresholdDeferrer(threshold=1.5).fit(X, y)

@@ -108,7 +108,166 @@ def _is_dataframe(X):
     return hasattr(X, "iloc") and hasattr(X, "columns")
 
 
-class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
+class _ExpertColumnsMixin:
+    """Expert answers as named columns of ``X``: validation and splitting.
+
+    Shared by the deferral estimators; needs ``expert_columns`` and, after
+    ``_resolve_expert_columns`` at fit, ``_expert_positions``,
+    ``_feature_positions``, ``n_experts_`` and ``_encode_experts``.
+    """
+
+    def _validate_input(self, X, reset):
+        """Record ``n_features_in_``/``feature_names_in_``; ``X`` kept as is.
+
+        A DataFrame passes untouched (its string columns are for the inner
+        pipeline); anything else becomes a 2-D array of any dtype.
+        """
+        if _is_dataframe(X):
+            return validate_data(self, X, reset=reset, skip_check_array=True)
+        return validate_data(
+            self,
+            X,
+            reset=reset,
+            dtype=None,
+            ensure_all_finite=False,
+            accept_sparse=False,
+        )
+
+    def _validate_y(self, X, y):
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y "
+                "is None."
+            )
+        y = check_array(y, ensure_2d=False, dtype=None, ensure_all_finite=False)
+        y = column_or_1d(y, warn=True)
+        check_consistent_length(X, y)
+        return y
+
+    def _resolve_expert_columns(self, X):
+        """Positions of the expert columns in ``X`` (checked), at fit."""
+        columns = self.expert_columns
+        n_columns = self.n_features_in_
+        if columns is None:
+            return np.array([], dtype=int)
+        if isinstance(columns, (str, Integral)):
+            columns = [columns]
+        columns = list(np.asarray(columns, dtype=object).ravel())
+        if not columns:
+            return np.array([], dtype=int)
+        names = getattr(self, "feature_names_in_", None)
+        if all(isinstance(c, str) for c in columns):
+            if names is None:
+                raise ValueError(
+                    f"expert_columns={columns!r} are column names, but X has no "
+                    "column names: pass a pandas DataFrame with these columns, or "
+                    "give the expert columns as integer positions."
+                )
+            known = list(names)
+            missing = [c for c in columns if c not in known]
+            if missing:
+                hints = [n for n in known if any(n.endswith(m) for m in missing)]
+                hint = f" Did you mean {hints}?" if hints else ""
+                raise ValueError(
+                    f"expert_columns {missing} are not columns of X (X has "
+                    f"{len(known)} columns: {known[:10]}"
+                    f"{' ...' if len(known) > 10 else ''}).{hint}"
+                )
+            positions = np.array([known.index(c) for c in columns], dtype=int)
+        elif all(
+            isinstance(c, Integral) and not isinstance(c, (bool, np.bool_))
+            for c in columns
+        ):
+            if names is not None:
+                raise ValueError(
+                    "X is a DataFrame with column names, so expert_columns must "
+                    f"name the expert columns (e.g. {list(names[-1:])!r}), not give "
+                    f"positions ({columns!r}): positions silently turn features into "
+                    "expert answers when the columns move."
+                )
+            positions = np.array(columns, dtype=int)
+            bad = positions[(positions < 0) | (positions >= n_columns)]
+            if bad.size:
+                raise ValueError(
+                    f"expert_columns {bad.tolist()} are out of range: X has "
+                    f"{n_columns} columns (positions 0 to {n_columns - 1})."
+                )
+        else:
+            raise TypeError(
+                "expert_columns must be column names (str) or column positions "
+                f"(non-negative int), not a mix; got {columns!r}."
+            )
+        if len(np.unique(positions)) != len(positions):
+            raise ValueError(f"expert_columns has duplicates: {columns!r}.")
+        if len(positions) >= n_columns:
+            raise ValueError(
+                f"X has {n_columns} columns and expert_columns names "
+                f"{len(positions)} of them: at least one feature column must remain "
+                "for the predictor and the allocator."
+            )
+        return positions
+
+    def _split(self, X):
+        """Feature part of ``X`` (same type, untouched) and the raw expert part."""
+        if self.n_experts_ == 0:
+            return X, None
+        X_feat = _safe_indexing(X, self._feature_positions, axis=1)
+        E = _safe_indexing(X, self._expert_positions, axis=1)
+        E = E.to_numpy() if hasattr(E, "to_numpy") else np.asarray(E)
+        return X_feat, self._encode_experts(E)
+
+    def _expert_names(self):
+        names = getattr(self, "feature_names_in_", None)
+        if names is not None:
+            return [str(names[p]) for p in self._expert_positions]
+        return [f"expert_{j}" for j in range(self.n_experts_)]
+
+
+class _LabelExpertsMixin:
+    """Expert answers that are labels of ``y`` (needs ``classes_``)."""
+
+    def _encode(self, labels, what):
+        """Indices of ``labels`` in ``classes_``; a clear error for others."""
+        labels = np.asarray(labels)
+        classes = self.classes_
+        if labels.dtype.kind in "biuf" and classes.dtype.kind in "biuf":
+            index = np.clip(np.searchsorted(classes, labels), 0, len(classes) - 1)
+            bad = classes[index] != labels
+        else:
+            lookup = {c: i for i, c in enumerate(classes.tolist())}
+            index = np.array(
+                [lookup.get(v, -1) for v in labels.tolist()], dtype=int
+            ).reshape(labels.shape)
+            bad = index < 0
+            index = np.where(bad, 0, index)
+        if np.any(bad):
+            unknown = list(dict.fromkeys(labels[bad].tolist()))[:5]
+            raise ValueError(
+                f"{what} contains labels not in classes_ "
+                f"{classes[:10].tolist()}: {unknown}."
+            )
+        return index
+
+    def _encode_experts(self, E):
+        missing = _missing_mask(E)
+        encoded = np.full(E.shape, np.nan)
+        values = E[~missing]
+        try:
+            index = self._encode(values, "The expert answers")
+        except ValueError:
+            bad = [v for v in values.tolist() if v not in set(self.classes_.tolist())]
+            raise ValueError(
+                f"The expert answers (columns {self._expert_names()}) must be labels "
+                f"of y, i.e. values in classes_ = {self.classes_[:10].tolist()}, or "
+                "NaN/None for an expert unavailable on a row; not label-encoded "
+                "indices, nor strings other than the labels. Found "
+                f"{list(dict.fromkeys(bad))[:5]}."
+            ) from None
+        encoded[~missing] = index
+        return encoded
+
+
+class _BaseTopKDeferral(_ExpertColumnsMixin, BaseEstimator, metaclass=ABCMeta):
     """Common machinery: entities, costs, surrogate fit, Top-k and Top-k(x).
 
     ``X`` is handed untouched to the predictor and to a user-given allocator
@@ -299,112 +458,6 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         if self.predictor is None:
             return self._default_predictor()
         return self.predictor
-
-    def _validate_input(self, X, reset):
-        """Record ``n_features_in_``/``feature_names_in_``; ``X`` kept as is.
-
-        A DataFrame passes untouched (its string columns are for the inner
-        pipeline); anything else becomes a 2-D array of any dtype.
-        """
-        if _is_dataframe(X):
-            return validate_data(self, X, reset=reset, skip_check_array=True)
-        return validate_data(
-            self,
-            X,
-            reset=reset,
-            dtype=None,
-            ensure_all_finite=False,
-            accept_sparse=False,
-        )
-
-    def _validate_y(self, X, y):
-        if y is None:
-            raise ValueError(
-                f"{type(self).__name__} requires y to be passed, but the target y "
-                "is None."
-            )
-        y = check_array(y, ensure_2d=False, dtype=None, ensure_all_finite=False)
-        y = column_or_1d(y, warn=True)
-        check_consistent_length(X, y)
-        return y
-
-    def _resolve_expert_columns(self, X):
-        """Positions of the expert columns in ``X`` (checked), at fit."""
-        columns = self.expert_columns
-        n_columns = self.n_features_in_
-        if columns is None:
-            return np.array([], dtype=int)
-        if isinstance(columns, (str, Integral)):
-            columns = [columns]
-        columns = list(np.asarray(columns, dtype=object).ravel())
-        if not columns:
-            return np.array([], dtype=int)
-        names = getattr(self, "feature_names_in_", None)
-        if all(isinstance(c, str) for c in columns):
-            if names is None:
-                raise ValueError(
-                    f"expert_columns={columns!r} are column names, but X has no "
-                    "column names: pass a pandas DataFrame with these columns, or "
-                    "give the expert columns as integer positions."
-                )
-            known = list(names)
-            missing = [c for c in columns if c not in known]
-            if missing:
-                hints = [n for n in known if any(n.endswith(m) for m in missing)]
-                hint = f" Did you mean {hints}?" if hints else ""
-                raise ValueError(
-                    f"expert_columns {missing} are not columns of X (X has "
-                    f"{len(known)} columns: {known[:10]}"
-                    f"{' ...' if len(known) > 10 else ''}).{hint}"
-                )
-            positions = np.array([known.index(c) for c in columns], dtype=int)
-        elif all(
-            isinstance(c, Integral) and not isinstance(c, (bool, np.bool_))
-            for c in columns
-        ):
-            if names is not None:
-                raise ValueError(
-                    "X is a DataFrame with column names, so expert_columns must "
-                    f"name the expert columns (e.g. {list(names[-1:])!r}), not give "
-                    f"positions ({columns!r}): positions silently turn features into "
-                    "expert answers when the columns move."
-                )
-            positions = np.array(columns, dtype=int)
-            bad = positions[(positions < 0) | (positions >= n_columns)]
-            if bad.size:
-                raise ValueError(
-                    f"expert_columns {bad.tolist()} are out of range: X has "
-                    f"{n_columns} columns (positions 0 to {n_columns - 1})."
-                )
-        else:
-            raise TypeError(
-                "expert_columns must be column names (str) or column positions "
-                f"(non-negative int), not a mix; got {columns!r}."
-            )
-        if len(np.unique(positions)) != len(positions):
-            raise ValueError(f"expert_columns has duplicates: {columns!r}.")
-        if len(positions) >= n_columns:
-            raise ValueError(
-                f"X has {n_columns} columns and expert_columns names "
-                f"{len(positions)} of them: at least one feature column must remain "
-                "for the predictor and the allocator."
-            )
-        return positions
-
-    def _split(self, X):
-        """Feature part of ``X`` (same type, untouched) and the raw expert part."""
-        if self.n_experts_ == 0:
-            return X, None
-        X_feat = _safe_indexing(X, self._feature_positions, axis=1)
-        E = _safe_indexing(X, self._expert_positions, axis=1)
-        E = E.to_numpy() if hasattr(E, "to_numpy") else np.asarray(E)
-        return X_feat, self._encode_experts(E)
-
-    def _expert_names(self):
-        names = getattr(self, "feature_names_in_", None)
-        if names is not None:
-            return [str(names[p]) for p in self._expert_positions]
-        return [f"expert_{j}" for j in range(self.n_experts_)]
 
     def _resolve_costs(self, n_entities):
         n_experts = self.n_experts_

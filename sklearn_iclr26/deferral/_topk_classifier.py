@@ -17,7 +17,7 @@ from sklearn_iclr26.deferral._base import (
     ATTRIBUTES_DOC,
     REFERENCES_DOC,
     _BaseTopKDeferral,
-    _missing_mask,
+    _LabelExpertsMixin,
 )
 from sklearn_iclr26.deferral._surrogate import (
     break_ties_by_posterior,
@@ -29,7 +29,7 @@ from sklearn_iclr26.utils._validation import check_at_least_two_classes, store_p
 __all__ = ["TopKDeferrer"]
 
 
-class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
+class TopKDeferrer(ClassifierMixin, _LabelExpertsMixin, _BaseTopKDeferral):
     __doc__ = f"""Learning to defer to the top-k experts, with an adaptive k(x) option.
 
     For each query, an allocator scores every *entity* (the model and the
@@ -226,46 +226,6 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
 
     def _uses_predictor(self):
         return self.regime == "two-stage"
-
-    def _encode(self, labels, what):
-        """Indices of ``labels`` in ``classes_``; a clear error for others."""
-        labels = np.asarray(labels)
-        classes = self.classes_
-        if labels.dtype.kind in "biuf" and classes.dtype.kind in "biuf":
-            index = np.clip(np.searchsorted(classes, labels), 0, len(classes) - 1)
-            bad = classes[index] != labels
-        else:
-            lookup = {c: i for i, c in enumerate(classes.tolist())}
-            index = np.array(
-                [lookup.get(v, -1) for v in labels.tolist()], dtype=int
-            ).reshape(labels.shape)
-            bad = index < 0
-            index = np.where(bad, 0, index)
-        if np.any(bad):
-            unknown = list(dict.fromkeys(labels[bad].tolist()))[:5]
-            raise ValueError(
-                f"{what} contains labels not in classes_ "
-                f"{classes[:10].tolist()}: {unknown}."
-            )
-        return index
-
-    def _encode_experts(self, E):
-        missing = _missing_mask(E)
-        encoded = np.full(E.shape, np.nan)
-        values = E[~missing]
-        try:
-            index = self._encode(values, "The expert answers")
-        except ValueError:
-            bad = [v for v in values.tolist() if v not in set(self.classes_.tolist())]
-            raise ValueError(
-                f"The expert answers (columns {self._expert_names()}) must be labels "
-                f"of y, i.e. values in classes_ = {self.classes_[:10].tolist()}, or "
-                "NaN/None for an expert unavailable on a row; not label-encoded "
-                "indices, nor strings other than the labels. Found "
-                f"{list(dict.fromkeys(bad))[:5]}."
-            ) from None
-        encoded[~missing] = index
-        return encoded
 
     def _model_proba(self, X_feat):
         """The predictor's probabilities, columns ordered as ``classes_``."""
