@@ -293,8 +293,10 @@ class TopKDeferrer(ClassifierMixin, _LabelExpertsMixin, _BaseTopKDeferral):
         """
         n_entities, n_classes = answers.shape[1], len(self.classes_)
         index = np.where(available, answers, 0).astype(int)
-        evidence = self._log_confusion[np.arange(n_entities)[None, :], :, index]
-        evidence = np.where(available[:, :, None], evidence, 0.0)
+        # [entity, answer, class] rows gathered contiguously: (n, n_entities, K)
+        table = np.ascontiguousarray(self._log_confusion.transpose(0, 2, 1))
+        evidence = table[np.arange(n_entities)[None, :], index]
+        evidence[~available] = 0.0
         if self.regime == "one-stage":
             evidence[:, :n_classes, :] = 0.0
         elif extra is not None:
@@ -352,7 +354,9 @@ class TopKDeferrer(ClassifierMixin, _LabelExpertsMixin, _BaseTopKDeferral):
             vote = avail_r.astype(np.float64)
         shares = np.zeros((n, len(self.classes_)))
         if evidence_r is not None:
-            post = np.tile(self._log_prior, (n, 1))
+            # posterior after the first c rank-ordered columns (unavailable
+            # ones add nothing): one cumulative sum serves every k
+            cum_post = np.cumsum(np.where(avail_r[:, :, None], evidence_r, 0.0), axis=1)
         correct = {}
         wanted = {int(k) for k in ks}
         # the column of the k-th available entity of each row (n_entities if none)
@@ -364,13 +368,16 @@ class TopKDeferrer(ClassifierMixin, _LabelExpertsMixin, _BaseTopKDeferral):
             j = kth[:, k]
             has = j < n_entities
             shares[rows[has], cols[has, j[has]]] += vote[has, j[has]]
-            if evidence_r is not None:
-                post[has] += evidence_r[rows[has], j[has], :]
             if k in wanted:
                 best = shares.max(axis=1, keepdims=True)
                 tied = shares >= best * (1.0 - 1e-12)
-                if evidence_r is not None:
-                    tied = break_ties_by_posterior(tied, post)
+                multi = np.count_nonzero(tied, axis=1) > 1
+                if evidence_r is not None and multi.any():
+                    # the consulted set is the columns up to the k-th available
+                    # one (all columns when a row has fewer than k)
+                    last = np.where(has, j, n_entities - 1)[multi]
+                    post = cum_post[rows[multi], last] + self._log_prior
+                    tied[multi] = break_ties_by_posterior(tied[multi], post)
                 ranked_tied = np.take_along_axis(tied, cols, axis=1)
                 ranked_tied &= position <= k
                 ranked_tied &= avail_r
