@@ -32,6 +32,7 @@ from sklearn_iclr26.conformal import (
 )
 from sklearn_iclr26.decomposition import SparseAutoencoder
 from sklearn_iclr26.deferral import (
+    ConfidenceThresholdDeferrer,
     DeferralCurveDisplay,
     TopKDeferralRegressor,
     TopKDeferrer,
@@ -88,6 +89,7 @@ __all__ = [
     "ClassConditionalNoiseCorrector",
     "ConNASSearch",
     "ConditionalCoverageDisplay",
+    "ConfidenceThresholdDeferrer",
     "ConformalizedQuantileRegressor",
     "DeferralCurveDisplay",
     "DiffusionInterestFusionClassifier",

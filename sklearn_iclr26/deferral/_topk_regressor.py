@@ -198,7 +198,7 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
         if E is None:
             E = np.empty((model_answers.shape[0], 0))
         answers = np.hstack([model_answers, E])
-        return answers, ~np.isnan(answers)
+        return answers, ~np.isnan(answers), None
 
     def _psi(self, residual):
         return np.abs(residual) if self.error == "absolute" else residual**2
@@ -206,17 +206,17 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
     def _answer_errors(self, answers, y):
         return np.nan_to_num(self._psi(answers - y[:, None]), nan=0.0)
 
-    def _aggregate(self, answers, mask, scores, ranked=False):
+    def _aggregate(self, answers, mask, scores, ranked=False, evidence=None):
         # permutation invariant: ``ranked`` columns need no special care
         return aggregate_values(answers, mask, scores, self.aggregation)
 
     def _decode(self, aggregate):
         return aggregate
 
-    def _aggregate_error(self, answers, mask, scores, y, ranked=False):
+    def _aggregate_error(self, answers, mask, scores, y, ranked=False, evidence=None):
         return self._psi(self._aggregate(answers, mask, scores) - y)
 
-    def _curve_values(self, answers, mask, scores, y, ranked=False):
+    def _curve_values(self, answers, mask, scores, y, ranked=False, evidence=None):
         return (self._aggregate(answers, mask, scores) - y) ** 2
 
     def _curve_finish(self, mean_value):
