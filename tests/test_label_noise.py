@@ -822,10 +822,15 @@ def test_find_label_issues_function_errors():
         find_label_issues([0, 0, 0], pred_probs[:, :1])
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
         find_label_issues([0, 1], pred_probs)
-    with pytest.raises(ValueError, match="non-negative"):
+    with pytest.raises(ValueError, match=r"probabilities in \[0, 1\]"):
         find_label_issues([0, 1, 0], -pred_probs)
+    # not probabilities: scaled rows, rows not summing to 1
+    with pytest.raises(ValueError, match=r"probabilities in \[0, 1\]"):
+        find_label_issues([0, 1, 0], pred_probs * 5)
+    with pytest.raises(ValueError, match="must sum to 1"):
+        find_label_issues([0, 1, 0], pred_probs * 0.5)
     with pytest.raises(InvalidParameterError, match="filter_by"):
-        find_label_issues([0, 1, 0], pred_probs, filter_by="prune_by_noise_rate")
+        find_label_issues([0, 1, 0], pred_probs, filter_by="prune")
     with pytest.raises(InvalidParameterError, match="noise_rate"):
         find_label_issues([0, 1, 0], pred_probs, filter_by="posterior", noise_rate=1)
     with pytest.raises(InvalidParameterError, match="return_indices_ranked_by"):

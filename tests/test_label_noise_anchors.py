@@ -232,6 +232,63 @@ def test_find_label_issues_equals_cleanlab(oof_digits, filter_by, rank_by):
     assert 0.5 < np.mean(flipped[mask]) and 50 < mask.sum() < 400
 
 
+def _random_pred_probs(seed):
+    """Noisy labels and softmax probabilities of 2-8 classes (generated)."""
+    rng = np.random.default_rng(seed)
+    n_classes = (2, 3, 5, 8)[seed % 4]
+    n = int(rng.integers(80, 400))
+    y = rng.integers(0, n_classes, n)
+    logits = 2 * rng.normal(size=(n, n_classes))
+    logits[np.arange(n), y] += 2
+    pred_probs = np.exp(logits)
+    pred_probs /= pred_probs.sum(axis=1, keepdims=True)
+    flip = rng.random(n) < 0.25
+    labels = np.where(flip, rng.integers(0, n_classes, n), y)
+    return labels, pred_probs
+
+
+@pytest.mark.parametrize(
+    "filter_by",
+    [
+        "prune_by_noise_rate",
+        "prune_by_class",
+        "both",
+        "confident_learning",
+        "predicted_neq_given",
+        "low_normalized_margin",
+        "low_self_confidence",
+    ],
+)
+def test_find_label_issues_every_cleanlab_filter_equals_cleanlab(filter_by):
+    """Anchor (exact): every cleanlab 2.9 filter_by gives cleanlab's mask, on
+    12 generated problems (2-8 classes), and the default is cleanlab's."""
+    cleanlab_filter = pytest.importorskip("cleanlab.filter")
+    import inspect
+
+    from sklearn_iclr26.label_noise import find_label_issues
+
+    default = inspect.signature(find_label_issues).parameters["filter_by"].default
+    assert (
+        default
+        == inspect.signature(cleanlab_filter.find_label_issues)
+        .parameters["filter_by"]
+        .default
+    )
+    for seed in range(12):
+        labels, pred_probs = _random_pred_probs(seed)
+        if len(np.unique(labels)) < pred_probs.shape[1]:
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            theirs = cleanlab_filter.find_label_issues(
+                labels, pred_probs, filter_by=filter_by, n_jobs=1
+            )
+        ours = find_label_issues(labels, pred_probs, filter_by=filter_by)
+        np.testing.assert_array_equal(ours, theirs)
+        if filter_by == default:
+            np.testing.assert_array_equal(find_label_issues(labels, pred_probs), theirs)
+
+
 def test_class_conditional_label_issues_equal_cleanlab_on_its_oof(noisy_digits):
     """Anchor (exact): the corrector's label_issues_ are cleanlab's
     confident-learning issues on the corrector's own out-of-fold probabilities
