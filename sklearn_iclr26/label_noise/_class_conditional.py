@@ -6,11 +6,10 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import clone
-from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
 from sklearn_iclr26.label_noise._backends import ForwardLossSpec
 from sklearn_iclr26.label_noise._base import BaseNoiseCorrector
+from sklearn_iclr26.label_noise._common import out_of_fold_proba
 from sklearn_iclr26.label_noise._label_issues import issues_and_scores
 from sklearn_iclr26.label_noise._transition import (
     confident_joint_transition_matrix,
@@ -18,7 +17,6 @@ from sklearn_iclr26.label_noise._transition import (
     implied_flip_rate,
     shrink_to_diagonally_dominant,
 )
-from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._sklearn_compat import HasMethods, Interval, StrOptions
 from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
@@ -180,23 +178,7 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
         return make_pipeline(StandardScaler(), LogisticRegression())
 
     def _out_of_fold_proba(self, backend, X, y, sample_weight, rng):
-        n_splits = min(self.cv, int(np.bincount(y).min()))
-        params = backend._route(sample_weight=sample_weight)
-        if n_splits >= 2:
-            folds = StratifiedKFold(
-                n_splits, shuffle=True, random_state=seed_from_random_state(rng)
-            )
-            proba = cross_val_predict(
-                clone(backend.estimator),
-                X,
-                y,
-                cv=folds,
-                method="predict_proba",
-                params=params,
-            )
-        else:
-            proba = backend.fit_weighted(X, y, sample_weight).predict_proba(X)
-        return proba, n_splits
+        return out_of_fold_proba(backend, X, y, sample_weight, self.cv, rng)
 
     def _transition_matrix(self, backend, X, y, sample_weight, n_classes, rng):
         self.oof_disagreement_ = float("nan")

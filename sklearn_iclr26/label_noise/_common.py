@@ -12,6 +12,7 @@ import numpy as np
 from scipy import sparse
 from scipy.special import expit, logit
 from sklearn.base import clone
+from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.pipeline import Pipeline
 from sklearn.utils import check_array, column_or_1d
 from sklearn.utils.validation import (
@@ -19,11 +20,13 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._validation import encode_classifier_targets
 
 __all__ = [
     "init_score",
     "numeric_features",
+    "out_of_fold_proba",
     "proba_from_raw",
     "split_pipeline",
     "validate_meta_X",
@@ -145,3 +148,29 @@ def proba_from_raw(raw):
     """``(n, 2)`` probabilities from a binary raw score."""
     p = expit(raw)
     return np.column_stack([1.0 - p, p])
+
+
+def out_of_fold_proba(backend, X, y, sample_weight, cv, rng):
+    """``(proba, n_splits)``: out-of-fold probabilities of the plain estimator.
+
+    Stratified ``cv`` folds (fewer when the smallest class is smaller), shuffled
+    with a seed drawn from ``rng``; in-sample probabilities of one fit when
+    no two folds are possible. Columns in label-code order.
+    """
+    n_splits = min(cv, int(np.bincount(y).min()))
+    params = backend._route(sample_weight=sample_weight)
+    if n_splits >= 2:
+        folds = StratifiedKFold(
+            n_splits, shuffle=True, random_state=seed_from_random_state(rng)
+        )
+        proba = cross_val_predict(
+            clone(backend.estimator),
+            X,
+            y,
+            cv=folds,
+            method="predict_proba",
+            params=params,
+        )
+    else:
+        proba = backend.fit_weighted(X, y, sample_weight).predict_proba(X)
+    return np.asarray(proba, dtype=np.float64), n_splits

@@ -247,6 +247,14 @@ def cleanlab_flip_rate(labels, pred_probs):
     return implied_flip_rate(T, labels)
 
 
+def top_fraction(scores, rate):
+    """Mask of the ``round(rate * n)`` highest scores (ties in row order)."""
+    n_flag = round(float(rate) * len(scores))
+    mask = np.zeros(len(scores), dtype=bool)
+    mask[np.argsort(-scores, kind="stable")[:n_flag]] = True
+    return mask
+
+
 def issues_and_scores(labels, pred_probs, filter_by, noise_rate=None):
     """``(mask, mislabel_scores)`` of validated inputs under ``filter_by``.
 
@@ -260,7 +268,7 @@ def issues_and_scores(labels, pred_probs, filter_by, noise_rate=None):
             cleanlab_flip_rate(labels, pred_probs) if noise_rate is None else noise_rate
         )
         scores = posterior_from_proba(labels, pred_probs, rate)
-        return scores > 0.5, scores
+        return top_fraction(scores, rate), scores
     scores = 1.0 - quality_scores(labels, pred_probs, "self_confidence")
     if filter_by in ("low_self_confidence", "low_normalized_margin"):
         # cleanlab: the num_label_issues (off-diagonal count) lowest scores
@@ -341,9 +349,13 @@ def find_label_issues(
     - ``"low_self_confidence"`` / ``"low_normalized_margin"``: the rows with
       the lowest label quality score of that name, as many as
       ``"confident_learning"`` flags.
-    - ``"posterior"`` (not in cleanlab), the rows whose posterior flip
-      probability ``r (1 - p) / (r (1 - p) + (1 - r) p)`` exceeds 1/2 (``p``
-      the probability of the label, ``r`` the flip rate), i.e. ``p < r``.
+    - ``"posterior"`` (not in cleanlab), the rule of
+      :class:`InstanceNoiseCorrector`: the ``round(r * n)`` rows with the
+      largest posterior flip probability ``r (1 - p) / (r (1 - p) + (1 - r)
+      p)`` (``p`` the probability of the label, ``r`` the flip rate; ties in
+      row order), as many as the estimated number of flips. (Flagging the
+      rows with a posterior above 1/2, ``p < r``, flagged far fewer: recall
+      0.04-0.38 on 32 classes.)
 
     As cleanlab does, all but the ``"low_*"`` and ``"posterior"`` rules leave
     out the rows whose label is within 1e-6 of the most probable class.
