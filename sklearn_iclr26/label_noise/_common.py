@@ -10,7 +10,7 @@ DataFrame); these helpers validate only what the correctors read themselves.
 
 import numpy as np
 from scipy import sparse
-from scipy.special import expit, logit
+from scipy.special import expit, log_expit, logit, softmax
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.pipeline import Pipeline
@@ -27,6 +27,7 @@ __all__ = [
     "init_score",
     "numeric_features",
     "out_of_fold_proba",
+    "ovr_proba",
     "proba_from_raw",
     "split_pipeline",
     "validate_meta_X",
@@ -174,3 +175,13 @@ def out_of_fold_proba(backend, X, y, sample_weight, cv, rng):
     else:
         proba = backend.fit_weighted(X, y, sample_weight).predict_proba(X)
     return np.asarray(proba, dtype=np.float64), n_splits
+
+
+def ovr_proba(raw):
+    """Normalized one-vs-rest probabilities ``expit(raw) / sum(expit(raw))``.
+
+    Computed in log space (``softmax(log_expit(raw))``), so that rows whose
+    every logit is far below 0 (inputs far outside the training scale) stay on
+    the simplex instead of underflowing to all-zero rows.
+    """
+    return softmax(log_expit(np.asarray(raw, dtype=np.float64)), axis=1)

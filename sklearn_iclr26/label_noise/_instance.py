@@ -13,6 +13,7 @@ from sklearn_iclr26.label_noise._base import BaseNoiseCorrector
 from sklearn_iclr26.label_noise._common import (
     numeric_features,
     out_of_fold_proba,
+    ovr_proba,
     proba_from_raw,
     warmup_count,
 )
@@ -464,17 +465,11 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
         else:
             rows = np.arange(len(y_enc))
             rho = np.column_stack(rhos)[rows, y_enc]
-            proba = expit(np.column_stack(raws))
-            p_obs = proba[rows, y_enc] / np.maximum(proba.sum(axis=1), 1e-300)
-            p_obs = np.clip(p_obs, 1e-300, 1.0 - 1e-16)
+            proba = ovr_proba(np.column_stack(raws))
+            p_obs = np.clip(proba[rows, y_enc], 1e-300, 1.0 - 1e-16)
             log_odds_wrong = np.log1p(-p_obs) - np.log(p_obs)
         self.rho_ = rho
-        if n_classes == 2:
-            self._issue_proba = proba_from_raw(raw)
-        else:
-            self._issue_proba = proba / np.maximum(
-                proba.sum(axis=1, keepdims=True), 1e-300
-            )
+        self._issue_proba = proba_from_raw(raw) if n_classes == 2 else proba
         self._issue_labels = y_enc
         self._estimate_noise_rate(backend, X, y_enc, sample_weight, rng)
         self.mislabel_scores_ = mislabel_posterior(log_odds_wrong, self.noise_rate_)
@@ -523,9 +518,7 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
         raw = self._decision_rows(X)
         if raw.ndim == 1:
             return proba_from_raw(raw)
-        proba = expit(raw)
-        total = proba.sum(axis=1, keepdims=True)
-        return proba / np.maximum(total, 1e-300)
+        return ovr_proba(raw)
 
     def decision_function(self, X):
         """Raw scores (log-odds).
