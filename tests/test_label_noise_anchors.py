@@ -364,3 +364,23 @@ def test_instance_in_sample_rate_warns_when_far_below_disagreement():
     clf = InstanceNoiseCorrector(_lgbm(n_estimators=100), cv=None, random_state=0)
     with pytest.warns(UserWarning, match="flagged set is likely far smaller"):
         clf.fit(X, y_noisy)
+
+
+def test_instance_high_noise_rate_warns_that_it_counts_confusions():
+    """On classes the model cannot separate the confident joint counts its
+    confusions as flips; a noise_rate_ above 0.3 warns and says so."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(
+        n_samples=600,
+        n_features=6,
+        n_informative=3,
+        n_classes=3,
+        class_sep=0.3,
+        random_state=0,
+    )
+    y_noisy, _ = make_label_noise(y, kind="symmetric", rate=0.2, random_state=0)
+    clf = InstanceNoiseCorrector(LogisticRegression(), random_state=0)
+    with pytest.warns(UserWarning, match="counts the rows the plain model itself"):
+        clf.fit(X, y_noisy)
+    assert clf.noise_rate_ > 0.3

@@ -474,6 +474,16 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
         self._estimate_noise_rate(backend, X, y_enc, sample_weight, rng)
         self.mislabel_scores_ = mislabel_posterior(log_odds_wrong, self.noise_rate_)
         self.label_issues_ = top_fraction(self.mislabel_scores_, self.noise_rate_)
+        if self.noise_rate_ > 0.3:
+            warn_user(
+                f"noise_rate_={self.noise_rate_:.3f}: the confident joint (cleanlab's "
+                "estimate) counts the rows the plain model itself confuses as flips, "
+                "so where that model is weak (its out-of-fold predictions contradict "
+                f"{self.oof_disagreement_:.1%} of the labels) it overstates the rate "
+                "(0.38-0.55 for a true 0.19 on keel german and contraceptive), and "
+                "label_issues_ holds hard rows as well as flipped ones. Rank by "
+                "mislabel_scores_ and check the top on a verified subset."
+            )
         flagged = float(np.mean(self.label_issues_))
         if self.oof_disagreement_ >= 0.05 and flagged < self.oof_disagreement_ / 3:
             source = "in-sample" if self.cv is None else "out-of-fold"
