@@ -993,3 +993,16 @@ def test_class_conditional_default_pipeline_converges_on_many_classes():
         warnings.simplefilter("error", ConvergenceWarning)
         warnings.simplefilter("ignore", UserWarning)
         ClassConditionalNoiseCorrector(random_state=0).fit(X, y_noisy)
+
+
+def test_huge_finite_inputs_get_a_clear_message_not_nan():
+    """Finite 1e300 features overflow inside the default StandardScaler +
+    LogisticRegression; the error says so instead of "Input X contains NaN"
+    (on main: scikit-learn's NaN message)."""
+    X, y = make_classification(n_samples=200, random_state=0)
+    X[:, 0] *= 1e300
+    with pytest.raises(ValueError, match="contains no NaN or infinity, but values"):
+        ClassConditionalNoiseCorrector(random_state=0).fit(X, y)
+    X[0, 1] = np.nan  # a real NaN keeps scikit-learn's message
+    with pytest.raises(ValueError, match="Input X contains NaN"):
+        ClassConditionalNoiseCorrector(random_state=0).fit(X, y)

@@ -8,11 +8,13 @@ DataFrame); these helpers validate only what the correctors read themselves.
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import numbers
+
 import numpy as np
 from scipy import sparse
 from scipy.special import expit, log_expit, logit, softmax
 from sklearn.base import clone
-from sklearn.model_selection import StratifiedKFold, cross_val_predict
+from sklearn.model_selection import StratifiedKFold, check_cv, cross_val_predict
 from sklearn.pipeline import Pipeline
 from sklearn.utils import check_array, column_or_1d
 from sklearn.utils.validation import (
@@ -154,16 +156,23 @@ def proba_from_raw(raw):
 def out_of_fold_proba(backend, X, y, sample_weight, cv, rng):
     """``(proba, n_splits)``: out-of-fold probabilities of the plain estimator.
 
-    Stratified ``cv`` folds (fewer when the smallest class is smaller), shuffled
-    with a seed drawn from ``rng``; in-sample probabilities of one fit when
-    no two folds are possible. Columns in label-code order.
+    ``cv`` an int: stratified folds (fewer when the smallest class is
+    smaller), shuffled with a seed drawn from ``rng``; in-sample probabilities
+    of one fit when no two folds are possible. Otherwise a splitter or an
+    iterable of splits, used as given. Columns in label-code order.
     """
-    n_splits = min(cv, int(np.bincount(y).min()))
     params = backend._route(sample_weight=sample_weight)
-    if n_splits >= 2:
-        folds = StratifiedKFold(
-            n_splits, shuffle=True, random_state=seed_from_random_state(rng)
-        )
+    if isinstance(cv, numbers.Integral):
+        n_splits = min(cv, int(np.bincount(y).min()))
+        folds = None
+        if n_splits >= 2:
+            folds = StratifiedKFold(
+                n_splits, shuffle=True, random_state=seed_from_random_state(rng)
+            )
+    else:  # a splitter or an iterable of (train, test) splits, used as given
+        folds = check_cv(cv, y, classifier=True)
+        n_splits = folds.get_n_splits(X, y)
+    if folds is not None:
         proba = cross_val_predict(
             clone(backend.estimator),
             X,

@@ -151,14 +151,16 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
         of ``estimator`` before its final step when ``estimator`` is a
         ``Pipeline``, and ``X`` itself otherwise (which must then be numeric).
         Unused by the other ``rho`` options.
-    cv : int or None, default=5
+    cv : int, cross-validation generator, iterable or None, default=5
         Folds of the out-of-fold probabilities of the plain (uncorrected)
         estimator from which ``noise_rate_``, and with it the number of
-        flagged rows ``label_issues_``, is estimated: cleanlab's confident
-        joint, ``cv`` more fits. ``None`` reads the fitted model's in-sample
-        probabilities instead (no extra fit), which underestimates the rate
-        with flexible models that fit the flipped labels (boosted trees:
-        0.002-0.06 for a true 0.20 in our runs; a warning says so).
+        flagged rows ``label_issues_``, is estimated (cleanlab's confident
+        joint; ``cv`` more fits). An int means stratified, shuffled folds
+        seeded by ``random_state``; any scikit-learn ``cv`` object is used as
+        given. ``None`` reads the fitted model's in-sample probabilities
+        instead (no extra fit), which underestimates the rate with flexible
+        models that fit the flipped labels (boosted trees: 0.002-0.06 for a
+        true 0.20 in our runs; a warning says so).
     random_state : int, RandomState instance or None, default=None
         Seeds the offline ``rho`` estimators and every ``random_state``
         parameter of the estimator left at ``None`` (nested ones too).
@@ -288,7 +290,7 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
         "strategy": [StrOptions({"auto", "objective", "reweight"})],
         "n_reweight_iter": [Interval(Integral, 1, None, closed="left")],
         "transformer": [HasMethods(["transform"]), None],
-        "cv": [Interval(Integral, 2, None, closed="left"), None],
+        "cv": [Interval(Integral, 2, None, closed="left"), "cv_object", None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
