@@ -243,7 +243,8 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
 
     i.e. posterior odds ``r / (1 - r) * (1 - p) / p``, strictly increasing in
     ``1 - p`` for any ``r`` in (0, 1). The score takes ``r = noise_rate_``, the
-    estimated fraction of flipped labels (a constant). It does not plug in the row's own ``rho(x) = phi(beta |h(x)|)``: that
+    estimated fraction of flipped labels (a constant). It does not plug in the
+    row's own ``rho(x) = phi(beta |h(x)|)``: that
     exact IDN posterior has odds ``rho / (1 - rho) * (1 - p) / p``, about
     ``exp((1 - beta) a)`` for a label the model contradicts with margin ``a``
     (logistic ``phi``), which *falls* as the contradiction grows when ``beta >
