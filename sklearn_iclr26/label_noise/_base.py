@@ -18,6 +18,7 @@ from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import set_child_random_state
 from sklearn_iclr26.utils._sklearn_compat import _fit_context
 from sklearn_iclr26.utils._torch import fit_or_restore
+from sklearn_iclr26.utils._validation import explain_overflow
 
 __all__ = ["BaseNoiseCorrector"]
 
@@ -79,7 +80,10 @@ class BaseNoiseCorrector(
         # sample_weight is consumed here (multiplied into the corrected loss's
         # own weights) and passed to the inner classifier as such, in the
         # step__param form through a Pipeline: routing is off for these calls
-        with config_context(enable_metadata_routing=False):
+        with (
+            config_context(enable_metadata_routing=False),
+            explain_overflow(X, backend.what),
+        ):
             self._fit_corrected(backend, X, y_encoded, sample_weight, rng)
         self._backend = backend
         return self
