@@ -185,13 +185,19 @@ def test_multiclass_lightgbm_with_few_rounds_warns(noisy_digits):
     X, y_noisy, _ = noisy_digits
     X, y_noisy = X[:300], y_noisy[:300]
     with pytest.warns(UserWarning, match="may underfit"):
-        InstanceNoiseCorrector(_lgbm(n_estimators=50), warmup=0.1).fit(X, y_noisy)
+        InstanceNoiseCorrector(_lgbm(n_estimators=50), warmup=0.1, random_state=0).fit(
+            X, y_noisy
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        InstanceNoiseCorrector(_lgbm(n_estimators=100), warmup=0.1).fit(X, y_noisy)
+        InstanceNoiseCorrector(_lgbm(n_estimators=100), warmup=0.1, random_state=0).fit(
+            X, y_noisy
+        )
         # binary targets: the measured loss was multi-class only
         binary = y_noisy == y_noisy[0]
-        InstanceNoiseCorrector(_lgbm(n_estimators=20), warmup=0.1).fit(X, binary)
+        InstanceNoiseCorrector(_lgbm(n_estimators=20), warmup=0.1, random_state=0).fit(
+            X, binary
+        )
 
 
 # ------------------------------------------------------- label issues
