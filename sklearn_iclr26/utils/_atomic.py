@@ -240,6 +240,11 @@ def _is_swallowed_interrupt(exc):
 
 def _translated(estimator, exc):
     """The exception the caller sees instead of ``exc`` (``None``: ``exc``)."""
+    if _GUARD["pending"] and threading.current_thread() is threading.main_thread():
+        # a Ctrl-C deferred during the restore: the fit is already failing
+        _GUARD["pending"] = False
+        if not isinstance(exc, KeyboardInterrupt):
+            return KeyboardInterrupt()
     if _is_swallowed_interrupt(exc):
         return KeyboardInterrupt(
             f"{type(estimator).__name__}: a child's training was interrupted "
