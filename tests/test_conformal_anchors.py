@@ -309,47 +309,9 @@ def test_frozen_shape_regions_keep_a_shape_split(cls):
     assert est.n_calibration_samples_ == 50
 
 
-# ------------------------------------------------------ interrupted refits
-class _Interrupting(LogisticRegression):
-    """Raises KeyboardInterrupt at the ``at``-th call into it (when armed)."""
-
-    calls = 0
-    at = None
-
-    def _tick(self):
-        type(self).calls += 1
-        if type(self).at is not None and type(self).calls == type(self).at:
-            raise KeyboardInterrupt
-
-    def fit(self, X, y, **kwargs):
-        self._tick()
-        return super().fit(X, y, **kwargs)
-
-    def predict_proba(self, X):
-        self._tick()
-        return super().predict_proba(X)
-
-
-class _InterruptingRidge(Ridge):
-    calls = 0
-    at = None
-
-    def fit(self, X, y, **kwargs):
-        _InterruptingRidge._tick()
-        return super().fit(X, y, **kwargs)
-
-    def predict(self, X):
-        _InterruptingRidge._tick()
-        return super().predict(X)
-
-    @staticmethod
-    def _tick():
-        _InterruptingRidge.calls += 1
-        at = _InterruptingRidge.at
-        if at is not None and _InterruptingRidge.calls == at:
-            raise KeyboardInterrupt
-
-
+# ----------------------------------------------------- data and failed fits
+# (an interrupted fit or refit of every conformal estimator, and of every
+# other public one: tests/test_common_contracts.py)
 def _classification_data(seed, n=200, n_features=4):
     rng = np.random.RandomState(seed)
     X = rng.normal(size=(n, n_features))
@@ -363,60 +325,7 @@ def _regression_data(seed, n=200, n_features=4):
     return X, X[:, :2] + 0.3 * rng.normal(size=(n, 2))
 
 
-META = [
-    ("socop", lambda: SOCOPClassifier(_Interrupting(), random_state=0)),
-    ("split", lambda: SplitConformalClassifier(_Interrupting(), random_state=0)),
-    ("box", lambda: BonferroniBoxRegressor(_InterruptingRidge(), random_state=0)),
-    ("ellipsoid", lambda: EllipsoidRegressor(_InterruptingRidge(), random_state=0)),
-    ("otcp", lambda: OTCPRegressor(_InterruptingRidge(), random_state=0)),
-    (
-        "cvqr",
-        lambda: CVQRRegressor(
-            residual_estimator=_InterruptingRidge(), **FAST_CVQR, random_state=0
-        ),
-    ),
-]
-
-
 FAST_CVQR = {"max_iter": 3, "warmup_epochs": 1, "hidden_layer_sizes": (4,)}
-
-
-def _outputs(est, X):
-    X = X[:20]
-    if hasattr(est, "predict_set"):
-        return est.predict_set(X), est.predict(X)
-    return est.predict(X), est.region_log_volume(X), est.contains(X, est.predict(X))
-
-
-@pytest.mark.parametrize("name, factory", META, ids=[m[0] for m in META])
-def test_interrupted_refit_leaves_the_previous_fit(name, factory):
-    classifier = name in ("socop", "split")
-    counter = _Interrupting if classifier else _InterruptingRidge
-    data = _classification_data if classifier else _regression_data
-    X_a, y_a = data(0)
-    X_b, y_b = data(1, n=150, n_features=6)
-    counter.at = None
-    est = factory().fit(X_a, y_a)
-    expected = _outputs(est, X_a)  # fills OT-CP's volume cache first
-    before = pickle.dumps(est)
-    counter.calls = 0
-    clone(est).fit(X_b, y_b)
-    n_calls = counter.calls
-    assert n_calls >= 2
-    for at in range(1, n_calls + 1):
-        counter.calls, counter.at = 0, at
-        try:
-            with pytest.raises(KeyboardInterrupt):
-                est.fit(X_b, y_b)
-        finally:
-            counter.at = None
-        assert pickle.dumps(est) == before, at
-        assert est.n_features_in_ == 4
-        for got, want in zip(_outputs(est, X_a), expected):
-            np.testing.assert_array_equal(got, want)
-    # and an uninterrupted refit does replace everything
-    est.fit(X_b, y_b)
-    assert est.n_features_in_ == 6
 
 
 def test_failed_calibrate_leaves_the_previous_fit(digits):

@@ -38,6 +38,7 @@ from sklearn_iclr26.causal._inference import (
     deprecated_alpha,
     miscoverage,
 )
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._docstrings import substitute
 from sklearn_iclr26.utils._random import set_child_random_state
@@ -572,6 +573,7 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         self.ate_aipw_stderr_ = _weighted_stderr(phi_ate, w)
         self.att_aipw_stderr_ = _weighted_stderr(phi_att, w)
 
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, *, treatment=None, W=None, sample_weight=None):
         """Fit the nuisance and effect models on the factual outcomes.

@@ -24,14 +24,15 @@ from sklearn.utils.validation import (
 )
 
 from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
+from sklearn_iclr26.conformal._frozen import frozen_fitted
 from sklearn_iclr26.conformal._noisy_calibration import (
     DemixedCDF,
     demixing_weights,
     finite_sample_margin,
     noise_transition_matrix,
 )
-from sklearn_iclr26.conformal._transaction import fit_transaction, frozen_fitted
 from sklearn_iclr26.metrics._set_metrics import _label_indices
+from sklearn_iclr26.utils._atomic import atomic_fit, scoped_params
 from sklearn_iclr26.utils._batching import batch_slices
 from sklearn_iclr26.utils._random import seed_from_random_state, set_child_random_state
 from sklearn_iclr26.utils._sklearn_compat import (
@@ -341,15 +342,16 @@ class BaseConformalClassifier(
         check_at_least_two_classes(self, y)
         return y
 
+    @atomic_fit
     def _fit_conformal(self, X, y, bins=None, **fit_params):
-        """Fit on a scratch copy and commit the fitted state only on success."""
-        return fit_transaction(
-            self, lambda work: work._fit_work(X, y, fit_params, bins)
-        )
+        """Fit and calibrate; all or nothing (the family's ``fit``)."""
+        self._fit_work(X, y, fit_params, bins)
+        return self
 
     def _init_fit_state(self):
         """Fitted attributes a subclass sets before the split (default: none)."""
 
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
     def calibrate(self, X, y, bins=None):
         """Calibrate a model fitted elsewhere on every row of ``(X, y)``.
@@ -379,9 +381,9 @@ class BaseConformalClassifier(
         """
         frozen = frozen_fitted(self.estimator, self)
         self._check_calibrate_params()
-        return fit_transaction(
-            self, lambda work: work._fit_work(X, y, {}, bins), estimator=frozen
-        )
+        scoped_params(self, estimator=frozen)
+        self._fit_work(X, y, {}, bins)
+        return self
 
     def _check_calibrate_params(self):
         """Checks ``fit`` makes before ``_fit_conformal`` (default: none)."""

@@ -48,7 +48,8 @@ from sklearn.utils.validation import (
 )
 
 from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
-from sklearn_iclr26.conformal._transaction import fit_transaction, frozen_fitted
+from sklearn_iclr26.conformal._frozen import frozen_fitted
+from sklearn_iclr26.utils._atomic import atomic_fit, scoped_params
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._docstrings import substitute
 from sklearn_iclr26.utils._random import set_child_random_state
@@ -363,6 +364,7 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
             for name, params in routed.items()
         }
 
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, **fit_params):
         """Fit the model on a training part and calibrate the regions.
@@ -390,7 +392,8 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
         self : object
             Fitted estimator.
         """
-        return fit_transaction(self, lambda work: work._fit_work(X, y, fit_params))
+        self._fit_work(X, y, fit_params)
+        return self
 
     def _split(self, n_samples, rng):
         """Calibration and training rows."""
@@ -796,6 +799,7 @@ class BaseResidualRegion(BaseConformalRegressor):
             return rows, rows[:0]
         return super()._split(n_samples, rng)
 
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
     def calibrate(self, X, y):
         """Calibrate the regions of a model fitted elsewhere.
@@ -821,10 +825,9 @@ class BaseResidualRegion(BaseConformalRegressor):
         self : object
             The calibrated estimator.
         """
-        frozen = frozen_fitted(self.estimator, self)
-        return fit_transaction(
-            self, lambda work: work._fit_work(X, y), estimator=frozen
-        )
+        scoped_params(self, estimator=frozen_fitted(self.estimator, self))
+        self._fit_work(X, y)
+        return self
 
     # ---------------------------------------------------- cross-conformal
     def _cross_conformal(self):

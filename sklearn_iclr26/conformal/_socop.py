@@ -21,6 +21,7 @@ from sklearn_iclr26.conformal._conformity_scores import (
     socop_sets,
 )
 from sklearn_iclr26.metrics import set_size_stratified_coverage_violation
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._docstrings import Substitution
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from sklearn_iclr26.utils._validation import store_params
@@ -278,6 +279,7 @@ class SOCOPClassifier(BaseConformalClassifier):
         self.lam_ = float(grid[best])
         log_progress(self, f"lam_={self.lam_:.4g} ({self.lam_criterion})")
 
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, bins=None, **fit_params):
         """Fit the classifier, choose ``lam`` and calibrate.

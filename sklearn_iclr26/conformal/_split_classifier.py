@@ -18,6 +18,7 @@ from sklearn_iclr26.conformal._conformity_scores import (
     _raps_with_uniforms,
     conformity_scores,
 )
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._docstrings import Substitution
 from sklearn_iclr26.utils._sklearn_compat import StrOptions, _fit_context
 from sklearn_iclr26.utils._validation import store_params
@@ -163,6 +164,7 @@ class SplitConformalClassifier(BaseConformalClassifier):
             return _lac_sets(proba, threshold)
         return super()._sets(proba, threshold, uniforms)
 
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, bins=None, **fit_params):
         """Fit the classifier and calibrate.

@@ -10,8 +10,9 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
-from sklearn_iclr26.utils._torch import fit_or_restore, forward_module
+from sklearn_iclr26.utils._torch import forward_module
 from sklearn_iclr26.utils._torch_estimator import DTYPES, BaseTorchEstimator
 from sklearn_iclr26.utils._validation import store_params
 
@@ -241,7 +242,7 @@ class SparseAutoencoder(
     ):
         store_params(self, locals())
 
-    @fit_or_restore
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Train the autoencoder.

@@ -40,6 +40,7 @@ from sklearn_iclr26.deferral._surrogate import (
     surrogate_weights,
     top_k_mask,
 )
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import (
     seed_from_random_state,
@@ -392,6 +393,7 @@ class _BaseTopKDeferral(_ExpertColumnsMixin, BaseEstimator, metaclass=ABCMeta):
         predictor = self._get_predictor() if self._uses_predictor() else None
         return fit_router(self, {"predictor": predictor})
 
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, **fit_params):
         """Fit the predictor, the allocator and (if adaptive) the k(x) model.

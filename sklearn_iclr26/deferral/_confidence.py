@@ -17,6 +17,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from sklearn_iclr26.deferral._base import _ExpertColumnsMixin, _LabelExpertsMixin
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import (
     seed_from_random_state,
@@ -217,6 +218,7 @@ class ConfidenceThresholdDeferrer(
         out[:, self._encode(predictor.classes_, "The predictor's classes")] = proba
         return out
 
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
         """Fit the predictor, the routes and the threshold.

@@ -8,8 +8,8 @@ from scipy.special import softmax
 from sklearn.linear_model import LogisticRegression
 
 from sklearn_iclr26.ensemble._base import BaseAdaptiveComposition
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._sklearn_compat import _fit_context
-from sklearn_iclr26.utils._torch import fit_or_restore
 from sklearn_iclr26.utils._torch_estimator import TorchClassifierMixin
 from sklearn_iclr26.utils._validation import validate_classifier_fit_data
 
@@ -84,7 +84,7 @@ class AdaptiveCompositionClassifier(TorchClassifierMixin, BaseAdaptiveCompositio
     def _head_output(self, head, embedding):
         return head.predict_proba(embedding)
 
-    @fit_or_restore
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
         """Compute the proxy, solve the weights, merge and fine-tune.

@@ -8,8 +8,9 @@ from sklearn.linear_model import RidgeCV
 from sklearn.utils.validation import validate_data
 
 from sklearn_iclr26.ensemble._base import BaseAdaptiveComposition
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._sklearn_compat import _fit_context
-from sklearn_iclr26.utils._torch import fit_or_restore
+from sklearn_iclr26.utils._torch import check_regression_fit
 from sklearn_iclr26.utils._torch_estimator import TorchRegressorMixin
 
 __all__ = ["AdaptiveCompositionRegressor"]
@@ -100,7 +101,7 @@ class AdaptiveCompositionRegressor(TorchRegressorMixin, BaseAdaptiveComposition)
             len(embedding), -1
         )
 
-    @fit_or_restore
+    @atomic_fit(check=check_regression_fit)
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
         """Compute the proxy, solve the weights, merge and fine-tune.

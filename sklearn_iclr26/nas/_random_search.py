@@ -9,8 +9,9 @@ import numpy as np
 from sklearn.metrics import log_loss, mean_squared_error
 
 from sklearn_iclr26.nas._base_search import BaseNASSearch, history_record
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._sklearn_compat import Interval, _fit_context
-from sklearn_iclr26.utils._torch import fit_or_restore
+from sklearn_iclr26.utils._torch import check_regression_fit
 from sklearn_iclr26.utils._torch_estimator import TRAINING_CONSTRAINTS
 from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
@@ -212,7 +213,7 @@ class RandomNASSearch(BaseNASSearch):
             return min(history, key=lambda h: h["val_loss"])["arch"]
         return self._select_by_rule(history, "last_feasible")
 
-    @fit_or_restore
+    @atomic_fit(check=check_regression_fit)
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Draw, train and compare feasible architectures; refit the best.

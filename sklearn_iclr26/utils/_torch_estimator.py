@@ -66,6 +66,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_clas
 from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._docstrings import substitute
 from sklearn_iclr26.utils._persistence import SavedNet, with_saved_nets
 from sklearn_iclr26.utils._sklearn_compat import (
@@ -74,7 +75,11 @@ from sklearn_iclr26.utils._sklearn_compat import (
     _check_sample_weight,
     _fit_context,
 )
-from sklearn_iclr26.utils._torch import fit_or_restore, forward_module, train_module
+from sklearn_iclr26.utils._torch import (
+    check_regression_fit,
+    forward_module,
+    train_module,
+)
 from sklearn_iclr26.utils._validation import (
     N_JOBS_CONSTRAINT,
     validate_classifier_fit_data,
@@ -364,7 +369,7 @@ class BaseTorchEstimator(BaseEstimator, metaclass=ABCMeta):
 
     # ------------------------------------------------ protected entry points
 
-    @fit_or_restore(check_regression=False)
+    @atomic_fit
     def _fit_with_criterion(
         self,
         X,
@@ -633,7 +638,7 @@ class TorchClassifierMixin(ClassifierMixin):
         # _fit_with_criterion: y holds encoded labels, predictions are indices
         self.classes_ = np.arange(n_outputs)
 
-    @fit_or_restore
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the network.
@@ -714,7 +719,7 @@ class TorchRegressorMixin(RegressorMixin):
         out = out * self._y_scale + self._y_mean
         return out.ravel() if self._y_ndim == 1 else out
 
-    @fit_or_restore
+    @atomic_fit(check=check_regression_fit)
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the network.
