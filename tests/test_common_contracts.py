@@ -351,3 +351,73 @@ def test_skops_fresh_process_reload_is_bit_identical(tmp_path):
 @pytest.mark.slow
 def test_skops_fresh_process_reload_of_every_estimator(tmp_path):
     _check_fresh_process_reload(NAMES, tmp_path)
+
+
+# ------------------------------------------------- the caller's global RNGs
+# every test instance, option variants included (an option such as a
+# randomized score or a mini-batch schedule is where a global draw would hide)
+_INSTANCES = [
+    (f"{name}-{i}", clone(cls(**params)))
+    for name, cls in all_estimators()
+    for i, params in enumerate(_registries()[0].get(name, [{}]))
+]
+# methods taking (X, y) or (X, n_samples) that an estimator may have; the
+# X-only ones are X_METHODS
+XY_METHODS = ("contains", "conformity_scores", "rank")
+
+
+def _global_rng_states():
+    import random
+
+    import torch
+
+    return np.random.get_state(), torch.random.get_rng_state(), random.getstate()
+
+
+def _assert_same_states(before, after):
+    import torch
+
+    (np_a, torch_a, py_a), (np_b, torch_b, py_b) = before, after
+    assert np_a[0] == np_b[0] and np_a[2:] == np_b[2:], "numpy's global RNG moved"
+    np.testing.assert_array_equal(np_a[1], np_b[1], err_msg="numpy's global RNG")
+    assert torch.equal(torch_a, torch_b), "torch's global RNG moved"
+    assert py_a == py_b, "Python's random module moved"
+
+
+def _all_outputs(fitted, X, y):
+    """_outputs, plus the methods that take y or draw samples."""
+    import inspect
+
+    out = _outputs(fitted, X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for method in XY_METHODS:
+            if hasattr(fitted, method):
+                function = getattr(fitted, method)
+                takes_y = "y" in inspect.signature(function).parameters
+                out[method] = function(X, y) if takes_y else function(X)
+        if hasattr(fitted, "sample"):
+            out["sample"] = fitted.sample(X[:3], 5, random_state=0)
+    return out
+
+
+@pytest.mark.parametrize("key", [key for key, _ in _INSTANCES])
+def test_fit_and_methods_leave_the_global_rngs_alone(key):
+    # the copies of this contract that the family files once had (conformal
+    # anchors, CVQR, label noise, memorization, NAS, neural network) are this
+    # test; a fit seeded by random_state is also bit-identical for the option
+    # variants (the first instance: test_clone_is_unfitted_and_refits...)
+    import random
+
+    import torch
+
+    estimator = dict(_INSTANCES)[key]
+    X, y = _data(estimator)
+    np.random.seed(12345)
+    torch.manual_seed(123)
+    random.seed(7)
+    before = _global_rng_states()
+    outputs = _all_outputs(_fit(estimator, X, y), X, y)
+    _assert_same_states(before, _global_rng_states())
+    if not key.endswith("-0"):
+        _assert_same(_all_outputs(_fit(estimator, X, y), X, y), outputs)

@@ -528,19 +528,8 @@ def test_bad_input():
 
 
 # -------------------------------------------- ecosystem and determinism
-def test_determinism_and_no_global_rng_side_effect():
-    # pickle, clone and GridSearch: tests/test_common_contracts.py
-    rng = np.random.RandomState(0)
-    X, Y = banana(300, rng)
-    p = {**FAST, "max_iter": 6, "hidden_layer_sizes": (8, 8)}
-    a = CVQRRegressor(random_state=3, **p).fit(X, Y)
-    b = CVQRRegressor(random_state=3, **p).fit(X, Y)
-    np.testing.assert_array_equal(a.calibration_scores_, b.calibration_scores_)
-    np.testing.assert_array_equal(a.rank(X, Y), b.rank(X, Y))
-    state = torch.random.get_rng_state()
-    a.sample(X[:3], 5, random_state=0)
-    a.rank(X, Y)
-    assert torch.equal(state, torch.random.get_rng_state())
+# determinism and the global RNGs (fit, rank, sample): tests/test_common_contracts.py
+# (test_fit_and_methods_leave_the_global_rngs_alone, test_clone_is_unfitted_...)
 
 
 def test_verbose_prints_progress(capsys):
