@@ -7,23 +7,29 @@ the estimators of the one exemption table (``utils/_exemptions.py``), whose bare
 
 An estimator one of whose ``tests/test_common.py`` instances already has the
 default parameters is left out here: the common checks ran on exactly
-``Est()`` there, and running them twice checks nothing new.
+``Est()`` there, and running them twice checks nothing new. For the others,
+``Est()`` is one more instance of a class whose first test instance ran every
+check in ``tests/test_common.py``: like an option variant there, it runs every
+check but the option-independent ones (``OPTION_INDEPENDENT_CHECKS`` in
+``sklearn_iclr26/utils/_test_common.py``: the class, its parameters and the
+validation of the input, which no default value reaches), and every check when
+a default it changes holds an estimator. The default budgets (``max_iter``...)
+are kept: the checks run on what a user gets from ``Est()``.
 """
 
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
 import re
-import time
 
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator
-from sklearn.utils.estimator_checks import check_estimator
 
 from sklearn_iclr26.utils._exemptions import DEFAULT_PARAMS_EXEMPTIONS
 from sklearn_iclr26.utils._test_common import (
-    get_expected_failed_checks,
+    first_test_instances,
+    parametrize_with_narrowed_checks,
     yield_test_instances,
 )
 from sklearn_iclr26.utils.discovery import all_estimators
@@ -89,34 +95,13 @@ def test_same_params_tells_default_instances_apart():
     assert CHECKED_IN_TEST_COMMON <= {name for name, _ in ESTIMATORS}
 
 
-@pytest.mark.parametrize(
-    "Estimator", DEFAULT_PARAMS_ESTIMATORS, ids=lambda cls: cls.__name__
+# scikit-learn's check_estimator(Est()) as one test per check, the expected
+# failures strict (an expectation that passes is stale)
+@parametrize_with_narrowed_checks(
+    [Estimator() for Estimator in DEFAULT_PARAMS_ESTIMATORS], first_test_instances()
 )
-def test_check_estimator_default_parameters(Estimator):
-    estimator = Estimator()
-    start = time.perf_counter()
-    results = check_estimator(
-        estimator,
-        expected_failed_checks=get_expected_failed_checks(estimator),
-        on_fail=None,
-    )
-    elapsed = time.perf_counter() - start
-    failed = [
-        f"{r['check_name']}: {r['exception']!r}"
-        for r in results
-        if r["status"] == "failed"
-    ]
-    assert not failed, "\n".join(failed)
-    # an expected failure that passes means the expectation list is stale
-    unexpectedly_passed = [
-        r["check_name"]
-        for r in results
-        if r["expected_to_fail"] and r["status"] == "passed"
-    ]
-    assert not unexpectedly_passed, unexpectedly_passed
-    # time is reported, never asserted (speed belongs to benchmarks/): the
-    # defaults are meant to keep this under about 30 s on a quiet CPU
-    print(f"check_estimator({Estimator.__name__}()) took {elapsed:.1f} s")
+def test_check_estimator_default_parameters(estimator, check):
+    check(estimator)
 
 
 @pytest.mark.parametrize("name", sorted(DEFAULT_PARAMS_EXEMPTIONS))
