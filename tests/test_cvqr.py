@@ -218,11 +218,13 @@ def test_ranks_stay_bounded_where_the_curvature_would_vanish(curvature):
 def test_curvature_parameter_reaches_the_potential(curvature):
     rng = np.random.RandomState(0)
     X, Y = banana(300, rng)
+    # the map on y itself: the default forest residual is not what is tested
     reg = CVQRRegressor(
         curvature=curvature,
         max_iter=2,
         warmup_epochs=1,
         hidden_layer_sizes=(4, 4),
+        residual_estimator=None,
         random_state=0,
     ).fit(X, Y)
     assert reg.net_.module_.potential.curvature_mode == curvature
@@ -487,7 +489,10 @@ def test_variants_fit_and_cover(params):
 def test_bad_input():
     rng = np.random.RandomState(0)
     X, Y = banana(100, rng)
-    reg = CVQRRegressor(max_iter=2, warmup_epochs=1, hidden_layer_sizes=(4, 4))
+    # error paths and the calibration policy, not the point model: the map on
+    # y itself (no cross-fitted forest to fit five times per call)
+    cheap = {"residual_estimator": None}
+    reg = CVQRRegressor(max_iter=2, warmup_epochs=1, hidden_layer_sizes=(4, 4), **cheap)
     Y_nan = Y.copy()
     Y_nan[3, 1] = np.nan
     with pytest.raises(ValueError, match="NaN"):
@@ -503,10 +508,10 @@ def test_bad_input():
             CVQRRegressor(confidence_level=level).fit(X, Y)
     # too small a calibration set: a warning, never an error (the policy)
     with pytest.warns(UserWarning, match="too few for confidence_level=0.99"):
-        small = CVQRRegressor(confidence_level=0.99, max_iter=2).fit(X, Y)
+        small = CVQRRegressor(confidence_level=0.99, max_iter=2, **cheap).fit(X, Y)
     assert small.threshold_ == np.inf
     with pytest.warns(UserWarning, match="too few for confidence_level=0.9"):
-        CVQRRegressor(calibration_size=5, max_iter=2).fit(X, Y)
+        CVQRRegressor(calibration_size=5, max_iter=2, **cheap).fit(X, Y)
     reg.fit(X, Y)
     with pytest.raises(ValueError, match="open interval"):
         reg.contains(X, Y, confidence_level=1.2)
@@ -522,7 +527,7 @@ def test_bad_input():
     with pytest.warns(UserWarning, match="too few for confidence_level=0.999"):
         assert reg.contains(X[:3], Y[:3] + 1e6, confidence_level=0.999).all()
     with pytest.raises(ValueError, match="d <= 2"):
-        CVQRRegressor(max_iter=2, hidden_layer_sizes=(4, 4)).fit(
+        CVQRRegressor(max_iter=2, hidden_layer_sizes=(4, 4), **cheap).fit(
             X, np.c_[Y, Y[:, 0]]
         ).predict_region(X[:2])
 
