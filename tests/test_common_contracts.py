@@ -226,14 +226,18 @@ def test_skops_round_trip_is_bit_identical(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_clone_is_unfitted_and_refits_bit_identically(name):
+    # and, for the first instances, the global-RNG contract below: the two
+    # fits and every method leave the caller's global RNGs alone
     estimator = _FIRST[name]
     X, y = _data(estimator)
+    before = _seed_global_rngs()
     fitted = _fit(estimator, X, y)
     copy = clone(fitted)
     fitted_attrs = [k for k in vars(copy) if k.endswith("_") and not k.startswith("_")]
     assert not fitted_attrs, fitted_attrs
     assert copy.get_params().keys() == fitted.get_params().keys()
-    _assert_same(_outputs(_fit(copy, X, y), X), _outputs(fitted, X))
+    _assert_same(_all_outputs(_fit(copy, X, y), X, y), _all_outputs(fitted, X, y))
+    _assert_same_states(before, _global_rng_states())
 
 
 @pytest.mark.parametrize("name", sorted(GRID))
@@ -354,12 +358,14 @@ def test_skops_fresh_process_reload_of_every_estimator(tmp_path):
 
 
 # ------------------------------------------------- the caller's global RNGs
-# every test instance, option variants included (an option such as a
-# randomized score or a mini-batch schedule is where a global draw would hide)
-_INSTANCES = [
+# every test instance: the first ones in test_clone_is_unfitted_and_refits...
+# above, the option variants here (an option such as a randomized score or a
+# mini-batch schedule is where a global draw would hide)
+_VARIANTS = [
     (f"{name}-{i}", clone(cls(**params)))
     for name, cls in all_estimators()
     for i, params in enumerate(_registries()[0].get(name, [{}]))
+    if i > 0
 ]
 # methods taking (X, y) or (X, n_samples) that an estimator may have; the
 # X-only ones are X_METHODS
@@ -372,6 +378,18 @@ def _global_rng_states():
     import torch
 
     return np.random.get_state(), torch.random.get_rng_state(), random.getstate()
+
+
+def _seed_global_rngs():
+    """Seed numpy's, torch's and Python's global RNGs; return their states."""
+    import random
+
+    import torch
+
+    np.random.seed(12345)
+    torch.manual_seed(123)
+    random.seed(7)
+    return _global_rng_states()
 
 
 def _assert_same_states(before, after):
@@ -401,23 +419,14 @@ def _all_outputs(fitted, X, y):
     return out
 
 
-@pytest.mark.parametrize("key", [key for key, _ in _INSTANCES])
+@pytest.mark.parametrize("key", [key for key, _ in _VARIANTS])
 def test_fit_and_methods_leave_the_global_rngs_alone(key):
     # the copies of this contract that the family files once had (conformal
-    # anchors, CVQR, label noise, memorization, NAS, neural network) are this
-    # test; a fit seeded by random_state is also bit-identical for the option
-    # variants (the first instance: test_clone_is_unfitted_and_refits...)
-    import random
-
-    import torch
-
-    estimator = dict(_INSTANCES)[key]
+    # anchors, CVQR, label noise, NAS, neural network) are this test and the
+    # clone test above; a fit seeded by random_state is bit-identical
+    estimator = dict(_VARIANTS)[key]
     X, y = _data(estimator)
-    np.random.seed(12345)
-    torch.manual_seed(123)
-    random.seed(7)
-    before = _global_rng_states()
+    before = _seed_global_rngs()
     outputs = _all_outputs(_fit(estimator, X, y), X, y)
+    _assert_same(_all_outputs(_fit(estimator, X, y), X, y), outputs)
     _assert_same_states(before, _global_rng_states())
-    if not key.endswith("-0"):
-        _assert_same(_all_outputs(_fit(estimator, X, y), X, y), outputs)
