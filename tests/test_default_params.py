@@ -13,8 +13,14 @@ check in ``tests/test_common.py``: like an option variant there, it runs every
 check but the option-independent ones (``OPTION_INDEPENDENT_CHECKS`` in
 ``sklearn_iclr26/utils/_test_common.py``: the class, its parameters and the
 validation of the input, which no default value reaches), and every check when
-a default it changes holds an estimator. The default budgets (``max_iter``...)
-are kept: the checks run on what a user gets from ``Est()``.
+a default it changes holds an estimator.
+
+Where ``Est()`` differs from a test instance in the training budget alone
+(``BUDGET_PARAMS``: ``max_iter``), the instance is the default estimator
+trained for fewer epochs: every check whose outcome does not read how far
+training went (the code each epoch runs is the same) ran on it, and ``Est()``
+runs the ``BUDGET_DEPENDENT_CHECKS`` at the default budget: a quality
+threshold, an iteration count, or a tolerance on the trained outputs.
 """
 
 # Authors: The sklearn-iclr26 developers
@@ -95,11 +101,91 @@ def test_same_params_tells_default_instances_apart():
     assert CHECKED_IN_TEST_COMMON <= {name for name, _ in ESTIMATORS}
 
 
+BUDGET_PARAMS = {"max_iter"}
+BUDGET_DEPENDENT_CHECKS = {
+    # a score threshold on the trained model
+    "check_classifiers_train",
+    "check_regressors_train",
+    # a tolerance or a tie rule on trained outputs
+    "check_classifiers_classes",
+    "check_decision_proba_consistency",
+    "check_fit_idempotent",
+    "check_methods_sample_order_invariance",
+    "check_methods_subset_invariance",
+    "check_sample_weight_equivalence_on_dense_data",
+    "check_sample_weight_equivalence_on_sparse_data",
+    # float32/int training for the whole default budget
+    "check_estimators_dtypes",
+    # the iteration count
+    "check_non_transformer_estimators_n_iter",
+    "check_transformer_n_iter",
+}
+
+
+def _differs_in_budget_only(cls):
+    """Whether a test instance of ``cls`` is ``cls()`` but for BUDGET_PARAMS."""
+    default = cls().get_params(deep=False)
+    for est in yield_test_instances():
+        if type(est) is not cls:
+            continue
+        params = est.get_params(deep=False)
+        differ = {k for k in default if not _same_params(default[k], params[k])}
+        if differ and differ <= BUDGET_PARAMS:
+            return True
+    return False
+
+
+BUDGET_ONLY = {
+    cls.__name__ for cls in DEFAULT_PARAMS_ESTIMATORS if _differs_in_budget_only(cls)
+}
+
+
+def _check_name(value):
+    check = getattr(value, "values", value)[1]
+    while hasattr(check, "__wrapped__"):
+        check = check.__wrapped__
+    return getattr(check, "func", check).__name__
+
+
+def _default_parameter_checks():
+    mark = parametrize_with_narrowed_checks(
+        [Estimator() for Estimator in DEFAULT_PARAMS_ESTIMATORS],
+        first_test_instances(),
+    ).mark
+    argnames, argvalues = mark.args
+    kept = [
+        value
+        for value in argvalues
+        if type(getattr(value, "values", value)[0]).__name__ not in BUDGET_ONLY
+        or _check_name(value) in BUDGET_DEPENDENT_CHECKS
+    ]
+    return pytest.mark.parametrize(argnames, kept, ids=mark.kwargs["ids"])
+
+
+def test_budget_rule():
+    from sklearn.utils.estimator_checks import parametrize_with_checks
+
+    from sklearn_iclr26.neural_network import TorchMLPClassifier
+
+    # a check name that is no check would keep nothing
+    names = {
+        _check_name(value)
+        for value in parametrize_with_checks([TorchMLPClassifier()]).mark.args[1]
+    }
+    assert BUDGET_DEPENDENT_CHECKS - names <= {
+        "check_regressors_train",
+        "check_sample_weight_equivalence_on_sparse_data",
+        "check_transformer_n_iter",
+    }
+    # TorchMLPClassifier's test instance is its default with max_iter=30
+    assert "TorchMLPClassifier" in BUDGET_ONLY
+    # CVQR's differs in its network too
+    assert "CVQRRegressor" not in BUDGET_ONLY
+
+
 # scikit-learn's check_estimator(Est()) as one test per check, the expected
 # failures strict (an expectation that passes is stale)
-@parametrize_with_narrowed_checks(
-    [Estimator() for Estimator in DEFAULT_PARAMS_ESTIMATORS], first_test_instances()
-)
+@_default_parameter_checks()
 def test_check_estimator_default_parameters(estimator, check):
     check(estimator)
 
