@@ -231,14 +231,18 @@ def test_skops_round_trip_is_bit_identical(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_clone_is_unfitted_and_refits_bit_identically(name):
+    # and, for the first instances, the global-RNG contract below: the two
+    # fits and every method leave the caller's global RNGs alone
     estimator = _FIRST[name]
     X, y = _data(estimator)
+    before = _seed_global_rngs()
     fitted = _fit(estimator, X, y)
     copy = clone(fitted)
     fitted_attrs = [k for k in vars(copy) if k.endswith("_") and not k.startswith("_")]
     assert not fitted_attrs, fitted_attrs
     assert copy.get_params().keys() == fitted.get_params().keys()
-    _assert_same(_outputs(_fit(copy, X, y), X), _outputs(fitted, X))
+    _assert_same(_all_outputs(_fit(copy, X, y), X, y), _all_outputs(fitted, X, y))
+    _assert_same_states(before, _global_rng_states())
 
 
 @pytest.mark.parametrize("name", sorted(GRID))
@@ -472,3 +476,78 @@ def test_interrupted_fit_leaves_the_previous_state(name):
         _interrupted(fitted, X_b, y_b, at)
         assert set(vars(fitted)) == keys, at
         _assert_same(_outputs(fitted, X), expected)
+
+
+# ------------------------------------------------- the caller's global RNGs
+# every test instance: the first ones in test_clone_is_unfitted_and_refits...
+# above, the option variants here (an option such as a randomized score or a
+# mini-batch schedule is where a global draw would hide)
+_VARIANTS = [
+    (f"{name}-{i}", clone(cls(**params)))
+    for name, cls in all_estimators()
+    for i, params in enumerate(_registries()[0].get(name, [{}]))
+    if i > 0
+]
+# methods taking (X, y) or (X, n_samples) that an estimator may have; the
+# X-only ones are X_METHODS
+XY_METHODS = ("contains", "conformity_scores", "rank")
+
+
+def _global_rng_states():
+    import random
+
+    import torch
+
+    return np.random.get_state(), torch.random.get_rng_state(), random.getstate()
+
+
+def _seed_global_rngs():
+    """Seed numpy's, torch's and Python's global RNGs; return their states."""
+    import random
+
+    import torch
+
+    np.random.seed(12345)
+    torch.manual_seed(123)
+    random.seed(7)
+    return _global_rng_states()
+
+
+def _assert_same_states(before, after):
+    import torch
+
+    (np_a, torch_a, py_a), (np_b, torch_b, py_b) = before, after
+    assert np_a[0] == np_b[0] and np_a[2:] == np_b[2:], "numpy's global RNG moved"
+    np.testing.assert_array_equal(np_a[1], np_b[1], err_msg="numpy's global RNG")
+    assert torch.equal(torch_a, torch_b), "torch's global RNG moved"
+    assert py_a == py_b, "Python's random module moved"
+
+
+def _all_outputs(fitted, X, y):
+    """_outputs, plus the methods that take y or draw samples."""
+    import inspect
+
+    out = _outputs(fitted, X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for method in XY_METHODS:
+            if hasattr(fitted, method):
+                function = getattr(fitted, method)
+                takes_y = "y" in inspect.signature(function).parameters
+                out[method] = function(X, y) if takes_y else function(X)
+        if hasattr(fitted, "sample"):
+            out["sample"] = fitted.sample(X[:3], 5, random_state=0)
+    return out
+
+
+@pytest.mark.parametrize("key", [key for key, _ in _VARIANTS])
+def test_fit_and_methods_leave_the_global_rngs_alone(key):
+    # the copies of this contract that the family files once had (conformal
+    # anchors, CVQR, label noise, NAS, neural network) are this test and the
+    # clone test above; a fit seeded by random_state is bit-identical
+    estimator = dict(_VARIANTS)[key]
+    X, y = _data(estimator)
+    before = _seed_global_rngs()
+    outputs = _all_outputs(_fit(estimator, X, y), X, y)
+    _assert_same(_all_outputs(_fit(estimator, X, y), X, y), outputs)
+    _assert_same_states(before, _global_rng_states())
