@@ -30,6 +30,7 @@ from sklearn_iclr26.conformal._noisy_calibration import (
     finite_sample_margin,
     noise_transition_matrix,
 )
+from sklearn_iclr26.conformal._row_uniforms import row_uniforms
 from sklearn_iclr26.conformal._transaction import fit_transaction, frozen_fitted
 from sklearn_iclr26.metrics._set_metrics import _label_indices
 from sklearn_iclr26.utils._batching import batch_slices
@@ -491,11 +492,11 @@ class BaseConformalClassifier(
         self.label_noise_matrix_ = T
         if T is None:
             cal_scores = self._true_label_scores(
-                _safe_indexing(X, cal_index), y[cal_index], seed=self._seed
+                _safe_indexing(X, cal_index), y[cal_index]
             )
         else:
             cal_matrix = self._calibration_score_matrix(
-                _safe_indexing(X, cal_index), seed=self._seed
+                _safe_indexing(X, cal_index)
             )
             cal_y = self._label_index(y[cal_index])
             cal_scores = cal_matrix[np.arange(cal_y.shape[0]), cal_y]
@@ -619,37 +620,42 @@ class BaseConformalClassifier(
         """Whether the calibration scores use uniform draws."""
         return self._is_randomized()
 
-    def _uniforms(self, n_samples, seed, calibration=False):
-        """Row-aligned uniform draws of randomized scores (or ``None``)."""
+    def _uniforms(self, X, calibration=False):
+        """Row-aligned uniform draws of randomized scores (or ``None``).
+
+        Each row's draw is keyed by the fitted seed and the row's content
+        (``row_uniforms``), not by its position: the sets do not depend on
+        how the rows are batched or ordered, and predicting one row per call
+        does not reuse one draw for every row. Calibration and test rows get
+        draws from the same function, so their scores stay exchangeable.
+        """
         randomized = (
             self._calibration_randomized() if calibration else self._is_randomized()
         )
         if not randomized:
             return None
-        return check_random_state(seed).uniform(size=(n_samples, 1))
+        return row_uniforms(X, self._seed)
 
-    def _calibration_score_matrix(self, X, seed):
+    def _calibration_score_matrix(self, X):
         """Every label's score on the calibration rows, by row batches."""
         n_samples = _num_samples(X)
-        uniforms = self._uniforms(n_samples, seed, calibration=True)
         out = np.empty((n_samples, self.classes_.shape[0]))
         for rows in batch_slices(n_samples, self._row_bytes()):
             X_batch = X if rows == slice(0, n_samples) else _batch(X, rows)
             proba = self._predict_proba_checked(X_batch)
-            u = None if uniforms is None else uniforms[rows]
+            u = self._uniforms(X_batch, calibration=True)
             out[rows] = self._score_matrix(proba, u)
         return out
 
-    def _true_label_scores(self, X, y, seed):
+    def _true_label_scores(self, X, y):
         """Score of the true label of every row, computed by row batches."""
         n_samples = _num_samples(X)
         y_index = self._label_index(y)
-        uniforms = self._uniforms(n_samples, seed, calibration=True)
         out = np.empty(n_samples)
         for rows in batch_slices(n_samples, self._row_bytes()):
             X_batch = X if rows == slice(0, n_samples) else _batch(X, rows)
             proba = self._predict_proba_checked(X_batch)
-            u = None if uniforms is None else uniforms[rows]
+            u = self._uniforms(X_batch, calibration=True)
             scores = self._score_matrix(proba, u)
             out[rows] = scores[np.arange(proba.shape[0]), y_index[rows]]
         return out
@@ -835,10 +841,9 @@ class BaseConformalClassifier(
             Scores; columns follow ``classes_``.
         """
         X, n_samples = self._check_X(X)
-        uniforms = self._uniforms(n_samples, self._seed + 1)
 
         def scores(Xb, rows):
-            u = None if uniforms is None else uniforms[rows]
+            u = self._uniforms(Xb)
             return self._score_matrix(self._predict_proba_checked(Xb), u)
 
         return self._map_batches(X, scores, np.float64)
@@ -892,11 +897,10 @@ class BaseConformalClassifier(
         levels, multi = _levels(confidence_level)
         groups = self._row_groups(bins, n_samples, "predict_set")
         thresholds = [self._threshold(level) for level in levels]
-        uniforms = self._uniforms(n_samples, self._seed + 1)
 
         def sets_of(Xb, rows):
             proba = self._predict_proba_checked(Xb)
-            u = None if uniforms is None else uniforms[rows]
+            u = self._uniforms(Xb)
             g = None if groups is None else groups[rows]
             scores = self._score_matrix(proba, u) if multi else None
             out = []
@@ -977,7 +981,6 @@ class BaseConformalClassifier(
                 "p-value's tie rule has no counterpart. Use smoothed=False."
             )
         groups = self._row_groups(bins, n_samples, "predict_p")
-        uniforms = self._uniforms(n_samples, self._seed + 1)
         tau = (
             check_random_state(random_state).uniform(size=(n_samples, 1))
             if smoothed
@@ -986,7 +989,7 @@ class BaseConformalClassifier(
 
         def p_of(Xb, rows):
             proba = self._predict_proba_checked(Xb)
-            u = None if uniforms is None else uniforms[rows]
+            u = self._uniforms(Xb)
             scores = self._score_matrix(proba, u)
             t = None if tau is None else tau[rows]
             if self.conditional is None:
