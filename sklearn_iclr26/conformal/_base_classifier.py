@@ -495,9 +495,7 @@ class BaseConformalClassifier(
                 _safe_indexing(X, cal_index), y[cal_index]
             )
         else:
-            cal_matrix = self._calibration_score_matrix(
-                _safe_indexing(X, cal_index)
-            )
+            cal_matrix = self._calibration_score_matrix(_safe_indexing(X, cal_index))
             cal_y = self._label_index(y[cal_index])
             cal_scores = cal_matrix[np.arange(cal_y.shape[0]), cal_y]
         self.calibration_scores_ = np.sort(cal_scores)
@@ -840,7 +838,7 @@ class BaseConformalClassifier(
         scores : ndarray of shape (n_samples, n_classes)
             Scores; columns follow ``classes_``.
         """
-        X, n_samples = self._check_X(X)
+        X, _ = self._check_X(X)
 
         def scores(Xb, rows):
             u = self._uniforms(Xb)
