@@ -142,6 +142,35 @@ def _indexable(X):
     return X
 
 
+def _reraise_overflow(exc, X, estimator):
+    """Name overflow when the inner estimator reports NaN/inf that X lacks.
+
+    A finite but huge ``X`` (e.g. 1e300) overflows inside the inner
+    estimator (a ``StandardScaler``'s variance), whose own check then reports
+    "Input X contains NaN" about its intermediate result. Raises a clearer
+    error in that case; returns (the caller re-raises ``exc``) otherwise.
+    """
+    message = str(exc)
+    if "NaN" not in message and "infinity" not in message:
+        return
+    try:
+        values = X.to_numpy() if hasattr(X, "to_numpy") else X
+        values = values.data if sp.issparse(values) else np.asarray(values)
+        if values.dtype.kind not in "biuf" or not np.all(np.isfinite(values)):
+            return
+        largest = float(np.max(np.abs(values), initial=0.0))
+    except (TypeError, ValueError):
+        return
+    raise ValueError(
+        f"X is finite, but the inner estimator ({type(estimator).__name__}) "
+        f"reported {message!r}: its arithmetic overflowed float64 on values "
+        f"as large as {largest:.3g} (a scaler's variance, a product). Rescale "
+        "the features (e.g. a log transform, or sklearn.preprocessing."
+        "RobustScaler / QuantileTransformer first in the pipeline) or drop the "
+        "extreme rows."
+    ) from exc
+
+
 def _check_2d(X, estimator):
     """The one input check a meta-estimator makes itself: 2-D rows."""
     shape = getattr(X, "shape", None)
@@ -323,7 +352,13 @@ class BaseConformalClassifier(
 
     # -- estimator plumbing ------------------------------------------------------
     def _get_estimator(self):
-        return _default_classifier() if self.estimator is None else self.estimator
+        if self.estimator is not None:
+            return self.estimator
+        default = _default_classifier()
+        config = getattr(self, "_sklearn_output_config", None)
+        if config and "transform" in config:
+            default.set_output(transform=config["transform"])
+        return default
 
     def get_metadata_routing(self):
         """Route ``fit`` metadata (e.g. ``sample_weight``) to the estimator.
@@ -482,7 +517,12 @@ class BaseConformalClassifier(
                 f"fitting {type(estimator).__name__} on {train.shape[0]} samples",
             )
             self.estimator_ = set_child_random_state(clone(estimator), rng)
-            self.estimator_.fit(_safe_indexing(X, train), y[train], **params)
+            X_train = _safe_indexing(X, train)
+            try:
+                self.estimator_.fit(X_train, y[train], **params)
+            except ValueError as exc:
+                _reraise_overflow(exc, X_train, estimator)
+                raise
         self.classes_ = np.asarray(self.estimator_.classes_)
         tune_index = parts[0] if tuning else None
         cal_index = parts[-1]
@@ -839,6 +879,49 @@ class BaseConformalClassifier(
         if out is None:  # no rows: let the estimator answer (or raise)
             out = np.asarray(func(X, slice(0, 0)))
         return out
+
+    def set_output(self, *, transform=None):
+        """Set the output container of the inner estimator's transform steps.
+
+        A classifier has no ``transform`` of its own (scikit-learn's
+        classifiers have no ``set_output``); here the call is forwarded to
+        the inner estimator, so that a ``Pipeline`` inside hands, e.g.,
+        pandas DataFrames with its feature names from its preprocessing to
+        its final model (``estimator.set_output(transform="pandas")`` does
+        the same). It changes ``estimator`` in place (as ``Pipeline``'s
+        ``set_output`` changes its steps), the fitted ``estimator_`` too,
+        and the default pipeline built when ``estimator=None``. An inner
+        estimator without ``set_output`` has nothing to set: ``ValueError``.
+
+        Parameters
+        ----------
+        transform : {"default", "pandas", "polars"}, default=None
+            Output container of the inner transform steps; ``None`` leaves
+            the configuration unchanged.
+
+        Returns
+        -------
+        self : object
+            The estimator.
+        """
+        if transform is None:
+            return self
+        targets = [self._get_estimator()]
+        if hasattr(self, "estimator_"):
+            targets.append(self.estimator_)
+        for target in targets:
+            inner = target.estimator if isinstance(target, FrozenEstimator) else target
+            if not hasattr(inner, "set_output"):
+                raise ValueError(
+                    f"{type(self).__name__}.set_output has nothing to set: its "
+                    f"estimator ({type(inner).__name__}) has no set_output. "
+                    "set_output sets the output of transform steps; put the "
+                    "preprocessing in a Pipeline as the estimator."
+                )
+            inner.set_output(transform=transform)
+        if self.estimator is None:
+            self._sklearn_output_config = {"transform": transform}
+        return self
 
     # -- public prediction API ---------------------------------------------------
     def predict(self, X):
