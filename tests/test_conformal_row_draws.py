@@ -74,6 +74,8 @@ def test_row_keys_depend_on_content_only():
     X = np.array([[0.0, 1.0], [-0.0, 1.0], [np.nan, 2.0]])
     k = row_keys(X)
     assert k[0] == k[1] and k[0] != k[2]
+    # a numeric DataFrame gets its ndarray's draws
+    np.testing.assert_array_equal(row_keys(pd.DataFrame(X)), k)
     # the seed changes the draws
     assert not np.array_equal(row_uniforms(X, 0), row_uniforms(X, 1))
     u = row_uniforms(np.arange(20000.0)[:, None], 0)

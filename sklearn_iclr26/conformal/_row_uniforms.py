@@ -72,12 +72,19 @@ def row_keys(X):
     """One uint64 per row of ``X``, a function of that row's content only.
 
     ``X`` may be an ndarray, a list, a scipy sparse matrix or a DataFrame
-    (hashed by ``pandas.util.hash_pandas_object``, so string and categorical
-    columns work).
+    (a numeric one keyed as its ndarray; others hashed by
+    ``pandas.util.hash_pandas_object``, so string and categorical columns
+    work).
     """
     if sp.issparse(X):
         return _sparse_keys(X)
     if hasattr(X, "iloc") and hasattr(X, "columns"):
+        kinds = {
+            np.dtype(dtype).kind if isinstance(dtype, np.dtype) else "O"
+            for dtype in X.dtypes
+        }
+        if kinds <= set("biuf"):  # numeric: the same draws as its ndarray
+            return _dense_keys(X.to_numpy(dtype=np.float64))
         import pandas as pd
 
         return pd.util.hash_pandas_object(X, index=False).to_numpy(np.uint64)
