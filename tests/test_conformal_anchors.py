@@ -28,7 +28,6 @@ from sklearn.preprocessing import StandardScaler
 from sklearn_iclr26.conformal import (
     BonferroniBoxRegressor,
     ConformalizedQuantileRegressor,
-    CVQRRegressor,
     EllipsoidRegressor,
     OTCPRegressor,
     SOCOPClassifier,

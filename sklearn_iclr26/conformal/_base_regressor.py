@@ -508,6 +508,17 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
         try:
             Xt = check_array(Xt, dtype=[np.float64, np.float32], input_name="X")
         except ValueError as exc:
+            if "NaN" in str(exc) or "infinity" in str(exc):
+                raise ValueError(
+                    f"{type(self).__name__} computes on X itself (its "
+                    "neighbours, scale or quantile model), so X must be finite "
+                    f"there even when the inner estimator accepts missing values "
+                    f"({exc}). Pass {name}= with an imputer (e.g. "
+                    "sklearn.impute.SimpleImputer(), or the preprocessing of "
+                    "your pipeline with one), or use a Pipeline with an imputer "
+                    f"as the inner estimator: its steps before the final "
+                    f"estimator are the default {name}."
+                ) from exc
             if "could not convert" not in str(exc) and "string" not in str(exc):
                 raise
             raise ValueError(

@@ -201,7 +201,7 @@ class SOCOPClassifier(BaseConformalClassifier):
         allow_empty=False,
         conditional=None,
         label_noise=None,
-        label_noise_correction="plugin",
+        label_noise_correction="auto",
         verbose=0,
         random_state=None,
     ):

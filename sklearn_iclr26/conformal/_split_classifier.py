@@ -123,7 +123,7 @@ class SplitConformalClassifier(BaseConformalClassifier):
         allow_empty=False,
         conditional=None,
         label_noise=None,
-        label_noise_correction="plugin",
+        label_noise_correction="auto",
         verbose=0,
         random_state=None,
     ):
