@@ -73,7 +73,8 @@ def main():
             dist = est.effect_inference(Xe).pred_dist.reshape(100, -1)
         rms = np.sqrt(np.mean(dist.std(axis=0) ** 2))
         sd_mean = dist.mean(axis=1).std()
-        olo, ohi = ours("T", 100, rep).fit(X, y, treatment=t).ate_interval(Xe)
+        fitted = ours("T", 100, rep).fit(X, y, treatment=t)
+        olo, ohi = fitted.ate_interval(Xe, method="bootstrap")
         ratios.append((hi - lo) / (ohi - olo))
         lines.append(
             f"{rep:4d} {(hi - lo) / 2:8.4f} {z * rms:12.4f} {z * sd_mean:11.4f} "

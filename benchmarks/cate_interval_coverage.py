@@ -103,9 +103,9 @@ def ours(kind, B, seed):
 
 def run_ours(kind, B, seed, X, y, t, tau_tr, Xe, tau_e):
     est = ours(kind, B, seed).fit(X, y, treatment=t)
-    lo, hi = est.effect_interval(Xe, alpha=ALPHA)
-    alo, ahi = est.ate_interval(Xe, alpha=ALPHA)
-    plo, phi = est.ate_aipw_interval(alpha=ALPHA)
+    lo, hi = est.effect_interval(Xe, confidence_level=1 - ALPHA)
+    alo, ahi = est.ate_interval(Xe, confidence_level=1 - ALPHA, method="bootstrap")
+    plo, phi = est.ate_aipw_interval(confidence_level=1 - ALPHA)
     return {
         "cate_cov": float(np.mean((lo <= tau_e) & (tau_e <= hi))),
         "cate_width": float(np.mean(hi - lo)),

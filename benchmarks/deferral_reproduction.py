@@ -64,12 +64,14 @@ def load_datasets(quick=False):
     return sets
 
 
-def _random_k(est, answers, available, y, k, rng, metric):
+def _random_k(est, answers, available, evidence, y, k, rng, metric):
     values, budgets = [], []
     for _ in range(N_RANDOM):
         scores = rng.uniform(size=answers.shape)
         mask = top_k_mask(scores, k, available)
-        values.append(metric(est._aggregate(answers, mask, scores), y))
+        values.append(
+            metric(est._aggregate(answers, mask, scores, evidence=evidence), y)
+        )
         budgets.append(float(np.mean(mask @ est.costs_)))
     return float(np.mean(values)), float(np.mean(budgets))
 
@@ -106,7 +108,7 @@ def run_one(name, X, y, task, seed):
         )
     est.fit(X_tr, y_tr)
     curve = est.deferral_curve(X_te, y_te, budget_weights=BUDGET_WEIGHTS)
-    scores, answers, available = est._entity_table(X_te)
+    scores, answers, available, evidence = est._entity_table(X_te)
     if task == "classification":
         y_cost = est._prepare_y_predict(y_te)
 
@@ -127,13 +129,16 @@ def run_one(name, X, y, task, seed):
 
     rng = np.random.RandomState(seed)
     random_k = np.array(
-        [_random_k(est, answers, available, y_cost, k, rng, metric) for k in curve.k]
+        [
+            _random_k(est, answers, available, evidence, y_cost, k, rng, metric)
+            for k in curve.k
+        ]
     )
     # oracle best-k along the learned ranking
     per_k_err, per_k_fee, per_k_pred = [], [], []
     for k in curve.k:
         mask = top_k_mask(scores, k, available)
-        pred = est._aggregate(answers, mask, scores)
+        pred = est._aggregate(answers, mask, scores, evidence=evidence)
         per_k_err.append(point_error(pred, y_cost))
         per_k_fee.append(mask @ est.costs_)
         per_k_pred.append(pred[0] if task == "classification" else pred)

@@ -63,6 +63,7 @@ def main():
                     warnings.simplefilter("always")
                     cc = ClassConditionalNoiseCorrector(
                         clone(learner),
+                        method="backward",  # the default is forward for LightGBM
                         transition_estimate=estimate,
                         random_state=seed,
                     ).fit(X_tr, y_noisy)

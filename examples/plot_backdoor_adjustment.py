@@ -81,7 +81,7 @@ ax.set_xticks(np.arange(len(tests)) + width)
 ax.set_xticklabels(list(tests))
 ax.set_ylabel("test MSE")
 ax.legend()
-for term, curve in adjusted.loss_term_curves_.items():
+for term, curve in adjusted.loss_term_history_.items():
     ax2.plot(curve, label=f"{term} loss")
 ax2.set_xlabel("epoch")
 ax2.set_yscale("log")

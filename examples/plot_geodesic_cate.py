@@ -123,7 +123,7 @@ from sklearn_iclr26.causal import CATEDisplay
 
 booted = TLearnerRegressor(model, n_bootstrap=5 if quick else 20, random_state=0)
 booted.fit(X, y, treatment=t)
-display = CATEDisplay.from_estimator(booted, X, feature=0, alpha=0.1)
+display = CATEDisplay.from_estimator(booted, X, feature=0, confidence_level=0.9)
 order = np.argsort(X[:, 0])
 display.ax_.plot(X[order, 0], tau[order], "k--", label="true effect")
 display.ax_.legend()

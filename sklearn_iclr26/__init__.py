@@ -33,6 +33,7 @@ from sklearn_iclr26.conformal import (
 )
 from sklearn_iclr26.decomposition import SparseAutoencoder
 from sklearn_iclr26.deferral import (
+    ConfidenceThresholdDeferrer,
     DeferralCurveDisplay,
     TopKDeferralRegressor,
     TopKDeferrer,
@@ -89,6 +90,7 @@ __all__ = [
     "ClassConditionalNoiseCorrector",
     "ConNASSearch",
     "ConditionalCoverageDisplay",
+    "ConfidenceThresholdDeferrer",
     "ConformalITERegressor",
     "ConformalizedQuantileRegressor",
     "DeferralCurveDisplay",

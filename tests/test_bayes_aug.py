@@ -5,6 +5,7 @@
 
 import copy
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -643,3 +644,21 @@ def test_accuracy_under_noise_scorer(cancer):
     assert grid.best_score_ == pytest.approx(
         cross_val_score(best, X, y, scoring=scorer, cv=2).mean(), rel=1e-12
     )
+
+
+def test_augmenter_lr_ratio_is_a_deprecated_spelling():
+    # the one `lr` name left is renamed; the old spelling still works for one
+    # release, with a FutureWarning, and trains bit-identically
+    X, y = load_diabetes(return_X_y=True)
+    X, y = X[:80], y[:80]
+    params = {"max_iter": 3, "random_state": 0}
+    new = BayesianAugmentationRegressor(augmenter_learning_rate_ratio=3.0, **params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        new.fit(X, y)
+    old = BayesianAugmentationRegressor(augmenter_lr_ratio=3.0, **params)
+    with pytest.warns(FutureWarning, match="augmenter_learning_rate_ratio"):
+        old.fit(X, y)
+    np.testing.assert_array_equal(old.predict(X), new.predict(X))
+    default = BayesianAugmentationRegressor(**params).fit(X, y)
+    assert not np.array_equal(default.predict(X), new.predict(X))

@@ -192,10 +192,10 @@ def test_econml_style_api():
     assert_array_equal(est.effect(X, T0=1, T1=0), -tau)
     mu0, mu1 = est.predict_outcomes(X)
     assert_allclose(mu1 - mu0, tau)
-    low, high = est.ate_aipw_interval(alpha=0.05)
+    low, high = est.ate_aipw_interval(confidence_level=0.95)
     assert low < est.ate_aipw_ < high and low < 2.0 < high
     assert est.ate(X) == pytest.approx(tau.mean())
-    assert_array_equal(est.const_marginal_effect(X), tau)
+    assert_array_equal(est.const_marginal_effect(X), tau[:, None])
     with pytest.raises(ValueError, match="combine"):
         est.predict(X, combine="nope")
 
@@ -625,9 +625,10 @@ def test_t_and_x_learner_effects_equal_econml(learner):
         rtol=1e-6,
         atol=1e-8,
     )
+    assert ours.const_marginal_effect(X).shape == anchor.const_marginal_effect(X).shape
     assert_allclose(
         ours.const_marginal_effect(X),
-        anchor.const_marginal_effect(X).ravel(),
+        anchor.const_marginal_effect(X),
         rtol=1e-6,
         atol=1e-8,
     )
@@ -711,7 +712,8 @@ def test_plug_in_and_aipw_ate_att_by_hand():
     assert est.ate_aipw_stderr_ == pytest.approx(se, rel=1e-10)
     z = norm.ppf(0.95)
     assert_allclose(
-        est.ate_aipw_interval(alpha=0.1), (psi.mean() - z * se, psi.mean() + z * se)
+        est.ate_aipw_interval(confidence_level=0.9),
+        (psi.mean() - z * se, psi.mean() + z * se),
     )
     p = t.mean()
     num = t * (y - mu0) - (1 - t) * e / (1 - e) * (y - mu0)
@@ -756,7 +758,7 @@ def test_effect_interval_is_the_bootstrap_of_the_whole_fit(bootstrap_type):
         draws.append(ref.predict(X))
     draws, tau = np.array(draws), est.predict(X)
 
-    def interval(point, d):  # econml's formulas at alpha=0.2
+    def interval(point, d):  # econml's formulas at alpha=0.2 (level 0.8)
         if bootstrap_type == "pivot":
             return 2 * point - np.percentile(d, 90, axis=0), 2 * point - np.percentile(
                 d, 10, axis=0
@@ -766,38 +768,42 @@ def test_effect_interval_is_the_bootstrap_of_the_whole_fit(bootstrap_type):
         sd = d.std(axis=0)
         return point - norm.ppf(0.9) * sd, point + norm.ppf(0.9) * sd
 
-    lo, hi = est.effect_interval(X, alpha=0.2)
+    lo, hi = est.effect_interval(X, confidence_level=0.8)
     ref = interval(tau, draws)
     assert_allclose(lo, ref[0], rtol=1e-12)
     assert_allclose(hi, ref[1], rtol=1e-12)
     assert np.all(lo <= hi)
-    assert_allclose(est.const_marginal_effect_interval(X, alpha=0.2), (lo, hi))
+    assert_allclose(
+        est.const_marginal_effect_interval(X, confidence_level=0.8),
+        (lo[:, None], hi[:, None]),
+    )
     # T1 < T0 flips the interval
-    lo2, hi2 = est.effect_interval(X, T0=1, T1=0, alpha=0.2)
+    lo2, hi2 = est.effect_interval(X, T0=1, T1=0, confidence_level=0.8)
     assert_allclose((lo2, hi2), (-hi, -lo), rtol=1e-12)
     # the plug-in ATE and ATT intervals are the same rule on the means
     assert_allclose(
-        est.ate_interval(X, alpha=0.2), interval(tau.mean(), draws.mean(axis=1))
+        est.ate_interval(X, confidence_level=0.8, method="bootstrap"),
+        interval(tau.mean(), draws.mean(axis=1)),
     )
     treated = t == 1
     assert_allclose(
-        est.att_interval(X, treatment=t, alpha=0.2),
+        est.att_interval(X, treatment=t, confidence_level=0.8),
         interval(tau[treated].mean(), draws[:, treated].mean(axis=1)),
     )
     with pytest.raises(ValueError, match="n_bootstrap"):
         plain.effect_interval(X)
-    with pytest.raises(ValueError, match="alpha"):
-        est.effect_interval(X, alpha=1.5)
+    with pytest.raises(ValueError, match="confidence_level"):
+        est.effect_interval(X, confidence_level=1.5)
 
 
-def test_effect_interval_is_reproducible_and_wider_at_lower_alpha():
+def test_effect_interval_is_reproducible_and_wider_at_higher_level():
     X, y, t, _ = confounded(24, n=150)
     est = GeodesicCATERegressor(Ridge(), n_steps=1, n_bootstrap=5, random_state=3)
-    a = est.fit(X, y, treatment=t).effect_interval(X, alpha=0.1)
-    b = clone(est).fit(X, y, treatment=t).effect_interval(X, alpha=0.1)
+    a = est.fit(X, y, treatment=t).effect_interval(X, confidence_level=0.9)
+    b = clone(est).fit(X, y, treatment=t).effect_interval(X, confidence_level=0.9)
     assert_array_equal(a[0], b[0])
     assert_array_equal(a[1], b[1])
-    wide = est.effect_interval(X, alpha=0.01)
+    wide = est.effect_interval(X, confidence_level=0.99)
     assert np.all(wide[0] <= a[0] + 1e-12) and np.all(wide[1] >= a[1] - 1e-12)
 
 
@@ -936,11 +942,11 @@ def test_cate_display_band_and_feature_by_name():
     df = pd.DataFrame(X, columns=["a", "b", "c"])
     est = TLearnerRegressor(Ridge(), n_bootstrap=5, random_state=0)
     est.fit(df, y, treatment=t)
-    disp = CATEDisplay.from_estimator(est, df, feature="b", alpha=0.1)
+    disp = CATEDisplay.from_estimator(est, df, feature="b", confidence_level=0.9)
     order = np.argsort(X[:, 1], kind="stable")
     assert_allclose(disp.line_.get_xdata(), X[order, 1])
     assert_allclose(disp.line_.get_ydata(), est.effect(df)[order])
-    lo, hi = est.effect_interval(df, alpha=0.1)
+    lo, hi = est.effect_interval(df, confidence_level=0.9)
     assert_allclose(disp.lower, lo) and disp.band_ is not None
     assert_allclose(disp.upper, hi)
     assert disp.ax_.get_xlabel() == "b"
@@ -972,3 +978,285 @@ def test_grid_search_routes_sample_weight_and_controls():
     train0 = folds[0][0]
     rows0 = train0[t[train0] == 0]
     assert_array_equal(_WeightSpy.log[0][1], w[rows0])
+
+
+# ------------------------------- fifth round: levels, econml surface, tuning
+def _linear_fit(y_shape=1, n_bootstrap=8, bootstrap_type="pivot"):
+    X, y, t, _ = confounded(41, n=160, effect=lambda X: 1 + X[:, 1])
+    Y = y if y_shape == 1 else y.reshape(-1, 1)
+    est = TLearnerRegressor(
+        LinearRegression(),
+        n_bootstrap=n_bootstrap,
+        bootstrap_type=bootstrap_type,
+        random_state=0,
+    ).fit_cate(Y, t, X=X)
+    return est, X, Y, t
+
+
+def test_confidence_level_replaces_alpha_with_a_future_warning():
+    """Issue 39: every interval method takes ``confidence_level``; econml's
+    ``alpha`` (miscoverage) gives the same interval bit for bit after a
+    FutureWarning, and both at once are an error."""
+    est, X, _, t = _linear_fit()
+    calls = {
+        "effect_interval": lambda **k: est.effect_interval(X, **k),
+        "const_marginal_effect_interval": lambda **k: (
+            est.const_marginal_effect_interval(X, **k)
+        ),
+        "marginal_effect_interval": lambda **k: est.marginal_effect_interval(t, X, **k),
+        "ate_interval": lambda **k: est.ate_interval(X, **k),
+        "ate_interval_bootstrap": lambda **k: est.ate_interval(
+            X, method="bootstrap", **k
+        ),
+        "att_interval": lambda **k: est.att_interval(X, treatment=t, **k),
+        "ate_aipw_interval": lambda **k: est.ate_aipw_interval(**k),
+        "att_aipw_interval": lambda **k: est.att_aipw_interval(**k),
+        "conf_int": lambda **k: est.effect_inference(X).conf_int(**k),
+    }
+    for name, call in calls.items():
+        new = call(confidence_level=0.9)
+        with pytest.warns(FutureWarning, match="confidence_level=0.9"):
+            old = call(alpha=0.1)
+        for a, b in zip(new, old):
+            assert_array_equal(a, b, err_msg=name)
+        # the default level is the old default alpha=0.05
+        with pytest.warns(FutureWarning):
+            old_default = call(alpha=0.05)
+        for a, b in zip(call(), old_default):
+            assert_array_equal(a, b, err_msg=name)
+        with pytest.raises(ValueError, match="not both"):
+            call(alpha=0.1, confidence_level=0.9)
+        with pytest.raises(ValueError, match="confidence_level"):
+            call(confidence_level=1.0)
+
+
+def test_cate_display_takes_confidence_level():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sklearn_iclr26.causal import CATEDisplay
+
+    est, X, _, _ = _linear_fit()
+    disp = CATEDisplay.from_estimator(est, X, confidence_level=0.8)
+    assert_array_equal(disp.lower, est.effect_interval(X, confidence_level=0.8)[0])
+    with pytest.warns(FutureWarning, match="alpha"):
+        old = CATEDisplay.from_estimator(est, X, alpha=0.2)
+    assert_array_equal(old.lower, disp.lower)
+    with pytest.raises(ValueError, match="not both"):
+        CATEDisplay.from_estimator(est, X, alpha=0.2, confidence_level=0.8)
+    plt.close("all")
+
+
+@pytest.mark.parametrize("y_shape", [1, 2])
+def test_econml_shapes_and_values(y_shape):
+    """Issue 40 item 13: every method econml's TLearner has returns econml's
+    shape (``const_marginal_effect`` ``(n, 1)``, and an output axis with a
+    column ``y``), with the same values for the point estimates (same
+    deterministic models); the bootstrap intervals have econml's shapes (their
+    values depend on the resampling draws; the formulas are checked in
+    ``test_effect_inference_equals_econml_inference_results``)."""
+    metalearners = pytest.importorskip("econml.metalearners")
+    from econml.inference import BootstrapInference
+
+    ours, X, Y, t = _linear_fit(y_shape)
+    anchor = metalearners.TLearner(models=LinearRegression())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        anchor.fit(
+            Y,
+            t,
+            X=X,
+            inference=BootstrapInference(n_bootstrap_samples=4, n_jobs=1),
+        )
+    T0 = np.arange(len(X)) % 2
+    points = {
+        "effect": ((X,), {}),
+        "effect_T0T1": ((X,), {"T0": T0, "T1": 1 - T0}),
+        "const_marginal_effect": ((X,), {}),
+        "marginal_effect": ((t, X), {}),
+        "ate": ((X,), {}),
+    }
+    for name, (args, kwargs) in points.items():
+        method = name.split("_T0")[0]
+        a = getattr(ours, method)(*args, **kwargs)
+        b = getattr(anchor, method)(*args, **kwargs)
+        assert np.shape(a) == np.shape(b), name
+        assert_allclose(a, b, rtol=1e-10, atol=1e-10, err_msg=name)
+    intervals = {
+        "effect_interval": (X,),
+        "const_marginal_effect_interval": (X,),
+        "marginal_effect_interval": (t, X),
+        "ate_interval": (X,),
+    }
+    for name, args in intervals.items():
+        a = getattr(ours, name)(*args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            b = getattr(anchor, name)(*args)
+        assert [np.shape(v) for v in a] == [np.shape(v) for v in b], name
+        assert np.all(a[0] <= a[1])
+
+
+@pytest.mark.parametrize("bootstrap_type", ["pivot", "percentile", "normal"])
+@pytest.mark.parametrize("y_shape", [1, 2])
+def test_effect_inference_equals_econml_inference_results(bootstrap_type, y_shape):
+    """``effect_inference`` / ``const_marginal_effect_inference`` /
+    ``ate_inference`` are econml's ``EmpiricalInferenceResults`` (pivot,
+    percentile) or ``NormalInferenceResults`` (normal; the AIPW ATE) on our
+    point estimates and bootstrap draws: same ``summary_frame`` (columns,
+    index, values), ``stderr``, ``pvalue``, ``conf_int``."""
+    inference = pytest.importorskip("econml.inference")
+    pytest.importorskip("pandas")
+    est, X, _, _ = _linear_fit(y_shape, bootstrap_type=bootstrap_type)
+    point = est.effect(X)
+    draws = np.stack([b.predict(X) for b in est.bootstrap_estimators_])
+    if y_shape == 2:
+        draws = draws[..., None]
+
+    def anchor(pred, dist, inf_type="effect"):
+        if bootstrap_type == "normal":
+            return inference.NormalInferenceResults(
+                d_t=None,
+                d_y=1,
+                pred=pred,
+                pred_stderr=np.std(dist, axis=0),
+                mean_pred_stderr=None,
+                inf_type=inf_type,
+            )
+        dist = 2 * pred - dist if bootstrap_type == "pivot" else dist
+        return inference.EmpiricalInferenceResults(
+            d_t=None, d_y=1, pred=pred, pred_dist=dist, inf_type=inf_type
+        )
+
+    def same(ours, ref):
+        pd.testing.assert_frame_equal(ours.summary_frame(), ref.summary_frame())
+        frame = ours.summary_frame(confidence_level=0.8, value=1.0, decimals=6)
+        ref_frame = ref.summary_frame(alpha=0.2, value=1.0, decimals=6)
+        pd.testing.assert_frame_equal(frame, ref_frame)
+        assert_allclose(ours.stderr, ref.stderr, rtol=1e-12)
+        assert_allclose(ours.pvalue(), ref.pvalue(), rtol=1e-12)
+        assert_allclose(ours.zstat(0.5), ref.zstat(0.5), rtol=1e-12)
+        for a, b in zip(ours.conf_int(confidence_level=0.9), ref.conf_int(alpha=0.1)):
+            assert np.shape(a) == np.shape(b)
+            assert_allclose(a, b, rtol=1e-12)
+
+    same(est.effect_inference(X), anchor(point, draws))
+    cme = est.const_marginal_effect_inference(X)
+    assert np.shape(cme.point_estimate) == np.shape(est.const_marginal_effect(X))
+    assert_allclose(np.ravel(cme.stderr), np.ravel(np.std(draws, axis=0)))
+    # the plug-in ATE's bootstrap inference and the doubly robust one
+    boot = est.ate_inference(X, method="bootstrap")
+    mean_draws = draws.mean(axis=1)
+    same(boot, anchor(np.mean(point, axis=0), mean_draws, "ate"))
+    aipw = est.ate_inference(X)
+    ref = inference.NormalInferenceResults(
+        d_t=None,
+        d_y=1,
+        pred=est.ate_aipw_,
+        pred_stderr=est.ate_aipw_stderr_,
+        mean_pred_stderr=None,
+        inf_type="ate",
+    )
+    pd.testing.assert_frame_equal(aipw.summary_frame(), ref.summary_frame())
+    assert_allclose(aipw.conf_int(), est.ate_interval(X), rtol=1e-12)
+    assert aipw.mean_point == aipw.point_estimate
+    assert aipw.stderr_mean == aipw.stderr
+
+
+def test_ate_interval_defaults_to_the_doubly_robust_interval():
+    """Issue 40 item 15: the default ATE interval is the AIPW one (no
+    bootstrap needed); the bootstrap interval of the plug-in is an option."""
+    est, X, _, _ = _linear_fit(n_bootstrap=0)
+    assert est.ate_interval(X) == est.ate_aipw_interval()
+    lo, hi = est.ate_interval(X, confidence_level=0.8)
+    assert (lo, hi) == est.ate_aipw_interval(confidence_level=0.8)
+    assert est.ate_interval(X, T0=1, T1=0, confidence_level=0.8) == (-hi, -lo)
+    assert est.ate_interval(X, T0=1, T1=1) == (0.0, 0.0)
+    with pytest.raises(ValueError, match="method='bootstrap'"):
+        est.ate_interval(X, T0=np.arange(len(X)) % 2, T1=1)
+    with pytest.raises(ValueError, match="n_bootstrap"):
+        est.ate_interval(X, method="bootstrap")
+    with pytest.raises(ValueError, match="method"):
+        est.ate_interval(X, method="pivot")
+
+
+def test_aipw_ate_interval_covers_the_true_ate():
+    """The default ATE interval holds its level where the plug-in is biased
+    (outcome models shrunk hard by a Ridge penalty, plug-in bias about +1.4;
+    propensity well specified). Stated error rate: with true coverage >= 0.9,
+    the count over 100 replications falls below the binomial 0.1 % quantile
+    with probability <= 0.001."""
+    from scipy.stats import binom
+
+    n_rep, level, covered = 100, 0.9, 0
+    for rep in range(n_rep):
+        rng = np.random.RandomState(5_000 + rep)
+        X = rng.normal(size=(300, 3))
+        t = (rng.uniform(size=300) < 1 / (1 + np.exp(-X[:, 0]))).astype(int)
+        y = 2 * X[:, 0] + X[:, 1] + t * (1 + X[:, 0]) + rng.normal(size=300)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # overlap warnings
+            est = TLearnerRegressor(Ridge(alpha=300.0)).fit(X, y, treatment=t)
+        lo, hi = est.ate_interval(X, confidence_level=level)
+        covered += lo <= 1.0 <= hi  # the population ATE, E[1 + x0] = 1
+    assert covered >= binom.ppf(0.001, n_rep, level), covered
+
+
+class _CountingRidge(Ridge):
+    """A Ridge that counts its fits (class-level)."""
+
+    fits = 0
+
+    def fit(self, X, y, sample_weight=None):
+        type(self).fits += 1
+        return super().fit(X, y, sample_weight=sample_weight)
+
+
+@pytest.mark.parametrize("kind", ["dr", "r_loss"])
+def test_cate_scorer_caches_nuisances_per_fold(kind):
+    """Issue 40 item 15: the DR / R-loss scorers fit their nuisances once per
+    scoring fold, not once per candidate, with the same scores."""
+    X, y, t, _ = confounded(43, n=180, effect=lambda X: 1 + X[:, 1])
+    grid = {"estimator__alpha": [0.1, 1.0, 10.0]}
+    folds = list(TreatmentStratifiedKFold(3).split(X, y, treatment=t))
+    results = {}
+    for cache in (True, False):
+        scorer = make_cate_scorer(kind, outcome_estimator=_CountingRidge(), cache=cache)
+        _CountingRidge.fits = 0
+        with sklearn.config_context(enable_metadata_routing=True):
+            search = GridSearchCV(
+                TLearnerRegressor(Ridge()), grid, cv=folds, scoring=scorer, refit=False
+            )
+            search.fit(X, y, treatment=t)
+        results[cache] = (search.cv_results_["mean_test_score"], _CountingRidge.fits)
+    # 3 cross-fitting folds x 3 outcome models per scoring fold
+    per_fold = 3 * 3
+    assert results[True][1] == len(folds) * per_fold
+    assert results[False][1] == len(folds) * len(grid["estimator__alpha"]) * per_fold
+    assert_array_equal(results[True][0], results[False][0])
+    # fresh nuisances each call: nothing is kept
+    scorer = make_cate_scorer(
+        kind, outcome_estimator=_CountingRidge(), random_state=None
+    )
+    est = TLearnerRegressor(Ridge()).fit(X, y, treatment=t)
+    _CountingRidge.fits = 0
+    scorer(est, X, y, treatment=t)
+    scorer(est, X, y, treatment=t)
+    assert _CountingRidge.fits == 2 * per_fold
+
+
+def test_default_score_routes_treatment_without_requests():
+    """Issue 40 item 15: ``treatment`` is requested by default by ``fit`` and
+    ``score``, so GridSearchCV with the default score needs no
+    ``set_fit_request`` / ``set_score_request``."""
+    X, y, t, _ = confounded(44, n=150)
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(TLearnerRegressor(Ridge()), {"estimator__alpha": [1, 10]})
+        search.fit(X, y, treatment=t)
+        assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+        declined = TLearnerRegressor(Ridge()).set_score_request(treatment=False)
+        search = GridSearchCV(declined, {"estimator__alpha": [1]}, error_score="raise")
+        with pytest.raises(ValueError, match="treatment"):
+            search.fit(X, y, treatment=t)

@@ -1,4 +1,10 @@
-"""scikit-learn's common checks over every public estimator of the package."""
+"""scikit-learn's common checks over every public estimator of the package.
+
+The first test instance of each estimator runs every check; a further instance
+(an option variant) runs every check but the option-independent ones
+(``OPTION_INDEPENDENT_CHECKS`` in ``sklearn_iclr26/utils/_test_common.py``),
+unless its option holds an estimator (then it runs every check too).
+"""
 
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
@@ -11,7 +17,11 @@ from sklearn.utils.estimator_checks import (
 )
 
 from sklearn_iclr26.utils._test_common import (
-    get_expected_failed_checks,
+    OPTION_INDEPENDENT_CHECKS,
+    _check_name,
+    first_test_instances,
+    parametrize_with_narrowed_checks,
+    runs_every_check,
     yield_test_instances,
 )
 from sklearn_iclr26.utils.discovery import all_estimators
@@ -21,6 +31,9 @@ ESTIMATORS = list(yield_test_instances())
 
 def _id(estimator):
     return type(estimator).__name__
+
+
+FIRST = first_test_instances(ESTIMATORS)
 
 
 def test_every_exported_estimator_is_discovered():
@@ -36,14 +49,34 @@ def test_every_exported_estimator_is_discovered():
     assert exported == discovered
 
 
-@parametrize_with_checks(
-    ESTIMATORS, expected_failed_checks=get_expected_failed_checks, xfail_strict=True
-)
+def test_option_independent_checks_are_checks():
+    # a misspelt or retired name would silently run nothing less; every name
+    # is a check some first instance runs
+    names = {
+        _check_name(getattr(value, "values", value)[1])
+        for value in parametrize_with_checks(list(FIRST.values())).mark.args[1]
+    }
+    assert OPTION_INDEPENDENT_CHECKS <= names, OPTION_INDEPENDENT_CHECKS - names
+
+
+def test_runs_every_check_when_the_option_is_an_estimator():
+    from sklearn.linear_model import LogisticRegression
+
+    from sklearn_iclr26.conformal import SplitConformalClassifier
+
+    first = SplitConformalClassifier()
+    assert not runs_every_check(SplitConformalClassifier(conditional="class"), first)
+    assert runs_every_check(SplitConformalClassifier(LogisticRegression(C=10.0)), first)
+
+
+@parametrize_with_narrowed_checks(ESTIMATORS, FIRST)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 
 
-@pytest.mark.parametrize("estimator", ESTIMATORS, ids=_id)
+# the parameter constraints are validated at the top of fit, before any
+# option is used: once per estimator
+@pytest.mark.parametrize("estimator", list(FIRST.values()), ids=_id)
 def test_param_validation(estimator):
     check_param_validation(_id(estimator), estimator)
 

@@ -26,6 +26,7 @@ from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from sklearn_iclr26.datasets import make_experts
 from sklearn_iclr26.deferral import (
+    ConfidenceThresholdDeferrer,
     DeferralCurveDisplay,
     TopKDeferralRegressor,
     TopKDeferrer,
@@ -293,6 +294,76 @@ def test_majority_vote_ties_go_to_the_better_ranked_entity():
     assert labels[1] == 0 and shares[1, 0] > 0.5
 
 
+def test_majority_vote_ties_broken_by_posterior_evidence():
+    # two entities disagree (1-1 tie); the evidence favours the second-ranked
+    answers = np.array([[0, 1], [0, 1]], dtype=float)
+    scores = np.array([[1.0, 0.0], [1.0, 0.0]])
+    mask = np.ones((2, 2), dtype=bool)
+    evidence = np.zeros((2, 2, 2))
+    evidence[0, 1] = np.log([0.1, 0.9])  # row 0: entity 1 sure of class 1
+    evidence[0, 0] = np.log([0.6, 0.4])  # entity 0 barely prefers class 0
+    evidence[1, 0] = np.log([0.9, 0.1])  # row 1: the best-ranked is sure
+    evidence[1, 1] = np.log([0.4, 0.6])
+    labels, shares = majority_vote(answers, mask, scores, 2, evidence=evidence)
+    np.testing.assert_array_equal(labels, [1, 0])
+    np.testing.assert_allclose(shares, 0.5)
+    # equal posteriors: back to the best-ranked entity; no tie: evidence unused
+    labels, _ = majority_vote(answers, mask, scores, 2, evidence=np.zeros((2, 2, 2)))
+    np.testing.assert_array_equal(labels, [0, 0])
+    labels, _ = majority_vote(
+        answers, np.array([[True, False], [True, False]]), scores, 2, evidence=evidence
+    )
+    np.testing.assert_array_equal(labels, [0, 0])
+    # a prior breaks otherwise equal posteriors
+    labels, _ = majority_vote(
+        answers, mask, scores, 2, evidence=np.zeros((2, 2, 2)),
+        log_prior=np.log([0.3, 0.7]),
+    )  # fmt: skip
+    np.testing.assert_array_equal(labels, [1, 1])
+
+
+def _model_and_one_expert(seed, n):
+    """3 classes; a logistic model near 0.68; one fee-free expert right w.p. 0.75."""
+    rng = np.random.RandomState(seed)
+    y = rng.randint(0, 3, n)
+    X = np.array([[0, 0], [1.5, 0], [0, 1.5]])[y] + rng.normal(size=(n, 2))
+    wrong = (y + rng.randint(1, 3, n)) % 3
+    expert = np.where(rng.uniform(size=n) < 0.75, y, wrong)
+    return np.column_stack([X, expert]).astype(float), y
+
+
+def test_k2_majority_differs_from_k1_and_is_right_more_often():
+    # With two votes every disagreement is a tie. Broken by rank (the rule
+    # before), k = 2 always answered like k = 1 and the second fee bought
+    # nothing. Broken by the posterior (model probabilities times the
+    # expert's training confusion matrix), k = 2 combines the two answers.
+    X, y = _model_and_one_expert(0, 4000)
+    X_te, y_te = _model_and_one_expert(100, 4000)
+    clf = TopKDeferrer(expert_columns=[2], random_state=0).fit(X, y)
+    pred1 = clf.predict(X_te)
+    pred2 = clf.set_params(k=2).predict(X_te)
+    differ = pred1 != pred2
+    assert differ.mean() > 0.05
+    # paired gain: expected about 0.055 (SE about 0.006 over 4000 rows)
+    gain = np.mean(pred2 == y_te) - np.mean(pred1 == y_te)
+    assert gain > 0.02
+    # the rule, by hand: on disagreements, the class of highest
+    # log p_model(c|x) + log P(expert says e | c) (p floored at 1e-3)
+    proba = np.maximum(clf.predictor_.predict_proba(X_te[:, :2]), 1e-3)
+    proba /= proba.sum(axis=1, keepdims=True)
+    log_conf = clf._log_confusion[1]  # [true class, answer]
+    post = np.log(proba) + log_conf[:, X_te[:, 2].astype(int)].T
+    model_answer = proba.argmax(axis=1)
+    disagree = model_answer != X_te[:, 2]
+    pair = np.column_stack([model_answer, X_te[:, 2].astype(int)])[disagree]
+    pick = np.take_along_axis(post[disagree], pair, axis=1).argmax(axis=1)
+    np.testing.assert_array_equal(pred2[disagree], pair[np.arange(len(pair)), pick])
+    # the curve's fast path applies the same rule
+    curve = clf.deferral_curve(X_te, y_te, ks=[1, 2])
+    expected = [np.mean(pred1 == y_te), np.mean(pred2 == y_te)]
+    np.testing.assert_allclose(curve.score, expected)
+
+
 def test_aggregate_values():
     answers = np.array([[1.0, 2.0, 10.0]])
     mask = np.array([[True, True, True]])
@@ -308,11 +379,12 @@ def test_aggregate_values():
 
 
 def _random_k_accuracy(clf, X, y, k, rng, n_repeats=20):
-    _, answers, available = clf._entity_table(X)
+    _, answers, available, evidence = clf._entity_table(X)
     accs = []
     for _ in range(n_repeats):
         scores = rng.uniform(size=answers.shape)
-        labels, _ = clf._aggregate(answers, top_k_mask(scores, k, available), scores)
+        mask = top_k_mask(scores, k, available)
+        labels, _ = clf._aggregate(answers, mask, scores, evidence=evidence)
         accs.append(np.mean(labels == y))
     return np.mean(accs)
 
@@ -344,7 +416,9 @@ def test_topkx_budget_weight_traces_the_budget_axis():
     clf = TopKDeferrer(expert_columns=EXPERTS, costs=fees, adaptive=True, cv=3).fit(
         X, y
     )
-    curve = clf.deferral_curve(X, y, ks=[1], budget_weights=[0.0, 0.1, 0.5, 5.0])
+    # (k = 2 is worth a fee of 5x on some rows since the tie rule uses the
+    # posterior; at 50x no extra answer is)
+    curve = clf.deferral_curve(X, y, ks=[1], budget_weights=[0.0, 0.1, 0.5, 50.0])
     assert np.all(np.diff(curve.adaptive_budget) <= 1e-12)
     assert curve.adaptive_k[0] > curve.adaptive_k[-1]
     assert curve.adaptive_k[-1] == pytest.approx(1.0, abs=0.1)
@@ -630,7 +704,7 @@ def test_regressor_topk_beats_random_k_and_top1_over_seeds():
             X_tr, y_tr
         )
         curve = reg.deferral_curve(X_te, y_te)
-        _, answers, available = reg._entity_table(X_te)
+        _, answers, available, _ = reg._entity_table(X_te)
         rng = np.random.RandomState(seed)
         for k, rmse in zip(curve.k[:-1], curve.score[:-1]):  # k = |A| is the same
             random_rmse = np.mean(
@@ -657,7 +731,7 @@ def test_deferral_curve_matches_predict(aggregation):
         fixed = clone(clf).set_params(adaptive=False, k=int(k)).fit(X, y)
         assert score == pytest.approx(accuracy_score(y, fixed.predict(X)))
         # the budget counts the fees of the entities actually consulted
-        _, _, _, mask = fixed._consult(X)
+        _, _, _, mask, _ = fixed._consult(X)
         assert budget == pytest.approx(np.mean(mask @ fixed.costs_))
     assert curve.adaptive_score[0] == pytest.approx(accuracy_score(y, clf.predict(X)))
 
@@ -671,7 +745,8 @@ def _voting_experts(seed, n=3000):
     Experts 0-2 are right with probability 0.85 (fee 0.03), experts 3-4 with
     0.75 (fee 0.05), independently. Expected deferral cost (error + fees) of
     fixed Top-k along the ranking 0, 1, 2, 3, 4, model: k=1 0.18; k=2 0.21
-    (a 1-1 tie goes to the best-ranked: the answer of k=1, one more fee);
+    (a 1-1 tie between two equally accurate experts: no better than k=1, one
+    more fee);
     k=3 0.061 + 0.09 = 0.151 (majority of three); k=4, 5, 6 above 0.2. So
     the cost is minimal at k=3, while accuracy keeps growing to k=5.
     """
@@ -789,3 +864,107 @@ def test_family_hooks_are_abstract():
         _Incomplete()
     assert not TopKDeferrer.__abstractmethods__
     assert not TopKDeferralRegressor.__abstractmethods__
+
+
+# ------------------------------------------------ confidence-threshold baseline
+
+
+def _confidence_case(seed=0, n=1500, unavailable=0.0):
+    """3 classes; a logistic model; expert j is right w.p. 0.95 on class j only.
+
+    Columns 0-1 are features, 2-4 the experts (0.4 accurate off their class).
+    """
+    rng = np.random.RandomState(seed)
+    y = rng.randint(0, 3, n)
+    X = np.array([[0, 0], [1.5, 0], [0, 1.5]])[y] + rng.normal(size=(n, 2))
+    E = np.empty((n, 3))
+    for j in range(3):
+        p_right = np.where(y == j, 0.95, 0.4)
+        wrong = (y + rng.randint(1, 3, n)) % 3
+        E[:, j] = np.where(rng.uniform(size=n) < p_right, y, wrong)
+    E[rng.uniform(size=E.shape) < unavailable] = np.nan
+    return np.hstack([X, E]), y
+
+
+def _deferral_costs(proba, E, y, routes, fees):
+    model = proba.argmax(axis=1)
+    keep = (model != y).astype(float)
+    answer = E[np.arange(len(y)), routes[model]]
+    ok = ~np.isnan(answer)
+    defer = np.where(ok, (answer != y) + fees[routes[model]], keep)
+    return proba.max(axis=1), keep, defer
+
+
+def test_confidence_threshold_auto_minimises_the_training_cost():
+    X, y = _confidence_case(0)
+    model = make_pipeline(StandardScaler(), LogisticRegression()).fit(X[:, :2], y)
+    fees = np.array([0.05, 0.1, 0.02])
+    clf = ConfidenceThresholdDeferrer(
+        FrozenEstimator(model), expert_columns=[2, 3, 4], costs=fees
+    ).fit(X, y)
+    # frozen: the threshold is chosen on the model's own training probabilities
+    conf, keep, defer = _deferral_costs(
+        model.predict_proba(X[:, :2]), X[:, 2:], y, clf.routes_, fees
+    )
+
+    def total(threshold):
+        return np.sum(np.where(conf < threshold, defer, keep))
+
+    candidates = np.r_[0.0, np.unique(conf), 1.0 + 1e-9]
+    best = min(total(t) for t in candidates)
+    assert total(clf.threshold_) == pytest.approx(best)
+    assert 0 < clf.threshold_ < 1
+    assert clf.training_deferral_rate_ == pytest.approx(np.mean(conf < clf.threshold_))
+    # the routes: expert j is the specialist of class j
+    np.testing.assert_array_equal(clf.routes_, [0, 1, 2])
+    assert clf.expert_accuracy_.shape == (3, 3)
+    best_route = clf.set_params(routing="best").fit(X, y).routes_
+    assert len(set(best_route.tolist())) == 1
+
+
+def test_confidence_threshold_predict_fees_allocation_and_scorer():
+    X, y = _confidence_case(1, unavailable=0.2)
+    fees = np.array([0.05, 0.1, 0.02])
+    clf = ConfidenceThresholdDeferrer(
+        expert_columns=[2, 3, 4], costs=fees, random_state=0
+    ).fit(X, y)
+    proba = clf.predictor_.predict_proba(X[:, :2])
+    model, conf = proba.argmax(axis=1), proba.max(axis=1)
+    route = clf.routes_[model]
+    answer = X[np.arange(len(y)), 2 + route]
+    defer = (conf < clf.threshold_) & ~np.isnan(answer)
+    assert 0.05 < defer.mean() < 0.95
+    expected = np.where(defer, np.nan_to_num(answer), model).astype(int)
+    y_pred, paid = clf._predict_with_fees(X)
+    np.testing.assert_array_equal(y_pred, expected)
+    np.testing.assert_allclose(paid, np.where(defer, fees[route], 0.0))
+    allocation = clf.predict_allocation(X)
+    np.testing.assert_array_equal(allocation.sum(axis=1), 1)
+    np.testing.assert_array_equal(allocation[:, 0], conf >= clf.threshold_)
+    score = clf.score(X, y)
+    assert score == pytest.approx(np.mean(expected == y) - np.mean(paid))
+    assert get_scorer("neg_deferral_cost")(clf, X, y) == pytest.approx(score - 1)
+    # threshold 0 is the model alone; threshold 1 defers (almost) everything
+    alone = clone(clf).set_params(threshold=0.0).fit(X, y)
+    np.testing.assert_array_equal(alone.predict(X), model)
+    everyone = clone(clf).set_params(threshold=1.0).fit(X, y)
+    assert everyone.predict_allocation(X)[:, 0].mean() < 0.01
+    # no experts: the predictor alone
+    solo = ConfidenceThresholdDeferrer().fit(X[:, :2], y)
+    np.testing.assert_array_equal(solo.predict(X[:, :2]), model)
+
+
+def test_confidence_threshold_bad_input():
+    X, y = _confidence_case(2, n=200)
+    with pytest.raises(ValueError, match="one fee per expert"):
+        ConfidenceThresholdDeferrer(expert_columns=[2, 3, 4], costs=[0.1, 0.2]).fit(
+            X, y
+        )
+    with pytest.raises(ValueError, match="predict_proba"):
+        ConfidenceThresholdDeferrer(Ridge(), expert_columns=[2, 3, 4]).fit(X, y)
+    X_bad = X.copy()
+    X_bad[0, 2] = 7
+    with pytest.raises(ValueError, match="must be labels"):
+        ConfidenceThresholdDeferrer(expert_columns=[2, 3, 4]).fit(X_bad, y)
+    with pytest.raises(ValueError, match="threshold"):
+        ConfidenceThresholdDeferrer(threshold=1.5).fit(X, y)

@@ -82,3 +82,37 @@ def test_api_reference_names_resolve_in_their_section_module():
             if module is None or not hasattr(module, name):
                 unresolved.append((getattr(module, "__name__", None), name))
     assert not unresolved, f"doc/api.rst names outside their module: {unresolved}"
+
+
+def _package_trees():
+    import ast
+    from pathlib import Path
+
+    root = Path(sklearn_iclr26.__file__).parent
+    for path in sorted(root.rglob("*.py")):
+        yield path.relative_to(root).as_posix(), ast.parse(path.read_text())
+
+
+def test_docstrings_are_literal_with_placeholders_not_spliced():
+    """One docstring mechanism (``utils/_docstrings.py``): a docstring is a
+    literal whose shared texts are ``%(name)s`` lines; no class body builds
+    its ``__doc__`` (an f-string, ``str.format`` or ``+``), so doctests carry
+    no ``{{`` escapes."""
+    import ast
+
+    spliced, escaped = [], []
+    for rel, tree in _package_trees():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                for stmt in node.body:
+                    targets = getattr(stmt, "targets", [getattr(stmt, "target", None)])
+                    if any(getattr(t, "id", None) == "__doc__" for t in targets):
+                        spliced.append(f"{rel}:{stmt.lineno} {node.name}")
+            if isinstance(
+                node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+            ):
+                doc = ast.get_docstring(node, clean=False)
+                if doc and "{{" in doc:
+                    escaped.append(f"{rel} {getattr(node, 'name', '<module>')}")
+    assert not spliced, f"__doc__ built in a class body: {spliced}"
+    assert not escaped, f"'{{{{' escapes in docstrings: {escaped}"

@@ -175,6 +175,21 @@ def test_predictions_mode_predicts_in_target_units():
     assert np.max(np.abs(reg.predict(X) - y)) < 0.05 * np.std(y)
 
 
+@pytest.mark.parametrize("merge", ["predictions", "weights"])
+def test_verbose_one_reports_a_short_fit(merge, torch_hub, capsys):
+    # a fit by predictions trains no network (no epoch lines): verbose=1 still
+    # says which modules were composed and reports each head
+    hub, X, y = _cluster_hub() if merge == "predictions" else torch_hub
+    AdaptiveCompositionRegressor(
+        hub, merge=merge, n_neighbors=3, max_iter=5, random_state=0, verbose=1
+    ).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert any("modules selected, weights" in line for line in lines), lines
+    assert all(line.startswith("[AdaptiveCompositionRegressor] ") for line in lines)
+    if merge == "predictions":
+        assert any("head 1/" in line for line in lines)
+
+
 def test_proxy_subsample_follows_random_state():
     hub, X, y = _cluster_hub()
     a = AdaptiveCompositionRegressor(hub, proxy_samples=20, random_state=0).fit(X, y)
@@ -269,7 +284,7 @@ def test_pipeline_and_hub_persistence(torch_hub, tmp_path):
     ).fit(X, y)
     alone = AdaptiveCompositionRegressor(hub, max_iter=5, random_state=0).fit(X, y)
     np.testing.assert_array_equal(pipe.predict(X), alone.predict(X))
-    path = tmp_path / "hub.pkl"
+    path = tmp_path / "hub.skops"
     hub.save(path)
     loaded = ModuleHub.load(path)
     assert loaded.names == hub.names
@@ -464,24 +479,6 @@ def test_add_task_init_from_fine_tunes_a_copy_of_the_backbone():
         hub.add_task("g1", X, ys[1], init_from=StandardScaler().fit(X))
 
 
-def test_hub_scan_treats_headerless_byte_blobs_as_data():
-    """Array bytes that happen to parse as opcodes up to a STOP byte (here an
-    extension-registry opcode) must not refuse a valid hub file; a blob with a
-    pickle protocol header is still scanned and refused."""
-    import pickle
-
-    from sklearn_iclr26.ensemble._hub import _nested_globals, _pickle_globals
-
-    data = b"\x82\x01."  # EXT1 1, STOP: looks like a pickle, is array data
-    assert _nested_globals(data, 0) == []
-    outer = pickle.dumps({"weights": data}, protocol=4)
-    assert _pickle_globals(outer) == []
-    with pytest.raises(ValueError, match="extension-registry"):
-        _nested_globals(b"\x80\x04\x82\x01.", 0)
-    nested = pickle.dumps(pickle.dumps(print, protocol=4), protocol=4)
-    assert ("builtins", "print") in _pickle_globals(nested)
-
-
 # ------------------------------------------- the reproduction's real grouped sets
 def test_moma_reproduction_grouped_tasks_split_by_group():
     # benchmarks/moma_reproduction.py's real grouped test bed: one task per
@@ -513,3 +510,19 @@ def test_moma_reproduction_grouped_tasks_split_by_group():
     # the target is standardised on the union of the module rows
     np.testing.assert_allclose(Y[src, 0].mean(), 0, atol=1e-12)
     np.testing.assert_allclose(Y[src, 0].std(), 1, atol=1e-12)
+
+
+def test_a_torch_mlp_is_recognised_by_its_network_not_its_class_name():
+    """A subclass of the package's MLP (another class name) embeds and merges
+    like the MLP: the hub reads the fitted network through ``_mlp_layers``."""
+
+    class RenamedMLP(TorchMLPRegressor):
+        pass
+
+    X = np.random.RandomState(0).normal(size=(30, 3))
+    hub = ModuleHub().add_module(
+        "m", RenamedMLP((4,), max_iter=2, random_state=0).fit(X, X[:, 0])
+    )
+    assert hub.init_signature("m") == ((4,), "relu", "float64", 3, 0)
+    assert hub.embed("m", X).shape == (30, 4)
+    assert len(hub.body_parameters("m")) == 1

@@ -185,13 +185,19 @@ def test_multiclass_lightgbm_with_few_rounds_warns(noisy_digits):
     X, y_noisy, _ = noisy_digits
     X, y_noisy = X[:300], y_noisy[:300]
     with pytest.warns(UserWarning, match="may underfit"):
-        InstanceNoiseCorrector(_lgbm(n_estimators=50), warmup=0.1).fit(X, y_noisy)
+        InstanceNoiseCorrector(_lgbm(n_estimators=50), warmup=0.1, random_state=0).fit(
+            X, y_noisy
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        InstanceNoiseCorrector(_lgbm(n_estimators=100), warmup=0.1).fit(X, y_noisy)
+        InstanceNoiseCorrector(_lgbm(n_estimators=100), warmup=0.1, random_state=0).fit(
+            X, y_noisy
+        )
         # binary targets: the measured loss was multi-class only
         binary = y_noisy == y_noisy[0]
-        InstanceNoiseCorrector(_lgbm(n_estimators=20), warmup=0.1).fit(X, binary)
+        InstanceNoiseCorrector(_lgbm(n_estimators=20), warmup=0.1, random_state=0).fit(
+            X, binary
+        )
 
 
 # ------------------------------------------------------- label issues
@@ -232,6 +238,63 @@ def test_find_label_issues_equals_cleanlab(oof_digits, filter_by, rank_by):
     assert 0.5 < np.mean(flipped[mask]) and 50 < mask.sum() < 400
 
 
+def _random_pred_probs(seed):
+    """Noisy labels and softmax probabilities of 2-8 classes (generated)."""
+    rng = np.random.default_rng(seed)
+    n_classes = (2, 3, 5, 8)[seed % 4]
+    n = int(rng.integers(80, 400))
+    y = rng.integers(0, n_classes, n)
+    logits = 2 * rng.normal(size=(n, n_classes))
+    logits[np.arange(n), y] += 2
+    pred_probs = np.exp(logits)
+    pred_probs /= pred_probs.sum(axis=1, keepdims=True)
+    flip = rng.random(n) < 0.25
+    labels = np.where(flip, rng.integers(0, n_classes, n), y)
+    return labels, pred_probs
+
+
+@pytest.mark.parametrize(
+    "filter_by",
+    [
+        "prune_by_noise_rate",
+        "prune_by_class",
+        "both",
+        "confident_learning",
+        "predicted_neq_given",
+        "low_normalized_margin",
+        "low_self_confidence",
+    ],
+)
+def test_find_label_issues_every_cleanlab_filter_equals_cleanlab(filter_by):
+    """Anchor (exact): every cleanlab 2.9 filter_by gives cleanlab's mask, on
+    12 generated problems (2-8 classes), and the default is cleanlab's."""
+    cleanlab_filter = pytest.importorskip("cleanlab.filter")
+    import inspect
+
+    from sklearn_iclr26.label_noise import find_label_issues
+
+    default = inspect.signature(find_label_issues).parameters["filter_by"].default
+    assert (
+        default
+        == inspect.signature(cleanlab_filter.find_label_issues)
+        .parameters["filter_by"]
+        .default
+    )
+    for seed in range(12):
+        labels, pred_probs = _random_pred_probs(seed)
+        if len(np.unique(labels)) < pred_probs.shape[1]:
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            theirs = cleanlab_filter.find_label_issues(
+                labels, pred_probs, filter_by=filter_by, n_jobs=1
+            )
+        ours = find_label_issues(labels, pred_probs, filter_by=filter_by)
+        np.testing.assert_array_equal(ours, theirs)
+        if filter_by == default:
+            np.testing.assert_array_equal(find_label_issues(labels, pred_probs), theirs)
+
+
 def test_class_conditional_label_issues_equal_cleanlab_on_its_oof(noisy_digits):
     """Anchor (exact): the corrector's label_issues_ are cleanlab's
     confident-learning issues on the corrector's own out-of-fold probabilities
@@ -250,3 +313,80 @@ def test_class_conditional_label_issues_equal_cleanlab_on_its_oof(noisy_digits):
     )
     rows = np.arange(len(y_noisy))
     np.testing.assert_allclose(clf.mislabel_scores_, 1.0 - oof[rows, y_noisy])
+
+
+def _many_class_flips(n_classes, kind, n=1200, seed=0):
+    """Well-separated Gaussian classes (clean accuracy about 0.99, so that the
+    out-of-fold disagreement is the flips) with 20 % known flips: pairwise
+    c -> c + 1 or symmetric to a uniformly drawn other class."""
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(
+        n_samples=n,
+        n_features=10,
+        centers=n_classes,
+        cluster_std=2.0,
+        random_state=seed,
+    )
+    rng = np.random.default_rng(seed)
+    flipped = rng.random(n) < 0.2
+    shift = 1 if kind == "pairwise" else rng.integers(1, n_classes, n)
+    return X, np.where(flipped, (y + shift) % n_classes, y), flipped
+
+
+@pytest.mark.parametrize(
+    "n_classes, kind", [(2, "symmetric"), (12, "pairwise"), (12, "symmetric")]
+)
+def test_instance_label_issues_follow_the_number_of_flips(n_classes, kind):
+    """The flagged set's size follows the estimated number of flips: recall
+    and precision within 0.1 of cleanlab's default mask on the out-of-fold
+    probabilities of the same model, noise_rate_ within 0.08 of the true
+    0.20 (on main: recall 0.05 binary, noise_rate_ 0.10-0.14)."""
+    cleanlab_filter = pytest.importorskip("cleanlab.filter")
+    X, y_noisy, flipped = _many_class_flips(n_classes, kind)
+    estimator = LogisticRegression(max_iter=2000)
+    clf = InstanceNoiseCorrector(estimator, random_state=0).fit(X, y_noisy)
+    oof = cross_val_predict(
+        estimator,
+        X,
+        y_noisy,
+        cv=StratifiedKFold(5, shuffle=True, random_state=0),
+        method="predict_proba",
+    )
+    theirs = cleanlab_filter.find_label_issues(y_noisy, oof, n_jobs=1)
+    ours = clf.label_issues_
+    assert abs(clf.noise_rate_ - flipped.mean()) < 0.08
+    assert ours.sum() == round(clf.noise_rate_ * len(y_noisy))
+    assert np.mean(ours[flipped]) >= np.mean(theirs[flipped]) - 0.1
+    assert np.mean(flipped[ours]) >= np.mean(flipped[theirs]) - 0.1
+    # the flagged rows are the top of the ranking
+    assert clf.mislabel_scores_[ours].min() >= clf.mislabel_scores_[~ours].max()
+
+
+def test_instance_in_sample_rate_warns_when_far_below_disagreement():
+    """cv=None with LightGBM: the in-sample estimate misses the fitted flips,
+    and a warning says the flagged set is too small."""
+    X, y_noisy, _ = _many_class_flips(2, "symmetric", n=600)
+    clf = InstanceNoiseCorrector(_lgbm(n_estimators=100), cv=None, random_state=0)
+    with pytest.warns(UserWarning, match="flagged set is likely far smaller"):
+        clf.fit(X, y_noisy)
+
+
+def test_instance_high_noise_rate_warns_that_it_counts_confusions():
+    """On classes the model cannot separate the confident joint counts its
+    confusions as flips; a noise_rate_ above 0.3 warns and says so."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(
+        n_samples=600,
+        n_features=6,
+        n_informative=3,
+        n_classes=3,
+        class_sep=0.3,
+        random_state=0,
+    )
+    y_noisy, _ = make_label_noise(y, kind="symmetric", rate=0.2, random_state=0)
+    clf = InstanceNoiseCorrector(LogisticRegression(), random_state=0)
+    with pytest.warns(UserWarning, match="counts the rows the plain model itself"):
+        clf.fit(X, y_noisy)
+    assert clf.noise_rate_ > 0.3

@@ -1,10 +1,18 @@
-"""Safe loading of ModuleHub files: a tampered file is refused unrun."""
+"""Safe loading: skops files of estimators and hubs, the nets' torch state.
+
+A tampered file is refused before its payload runs; each payload here only
+creates a marker file, and each test asserts the marker is absent.
+"""
 
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
 import io
+import json
+import os
 import pickle
+import tarfile
+import zipfile
 
 import numpy as np
 import pytest
@@ -12,7 +20,8 @@ from sklearn.decomposition import PCA
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from sklearn_iclr26.ensemble import ModuleHub, _hub
+from sklearn_iclr26.ensemble import AdaptiveCompositionRegressor, ModuleHub
+from sklearn_iclr26.ensemble._hub import _HUB_TYPES
 from sklearn_iclr26.neural_network import TorchMLPClassifier, TorchMLPRegressor
 
 
@@ -26,8 +35,12 @@ class _Payload:
         return (exec, (f"open({self.marker!r}, 'w').close()",))
 
 
+# ---------------------------------------------------------------- ModuleHub
+
+
 @pytest.fixture(scope="module")
 def hub():
+    pytest.importorskip("skops.io")
     rng = np.random.RandomState(0)
     X = rng.normal(size=(40, 4))
     hub = ModuleHub(TorchMLPRegressor((8,), max_iter=3), random_state=0)
@@ -38,93 +51,70 @@ def hub():
     return hub, X
 
 
-def test_a_genuine_hub_round_trips(hub, tmp_path):
-    hub, X = hub
-    path = tmp_path / "hub.pkl"
-    hub.save(path)
-    loaded = ModuleHub.load(path)
-    assert loaded.names == hub.names
-    for name in hub.names:
-        np.testing.assert_array_equal(loaded.embed(name, X), hub.embed(name, X))
-
-
-def _tampered(hub, tmp_path, where, marker):
-    """A copy of ``hub``'s file with a payload in the hub itself ("outer") or
-    inside a skorch net's nested torch state ("nested")."""
-    hub = pickle.loads(pickle.dumps(hub))
-    if where == "outer":
-        hub.modules["evil"] = _Payload(marker)
-    else:  # skorch pickles attributes named module_* into a nested blob
-        hub.modules["a"].net_.module_evil = _Payload(marker)
-    path = tmp_path / f"{where}.pkl"
-    hub.save(path)
+@pytest.fixture(scope="module")
+def hub_file(hub, tmp_path_factory):
+    path = tmp_path_factory.mktemp("hub") / "hub.skops"
+    hub[0].save(path)
     return path
 
 
-@pytest.mark.parametrize("where", ["outer", "nested"])
-def test_a_tampered_hub_is_refused_without_running_the_payload(hub, tmp_path, where):
-    marker = tmp_path / "ran"
-    path = _tampered(hub[0], tmp_path, where, marker)
-    with pytest.raises(ValueError, match=r"Refusing to load builtins\.exec"):
-        ModuleHub.load(path)
-    assert not marker.exists()
-    # the file is live: plain unpickling runs the payload
-    with open(path, "rb") as f:
-        pickle.load(f)
-    assert marker.exists()
+def test_a_hub_file_is_skops_and_names_only_the_package_types(hub_file):
+    """The hub saves like the estimators: a skops archive naming the hub, its
+    torch MLPs, their module and the saved net (scikit-learn's transformers
+    and numpy's random state are skops defaults), no bytes node."""
+    import skops.io as sio
+
+    assert sorted(sio.get_untrusted_types(file=hub_file)) == sorted(_HUB_TYPES)
+    with zipfile.ZipFile(hub_file) as archive:
+        schema = archive.read("schema.json").decode()
+    assert "BytesNode" not in schema and "torch" not in schema
 
 
-@pytest.mark.parametrize("where", ["outer", "nested"])
-def test_the_unpickler_itself_refuses_without_the_static_check(
-    hub, tmp_path, where, monkeypatch
-):
-    """Second line of defence: with the static check switched off, the
-    restricted unpicklers (the hub's and the one skorch uses for its nested
-    state) refuse the payload's global before it is called."""
-    marker = tmp_path / "ran"
-    path = _tampered(hub[0], tmp_path, where, marker)
-    monkeypatch.setattr(_hub, "_check_pickle", lambda *args: None)
-    with pytest.raises(ValueError, match=r"Refusing to load builtins\.exec"):
-        ModuleHub.load(path)
-    assert not marker.exists()
-
-
-def test_torch_bytes_are_read_with_weights_only(tmp_path, monkeypatch):
-    """A torch archive reached through ``torch.storage._load_from_bytes`` is
-    read with ``weights_only=True``, whatever the file asks for."""
-    import torch
-
-    marker = tmp_path / "ran"
-    buffer = io.BytesIO()
-    torch.save(_Payload(marker), buffer)
-
-    class _Archive:
-        def __reduce__(self):
-            return (torch.storage._load_from_bytes, (buffer.getvalue(),))
-
-    hub = ModuleHub()
-    hub.modules["evil"] = _Archive()
-    path = tmp_path / "hub.pkl"
-    hub.save(path)
-    with pytest.raises(ValueError, match=r"Refusing to load builtins\.exec"):
-        ModuleHub.load(path)  # the static check looks inside the archive
-    monkeypatch.setattr(_hub, "_check_pickle", lambda *args: None)
-    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
-        ModuleHub.load(path)
-    assert not marker.exists()
+def test_a_genuine_hub_round_trips_and_composes_bit_identically(hub, hub_file):
+    hub, X = hub
+    loaded = ModuleHub.load(hub_file)
+    assert loaded.names == hub.names
+    for name in hub.names:
+        np.testing.assert_array_equal(loaded.embed(name, X), hub.embed(name, X))
+    y = X[:, 0] - 0.5 * X[:, 1]
+    for names, merge in ((["a", "b"], "weights"), (hub.names, "predictions")):
+        sub, sub_loaded = ModuleHub(), ModuleHub()
+        for name in names:
+            sub.add_module(name, hub[name])
+            sub_loaded.add_module(name, loaded[name])
+        kw = {"n_neighbors": 3, "max_iter": 3, "merge": merge, "random_state": 0}
+        a = AdaptiveCompositionRegressor(sub, **kw).fit(X, y)
+        b = AdaptiveCompositionRegressor(sub_loaded, **kw).fit(X, y)
+        np.testing.assert_array_equal(a.module_weights_, b.module_weights_)
+        np.testing.assert_array_equal(a.predict(X), b.predict(X))
 
 
 def test_unknown_types_are_refused_unless_trusted(tmp_path):
     from collections import Counter  # a harmless type no hub file holds
 
+    import skops.io as sio
+
     hub = ModuleHub()
     hub.modules["counts"] = Counter("abca")
-    path = tmp_path / "hub.pkl"
+    path = tmp_path / "hub.skops"
     hub.save(path)
-    with pytest.raises(ValueError, match=r"collections\.Counter.*trusted="):
+    with pytest.raises(sio.exceptions.UntrustedTypesFoundException, match="Counter"):
         ModuleHub.load(path)
     loaded = ModuleHub.load(path, trusted=["collections.Counter"])
     assert loaded.modules["counts"] == Counter("abca")
+
+
+def test_a_pickle_is_not_a_hub_file(tmp_path, monkeypatch):
+    """A hub written by the pickle-based save of earlier versions (or any
+    pickle) is refused unread, also when torch's weights-only default is
+    switched off."""
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    marker = tmp_path / "ran"
+    path = tmp_path / "hub.pkl"
+    path.write_bytes(pickle.dumps(_Payload(marker)))
+    with pytest.raises(ValueError, match="not a skops file"):
+        ModuleHub.load(path)
+    assert not marker.exists()
 
 
 # ---------------------------------------------------------------- skops
@@ -259,3 +249,157 @@ def test_warm_start_continues_after_pickle_not_after_skops(tmp_path):
     cold = loaded.set_params(warm_start=False).fit(X, y)
     expected = TorchMLPRegressor((8,), max_iter=3, random_state=0).fit(X, y)
     np.testing.assert_array_equal(cold.predict(X), expected.predict(X))
+
+
+def _node(tree, class_name):
+    """The first schema node of the class ``class_name``."""
+    if isinstance(tree, dict):
+        if tree.get("__class__") == class_name:
+            return tree
+        tree = list(tree.values())
+    if isinstance(tree, list):
+        for value in tree:
+            found = _node(value, class_name)
+            if found is not None:
+                return found
+    return None
+
+
+def _shell_net(marker):
+    """Edit a schema: the saved net's module class becomes ``os.system`` and its
+    parameters ``command=`` a shell line that creates ``marker``."""
+
+    def edit(schema):
+        state = _node(schema, "SavedNet")["content"]["content"]
+        state["module_class"]["__module__"] = os.system.__module__  # posix
+        state["module_class"]["__class__"] = "system"
+        params = state["module_params"]
+        command = {
+            "__class__": "str",
+            "__module__": "builtins",
+            "__loader__": "JsonNode",
+            "content": json.dumps(f"echo x > {marker}"),
+            "is_json": True,
+            "__id__": 1,
+        }
+        params["content"] = {"command": command}
+        params["key_types"]["content"] = params["key_types"]["content"][:1]
+        state["dtype_params"]["content"] = []
+        return schema
+
+    return edit
+
+
+@pytest.mark.parametrize("kind", ["estimator", "hub"])
+def test_a_saved_net_naming_a_function_runs_nothing(
+    skops_mlp, hub_file, tmp_path, kind
+):
+    """A crafted file whose saved net names ``os.system`` as its module class:
+    refused by the fixed trusted list, and also when loaded with the file's own
+    list (``SavedNet`` builds only a ``torch.nn.Module``)."""
+    import skops.io as sio
+
+    marker = tmp_path / "ran"
+    path = skops_mlp[2] if kind == "estimator" else hub_file
+    tampered = _rewrite(path, tmp_path / "t.skops", edit_schema=_shell_net(marker))
+    own_list = sio.get_untrusted_types(file=tampered)
+    assert f"{os.system.__module__}.system" in own_list
+    fixed = skops_mlp[3] if kind == "estimator" else None
+    with pytest.raises(sio.exceptions.UntrustedTypesFoundException, match="system"):
+        if kind == "estimator":
+            sio.load(tampered, trusted=fixed)
+        else:
+            ModuleHub.load(tampered)
+    with pytest.raises(TypeError, match=r"not a torch\.nn\.Module subclass"):
+        if kind == "estimator":
+            sio.load(tampered, trusted=own_list)
+        else:
+            ModuleHub.load(tampered, trusted=own_list)
+    assert not marker.exists()
+
+
+def _legacy_tar(marker):
+    """A torch legacy ``.tar`` archive whose first member is a payload pickle
+    (``torch.load(weights_only=False)`` unpickles it)."""
+    data = pickle.dumps(_Payload(marker))
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        info = tarfile.TarInfo("storages")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("force_no_weights_only", [False, True])
+def test_a_legacy_torch_archive_in_a_net_runs_nothing(
+    tmp_path, monkeypatch, force_no_weights_only
+):
+    """A net's torch state is a pickle read with ``torch.load(weights_only=True)``
+    and nothing else: a legacy archive in its place is refused, with no
+    fallback to a plain ``torch.load`` (which runs it when torch's
+    weights-only default is off)."""
+    if force_no_weights_only:
+        monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    marker = tmp_path / "ran"
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(20, 3))
+    net = TorchMLPRegressor((4,), max_iter=2, random_state=0).fit(X, X[:, 0]).net_
+    state = net.__getstate__()
+    state["__cuda_dependent_attributes__"] = _legacy_tar(marker)
+    with pytest.raises(pickle.UnpicklingError, match="Refusing to load a net"):
+        type(net).__new__(type(net)).__setstate__(state)
+    assert not marker.exists()
+    # the genuine state loads, tensors and all
+    clone = type(net).__new__(type(net))
+    clone.__setstate__(net.__getstate__())
+    for key, value in net.module_.state_dict().items():
+        np.testing.assert_array_equal(clone.module_.state_dict()[key], value)
+
+
+def test_a_hub_holding_a_raw_skorch_net_is_refused(tmp_path):
+    """A raw skorch net (whose torch state skops would hand over as bytes) is
+    not a type a hub file holds."""
+    import skops.io as sio
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(20, 3))
+    hub = ModuleHub()
+    hub.modules["raw"] = TorchMLPRegressor((4,), max_iter=2).fit(X, X[:, 0]).net_
+    path = tmp_path / "hub.skops"
+    hub.save(path)
+    with pytest.raises(sio.exceptions.UntrustedTypesFoundException, match="Net"):
+        ModuleHub.load(path)
+
+
+def test_the_engine_builds_only_nets_with_the_weights_only_state():
+    """A net class outside the package's safe-state base would bring back
+    skorch's fallback to a plain ``torch.load``: ``train_module`` refuses it."""
+    from skorch import NeuralNet
+    from torch import nn
+
+    from sklearn_iclr26.utils._torch import train_module
+
+    X = np.zeros((4, 2))
+    with pytest.raises(TypeError, match="net_class must subclass WeightedNet"):
+        train_module(
+            nn.Linear,
+            X,
+            X[:, :1],
+            criterion=nn.MSELoss,
+            module_params={"in_features": 2, "out_features": 1},
+            net_class=NeuralNet,
+        )
+
+
+def test_a_net_refuses_to_load_on_a_torch_without_a_safe_weights_only_loader(
+    monkeypatch,
+):
+    import torch
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(20, 3))
+    reg = TorchMLPRegressor((4,), max_iter=2, random_state=0).fit(X, X[:, 0])
+    data = pickle.dumps(reg)
+    monkeypatch.setattr(torch, "__version__", "2.5.1")
+    with pytest.raises(RuntimeError, match=r"needs torch >= 2\.6"):
+        pickle.loads(data)

@@ -40,9 +40,9 @@ def test_zero_loss_weights_reduce_to_the_factual_model(Est, data, class_data):
     adjusted = Est(n_confounders=2, random_state=3, **common).fit(X, y)
     method = "predict" if Est is BackdoorAdjustedRegressor else "predict_proba"
     assert_array_equal(getattr(plain, method)(X), getattr(adjusted, method)(X))
-    assert plain.loss_term_curves_["factual"] == adjusted.loss_term_curves_["factual"]
-    assert np.isnan(plain.loss_term_curves_["adjusted"][0])
-    assert np.isfinite(adjusted.loss_term_curves_["adjusted"][0])
+    assert plain.loss_term_history_["factual"] == adjusted.loss_term_history_["factual"]
+    assert np.isnan(plain.loss_term_history_["adjusted"][0])
+    assert np.isfinite(adjusted.loss_term_history_["adjusted"][0])
 
 
 def test_positive_weights_change_the_model(data):
@@ -118,7 +118,7 @@ def test_hidden_mode_differs_from_output_mode(data):
     assert not np.allclose(reg.predict(X, mode="adjusted"), copies.mean(axis=1))
 
 
-def test_loss_term_curves(data):
+def test_loss_term_history(data):
     X, y = data
     reg = BackdoorAdjustedRegressor(
         batch_size=64,
@@ -127,7 +127,7 @@ def test_loss_term_curves(data):
         random_state=0,
         **FAST,
     ).fit(X, y)
-    curves = reg.loss_term_curves_
+    curves = reg.loss_term_history_
     assert set(curves) == {"factual", "adjusted", "uniformity"}
     for curve in curves.values():
         assert len(curve) == reg.n_iter_ == FAST["max_iter"]
@@ -141,17 +141,21 @@ def test_loss_term_curves(data):
         + 2.0 * np.array(curves["uniformity"])
     )
     assert_allclose(reg.loss_curve_, total, rtol=1e-10)
+    # the old name, kept one release: the same dict after a FutureWarning
+    with pytest.warns(FutureWarning, match="loss_term_history_"):
+        assert reg.loss_term_curves_ is reg.loss_term_history_
+    assert not hasattr(BackdoorAdjustedRegressor(), "loss_term_curves_")
 
 
-def test_loss_term_curves_accumulate_with_warm_start(data):
+def test_loss_term_history_accumulate_with_warm_start(data):
     X, y = data
     reg = BackdoorAdjustedRegressor(warm_start=True, random_state=0, **FAST)
     reg.fit(X, y)
-    first = list(reg.loss_term_curves_["factual"])
+    first = list(reg.loss_term_history_["factual"])
     reg.fit(X, y)
     assert reg.n_iter_ == 2 * FAST["max_iter"]
-    assert len(reg.loss_term_curves_["adjusted"]) == reg.n_iter_
-    assert reg.loss_term_curves_["factual"][: len(first)] == first
+    assert len(reg.loss_term_history_["adjusted"]) == reg.n_iter_
+    assert reg.loss_term_history_["factual"][: len(first)] == first
     # the records of each epoch are emptied: nothing accumulates in the loss
     assert reg.net_.criterion_.terms_ == []
 

@@ -17,10 +17,12 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
+from sklearn_iclr26.utils._docstrings import substitute
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
 from sklearn_iclr26.utils._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 from sklearn_iclr26.utils._verbose import log_progress
+from sklearn_iclr26.utils._warnings import warn_user
 
 __all__ = ["BaseBackdoorAdjusted"]
 
@@ -56,73 +58,89 @@ _BRANCHES = {
 
 #: numpydoc entries of the method's own parameters (both tasks)
 PARAMETERS_DOC = """feature_groups : dict or None, default=None
-        ``{"context": columns, "primary": columns}``: the "context" group is
-        the features suspected to carry a background (confounding) signal; it
-        is embedded separately and reweighted by the background states.
-        Columns are DataFrame column names (str) or column indices (int).
-        "primary" defaults to every other column. ``None`` uses all features
-        in both groups (the reduction to a single-input model).
-    n_confounders : int, default=2
-        Number ``n`` of learned background states (adjusted copies per row;
-        the paper uses 2 to 8, best 4). ``0`` builds no adjusted branch: the
-        plain "primary embedding + context embedding" model.
-    adjusted_weight : float, default=1.0
-        Weight of the adjusted-branch loss ``L2`` (the paper's alpha).
-    uniformity_weight : float, default=1.0
-        Weight of the uniformity loss ``L3`` on the background states (the
-        paper's beta).
-    uniformity_t : float, default=2.0
-        Kernel parameter ``t`` of the uniformity loss.
-    weight_activation : {"sigmoid", "softmax"}, default="sigmoid"
-        Activation of the background-state weights (softmax normalises over
-        the embedding axis).
-    background_states : {"learned", "constant", "random"}, default="learned"
-        The background states ``a_i``: ``"learned"`` (the confounder encoder
-        over the context columns, the method), or the controls ``"constant"``
-        (``a_i = 0.5``: no encoder signal, no diversity) and ``"random"``
-        (``sigmoid(N(0, 1))`` drawn fresh on every training pass, their mean
-        0.5 at prediction). A gain can be attributed to the learned states
-        only where ``"learned"`` beats ``"constant"``; with the controls the
-        uniformity loss is constant (no gradient).
-    adjust_in : {"hidden", "output"}, default="hidden"
-        Average the adjusted copies in hidden space (official code) or average
-        their outputs (the paper's formula).
-    predict_mode : {"factual", "adjusted", "mix"}, default="factual"
-        Output used by ``predict``: the factual copy (official inference), the
-        adjusted branch, or the mean of both.
-    embed_dim : int, default=16
-        Width ``d`` of the two embeddings and of the background-state weights.
-    hidden_layer_sizes : array-like of int, default=(32, 32)
-        Hidden layers (ReLU, at least one) of the shared network. The first
-        is the backbone ``f`` whose outputs ``adjust_in="hidden"`` averages;
-        the others and the output layer form the head ``g``. With one hidden
-        layer the head is linear and, for regression, both ``adjust_in``
-        values give the same model.
-    confounder_hidden_size : int, default=16
-        Hidden width of the confounder encoder (the tabular analogue of the
-        official code's small CNN)."""
+    ``{"context": columns, "primary": columns}``: the "context" group is
+    the features suspected to carry a background (confounding) signal; it
+    is embedded separately and reweighted by the background states.
+    Columns are DataFrame column names (str) or column indices (int).
+    "primary" defaults to every other column. ``None`` uses all features
+    in both groups (the reduction to a single-input model).
+n_confounders : int, default=2
+    Number ``n`` of learned background states (adjusted copies per row;
+    the paper uses 2 to 8, best 4). ``0`` builds no adjusted branch: the
+    plain "primary embedding + context embedding" model.
+adjusted_weight : float, default=1.0
+    Weight of the adjusted-branch loss ``L2`` (the paper's alpha).
+uniformity_weight : float, default=1.0
+    Weight of the uniformity loss ``L3`` on the background states (the
+    paper's beta).
+uniformity_t : float, default=2.0
+    Kernel parameter ``t`` of the uniformity loss.
+weight_activation : {"sigmoid", "softmax"}, default="sigmoid"
+    Activation of the background-state weights (softmax normalises over
+    the embedding axis).
+background_states : {"learned", "constant", "random"}, default="learned"
+    The background states ``a_i``: ``"learned"`` (the confounder encoder
+    over the context columns, the method), or the controls ``"constant"``
+    (``a_i = 0.5``: no encoder signal, no diversity) and ``"random"``
+    (``sigmoid(N(0, 1))`` drawn fresh on every training pass, their mean
+    0.5 at prediction). A gain can be attributed to the learned states
+    only where ``"learned"`` beats ``"constant"``; with the controls the
+    uniformity loss is constant (no gradient).
+adjust_in : {"hidden", "output"}, default="hidden"
+    Average the adjusted copies in hidden space (official code) or average
+    their outputs (the paper's formula).
+predict_mode : {"factual", "adjusted", "mix"}, default="factual"
+    Output used by ``predict``: the factual copy (official inference), the
+    adjusted branch, or the mean of both.
+embed_dim : int, default=16
+    Width ``d`` of the two embeddings and of the background-state weights.
+hidden_layer_sizes : array-like of int, default=(32, 32)
+    Hidden layers (ReLU, at least one) of the shared network. The first
+    is the backbone ``f`` whose outputs ``adjust_in="hidden"`` averages;
+    the others and the output layer form the head ``g``. With one hidden
+    layer the head is linear and, for regression, both ``adjust_in``
+    values give the same model.
+confounder_hidden_size : int, default=16
+    Hidden width of the confounder encoder (the tabular analogue of the
+    official code's small CNN)."""
 
 #: numpydoc entries of the method's own fitted attributes (both tasks)
 ATTRIBUTES_DOC = """n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit. Defined only when `X` has feature
-        names that are all strings.
-    primary_features_ : ndarray of int
-        Column indices of the primary group.
-    context_features_ : ndarray of int
-        Column indices of the context group.
-    loss_term_curves_ : dict of str to list of float
-        The three loss terms per epoch, under ``"factual"`` (L1),
-        ``"adjusted"`` (L2) and ``"uniformity"`` (L3): means over the
-        epoch's training rows of the unweighted per-row losses (``nan`` when
-        ``n_confounders=0``). Without sample weights, ``loss_curve_`` is
-        ``factual + adjusted_weight * adjusted + uniformity_weight *
-        uniformity`` epoch by epoch."""
+    Number of features seen during fit.
+feature_names_in_ : ndarray of shape (`n_features_in_`,)
+    Names of features seen during fit. Defined only when `X` has feature
+    names that are all strings.
+primary_features_ : ndarray of int
+    Column indices of the primary group.
+context_features_ : ndarray of int
+    Column indices of the context group.
+loss_term_history_ : dict of str to list of float
+    The three loss terms per epoch, under ``"factual"`` (L1),
+    ``"adjusted"`` (L2) and ``"uniformity"`` (L3): means over the
+    epoch's training rows of the unweighted per-row losses (``nan`` when
+    ``n_confounders=0``). Without sample weights, ``loss_curve_`` is
+    ``factual + adjusted_weight * adjusted + uniformity_weight *
+    uniformity`` epoch by epoch.
+loss_term_curves_ : dict of str to list of float
+    Deprecated name of ``loss_term_history_`` (a ``FutureWarning``); it
+    will be removed in a future release."""
 
 
 class BaseBackdoorAdjusted(BaseTorchEstimator):
     """Parameters, groups, module, loss and branches shared by both tasks."""
+
+    def __init_subclass__(cls, **kwargs):
+        # the family's shared texts first: the torch base then lists
+        # only the training parameters the docstring leaves out
+        doc = cls.__dict__.get("__doc__")
+        if doc:
+            cls.__doc__ = substitute(
+                doc,
+                cls,
+                backdoor_parameters=PARAMETERS_DOC,
+                backdoor_attributes=ATTRIBUTES_DOC,
+            )
+        super().__init_subclass__(**kwargs)
 
     _parameter_constraints: dict = {
         **BaseTorchEstimator._parameter_constraints,
@@ -261,7 +279,7 @@ class BaseBackdoorAdjusted(BaseTorchEstimator):
         from sklearn_iclr26.causal._backdoor_adjusted_modules import TERMS
 
         history = self.net_.history
-        self.loss_term_curves_ = {
+        self.loss_term_history_ = {
             term: [float(h[f"{term}_loss"]) for h in history] for term in TERMS
         }
         if self.n_iter_:
@@ -269,11 +287,31 @@ class BaseBackdoorAdjusted(BaseTorchEstimator):
                 self,
                 "done: "
                 + ", ".join(
-                    f"{term} loss {self.loss_term_curves_[term][-1]:.4g}"
+                    f"{term} loss {self.loss_term_history_[term][-1]:.4g}"
                     for term in TERMS
                 ),
                 level=2,
             )
+
+    @property
+    def loss_term_curves_(self):
+        """Deprecated: use ``loss_term_history_`` (the same dict).
+
+        Per-epoch records of a method are named ``*_history_`` across the
+        package; this name is kept one release, with a ``FutureWarning``.
+
+        Returns
+        -------
+        dict of str to list of float
+            ``loss_term_history_``.
+        """
+        history = self.loss_term_history_  # AttributeError before fit
+        warn_user(
+            "loss_term_curves_ was renamed loss_term_history_ and will be "
+            "removed in a future release.",
+            FutureWarning,
+        )
+        return history
 
     # -- forward passes ------------------------------------------------------
     def _branch_outputs(self, X, mode):

@@ -6,18 +6,14 @@
 import numpy as np
 from scipy.special import softmax
 
-from sklearn_iclr26.causal._backdoor_adjusted import (
-    ATTRIBUTES_DOC,
-    PARAMETERS_DOC,
-    BaseBackdoorAdjusted,
-)
+from sklearn_iclr26.causal._backdoor_adjusted import BaseBackdoorAdjusted
 from sklearn_iclr26.utils._torch_estimator import TorchClassifierMixin
 
 __all__ = ["BackdoorAdjustedClassifier"]
 
 
 class BackdoorAdjustedClassifier(TorchClassifierMixin, BaseBackdoorAdjusted):
-    __doc__ = f"""Classifier with backdoor adjustment over learned background states.
+    """Classifier with backdoor adjustment over learned background states.
 
     The classification counterpart of :class:`BackdoorAdjustedRegressor`
     (Prism, ICLR 2026): cross-entropy replaces the Huber loss in both
@@ -30,14 +26,14 @@ class BackdoorAdjustedClassifier(TorchClassifierMixin, BaseBackdoorAdjusted):
 
     Parameters
     ----------
-    {PARAMETERS_DOC}
+    %(backdoor_parameters)s
     %(training_parameters)s
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels seen during fit.
-    {ATTRIBUTES_DOC}
+    %(backdoor_attributes)s
     %(training_attributes)s
 
     See Also
@@ -50,7 +46,7 @@ class BackdoorAdjustedClassifier(TorchClassifierMixin, BaseBackdoorAdjusted):
     >>> from sklearn_iclr26.causal import BackdoorAdjustedClassifier
     >>> X, y = load_iris(return_X_y=True)
     >>> clf = BackdoorAdjustedClassifier(
-    ...     feature_groups={{"context": [2, 3]}}, max_iter=30, random_state=0
+    ...     feature_groups={"context": [2, 3]}, max_iter=30, random_state=0
     ... ).fit(X, y)
     >>> clf.predict_proba(X[:2]).shape
     (2, 3)

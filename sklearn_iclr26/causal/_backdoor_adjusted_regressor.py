@@ -3,11 +3,7 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn_iclr26.causal._backdoor_adjusted import (
-    ATTRIBUTES_DOC,
-    PARAMETERS_DOC,
-    BaseBackdoorAdjusted,
-)
+from sklearn_iclr26.causal._backdoor_adjusted import BaseBackdoorAdjusted
 from sklearn_iclr26.utils._sklearn_compat import StrOptions
 from sklearn_iclr26.utils._torch_estimator import TorchRegressorMixin
 from sklearn_iclr26.utils._validation import store_params
@@ -16,7 +12,7 @@ __all__ = ["BackdoorAdjustedRegressor"]
 
 
 class BackdoorAdjustedRegressor(TorchRegressorMixin, BaseBackdoorAdjusted):
-    __doc__ = f"""Regressor with backdoor adjustment over learned background states.
+    """Regressor with backdoor adjustment over learned background states.
 
     A tabular port of Prism (Yang et al., "Extending Sequence Length is Not
     All You Need: Effective Integration of Multimodal Signals for Gene
@@ -37,15 +33,15 @@ class BackdoorAdjustedRegressor(TorchRegressorMixin, BaseBackdoorAdjusted):
 
     Parameters
     ----------
-    {PARAMETERS_DOC}
-    loss : {{"huber", "squared_error"}}, default="huber"
+    %(backdoor_parameters)s
+    loss : {"huber", "squared_error"}, default="huber"
         Per-output loss of both branches, on standardised targets (Huber with
         threshold 1, as the official ``SmoothL1``).
     %(training_parameters)s
 
     Attributes
     ----------
-    {ATTRIBUTES_DOC}
+    %(backdoor_attributes)s
     %(training_attributes)s
 
     See Also
@@ -58,7 +54,7 @@ class BackdoorAdjustedRegressor(TorchRegressorMixin, BaseBackdoorAdjusted):
     >>> from sklearn_iclr26.datasets import make_background_confounding
     >>> X, y = make_background_confounding(n_samples=300, random_state=0)
     >>> reg = BackdoorAdjustedRegressor(
-    ...     feature_groups={{"context": [5, 6, 7, 8, 9]}}, max_iter=20, random_state=0
+    ...     feature_groups={"context": [5, 6, 7, 8, 9]}, max_iter=20, random_state=0
     ... ).fit(X, y)
     >>> reg.predict(X[:3]).shape
     (3,)

@@ -7,6 +7,7 @@ import numpy as np
 from sklearn.utils import check_consistent_length, column_or_1d
 from sklearn.utils.validation import check_is_fitted
 
+from sklearn_iclr26.causal._inference import deprecated_alpha
 from sklearn_iclr26.utils._plotting import finish_plot, start_plot
 from sklearn_iclr26.utils._sklearn_compat import (
     _validate_style_kwargs,
@@ -130,6 +131,7 @@ class CATEDisplay:
         return finish_plot(self, ax)
 
     @classmethod
+    @deprecated_alpha
     def from_estimator(
         cls,
         estimator,
@@ -137,9 +139,10 @@ class CATEDisplay:
         y=None,
         *,
         feature=0,
-        alpha=0.05,
+        confidence_level=0.95,
         name=None,
         ax=None,
+        alpha=None,
         **kwargs,
     ):
         """Effects of a fitted CATE estimator on ``X`` against one covariate.
@@ -155,12 +158,16 @@ class CATEDisplay:
         feature : int or str, default=0
             The covariate on the x-axis: a column index of ``X`` or, for a
             DataFrame, a column name.
-        alpha : float in (0, 1), default=0.05
-            Miscoverage of the band (econml's ``alpha``).
+        confidence_level : float in (0, 1), default=0.95
+            Level of the band.
         name : str, default=None
             Legend prefix; defaults to the estimator's class name.
         ax : matplotlib Axes, default=None
             Axes to draw on.
+        alpha : float in (0, 1), default=None
+            Deprecated (removed in the next release): the band's miscoverage
+            (econml's ``alpha``), ``1 - confidence_level``; a
+            ``FutureWarning``.
         **kwargs : dict
             Passed to :meth:`plot`.
 
@@ -187,7 +194,9 @@ class CATEDisplay:
         effect = estimator.effect(X)
         lower = upper = None
         if getattr(estimator, "bootstrap_estimators_", None):
-            lower, upper = estimator.effect_interval(X, alpha=alpha)
+            lower, upper = estimator.effect_interval(
+                X, confidence_level=confidence_level
+            )
         name = type(estimator).__name__ if name is None else name
         return cls.from_predictions(
             values,

@@ -16,13 +16,23 @@ is better:
 ``treatment`` and ``tau_true`` are requested by default, so with
 ``sklearn.set_config(enable_metadata_routing=True)`` ``GridSearchCV`` routes
 them; an estimator with ``treatment_column`` gives its own treatment.
+
+The cross-fitted nuisances of ``"dr"`` and ``"r_loss"`` depend only on the
+scoring rows, the nuisance models and ``random_state``, not on the candidate,
+so the scorer keeps them per scoring fold (keyed on a hash of the rows'
+``X``, ``y`` and treatment and of the nuisance models' parameters; the last
+``_CACHE_SIZE`` folds): a search fits them once per fold instead of once per
+candidate and fold. With ``random_state=None`` (fresh nuisances each call)
+or ``cache=False`` nothing is kept.
 """
 
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from collections import OrderedDict
 from numbers import Integral
 
+import joblib
 import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
@@ -49,6 +59,8 @@ from sklearn_iclr26.utils._validation import store_params
 __all__ = ["SCORERS", "make_cate_scorer"]
 
 _KINDS = {"dr": "neg_dr_cate_mse", "r_loss": "neg_r_loss", "pehe": "neg_sqrt_pehe"}
+# scoring folds whose nuisances a scorer keeps (a search's cv folds)
+_CACHE_SIZE = 16
 
 
 def _predict(model, X):
@@ -58,8 +70,11 @@ def _predict(model, X):
 class _CATEScorer(_MetadataRequester):
     """Scorer ``(estimator, X, y, **metadata) -> float``, greater is better."""
 
-    def __init__(self, kind, outcome_estimator, propensity_estimator, cv, random_state):
+    def __init__(
+        self, kind, outcome_estimator, propensity_estimator, cv, random_state, cache
+    ):
         store_params(self, locals())
+        self._nuisance_cache = OrderedDict()
         self._metadata_request = MetadataRequest(owner=self)
         param = "tau_true" if kind == "pehe" else "treatment"
         self._metadata_request.score.add_request(param=param, alias=True)
@@ -72,6 +87,41 @@ class _CATEScorer(_MetadataRequester):
 
     def __repr__(self):
         return f"make_cate_scorer(kind={self.kind!r})"
+
+    def __getstate__(self):
+        # a copy sent to a worker process starts with an empty cache
+        state = self.__dict__.copy()
+        state["_nuisance_cache"] = OrderedDict()
+        return state
+
+    def _cache_key(self, X, y, t):
+        """Hash of the scoring rows and of everything the nuisances depend on."""
+        if not self.cache or not isinstance(self.random_state, Integral):
+            return None
+        return joblib.hash(
+            (
+                X,
+                y,
+                t,
+                self.outcome_estimator,
+                self.propensity_estimator,
+                self.cv,
+                self.random_state,
+            )
+        )
+
+    def _cached_nuisances(self, X, y, t):
+        key = self._cache_key(X, y, t)
+        if key is None:
+            return self._nuisances(X, y, t)
+        cache = self.__dict__.setdefault("_nuisance_cache", OrderedDict())
+        if key in cache:
+            cache.move_to_end(key)
+        else:
+            cache[key] = self._nuisances(X, y, t)
+            while len(cache) > _CACHE_SIZE:
+                cache.popitem(last=False)
+        return tuple(a.copy() for a in cache[key])
 
     def _nuisances(self, X, y, t):
         """Cross-fitted mu0, mu1, m = E[y|x] and e(x) on the scoring rows."""
@@ -126,7 +176,7 @@ class _CATEScorer(_MetadataRequester):
                 f"at least {self.cv} units per arm on the scoring fold."
             )
         y = np.asarray(y, dtype=np.float64).ravel()
-        mu0, mu1, m, e = self._nuisances(covariates, y, t)
+        mu0, mu1, m, e = self._cached_nuisances(covariates, y, t)
         if self.kind == "dr":
             phi = mu1 - mu0 + t * (y - mu1) / e - (1 - t) * (y - mu0) / (1 - e)
             return -float(np.mean((phi - tau) ** 2))
@@ -140,6 +190,7 @@ class _CATEScorer(_MetadataRequester):
         "propensity_estimator": [HasMethods(["fit", "predict_proba"]), None],
         "cv": [Interval(Integral, 2, None, closed="left")],
         "random_state": ["random_state"],
+        "cache": ["boolean"],
     },
     prefer_skip_nested_validation=True,
 )
@@ -150,6 +201,7 @@ def make_cate_scorer(
     propensity_estimator=None,
     cv=3,
     random_state=0,
+    cache=True,
 ):
     """A scorer for CATE estimators, greater is better.
 
@@ -175,6 +227,12 @@ def make_cate_scorer(
     random_state : int, RandomState instance or None, default=0
         Seeds the folds and the nuisance models (fixed by default so every
         candidate is scored against the same pseudo-outcomes).
+    cache : bool, default=True
+        Keep the cross-fitted nuisances of each scoring fold (keyed on a hash
+        of its rows and of the nuisance models' parameters), so a search fits
+        them once per fold, not once per candidate; the scores are the same.
+        Only with an integer ``random_state`` (otherwise each call draws
+        fresh nuisances). A copy sent to another process starts empty.
 
     Returns
     -------
@@ -198,7 +256,9 @@ def make_cate_scorer(
     >>> make_cate_scorer("r_loss")(est, X, y, treatment=t) < 0
     True
     """
-    return _CATEScorer(kind, outcome_estimator, propensity_estimator, cv, random_state)
+    return _CATEScorer(
+        kind, outcome_estimator, propensity_estimator, cv, random_state, cache
+    )
 
 
 SCORERS = {name: make_cate_scorer(kind) for kind, name in _KINDS.items()}

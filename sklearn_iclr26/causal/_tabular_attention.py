@@ -16,6 +16,7 @@ import numpy as np
 from scipy.special import softmax
 
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
+from sklearn_iclr26.utils._docstrings import substitute
 from sklearn_iclr26.utils._sklearn_compat import Interval
 from sklearn_iclr26.utils._torch import forward_module
 from sklearn_iclr26.utils._torch_estimator import BaseTorchEstimator
@@ -29,25 +30,25 @@ SATURATION = 30.0
 
 #: numpydoc entries of the method's own parameters (both tasks)
 PARAMETERS_DOC = """feature_groups : list of column lists, dict or None, default=None
-        The tokens: a list of groups (columns as DataFrame names or indices),
-        or ``{name: columns}``. Groups may differ in width and must not
-        overlap; columns in no group are not used. ``None`` makes every
-        column its own token (per-feature tokens).
-    embed_dim : int, default=16
-        Width of the group embeddings (the tokens), the keys and the query.
-    hidden_layer_sizes : array-like of int, default=(32,)
-        Hidden layers (ReLU) of the head; empty for a linear head."""
+    The tokens: a list of groups (columns as DataFrame names or indices),
+    or ``{name: columns}``. Groups may differ in width and must not
+    overlap; columns in no group are not used. ``None`` makes every
+    column its own token (per-feature tokens).
+embed_dim : int, default=16
+    Width of the group embeddings (the tokens), the keys and the query.
+hidden_layer_sizes : array-like of int, default=(32,)
+    Hidden layers (ReLU) of the head; empty for a linear head."""
 
 #: numpydoc entries of the method's own fitted attributes (both tasks)
 ATTRIBUTES_DOC = """n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit. Defined only when `X` has feature
-        names that are all strings.
-    group_names_ : ndarray of object
-        Name of each group (dict keys, column names, or positions).
-    groups_ : list of ndarray of int
-        Column indices of each group."""
+    Number of features seen during fit.
+feature_names_in_ : ndarray of shape (`n_features_in_`,)
+    Names of features seen during fit. Defined only when `X` has feature
+    names that are all strings.
+group_names_ : ndarray of object
+    Name of each group (dict keys, column names, or positions).
+groups_ : list of ndarray of int
+    Column indices of each group."""
 
 
 def _attention_logits(module, xb, **aux):
@@ -56,6 +57,19 @@ def _attention_logits(module, xb, **aux):
 
 class BaseTabularAttention(BaseTorchEstimator):
     """Feature groups, module and attention weights shared by both tasks."""
+
+    def __init_subclass__(cls, **kwargs):
+        # the family's shared texts first: the torch base then lists
+        # only the training parameters the docstring leaves out
+        doc = cls.__dict__.get("__doc__")
+        if doc:
+            cls.__doc__ = substitute(
+                doc,
+                cls,
+                attention_parameters=PARAMETERS_DOC,
+                attention_attributes=ATTRIBUTES_DOC,
+            )
+        super().__init_subclass__(**kwargs)
 
     _parameter_constraints: dict = {
         **BaseTorchEstimator._parameter_constraints,

@@ -3,18 +3,14 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn_iclr26.causal._tabular_attention import (
-    ATTRIBUTES_DOC,
-    PARAMETERS_DOC,
-    BaseTabularAttention,
-)
+from sklearn_iclr26.causal._tabular_attention import BaseTabularAttention
 from sklearn_iclr26.utils._torch_estimator import TorchClassifierMixin
 
 __all__ = ["TabularAttentionClassifier"]
 
 
 class TabularAttentionClassifier(TorchClassifierMixin, BaseTabularAttention):
-    __doc__ = f"""Classifier with one attention gate over feature groups.
+    """Classifier with one attention gate over feature groups.
 
     The practical, tabular version of the two-key attention model of the CCO
     paper ("Strong Correlations Induce Cause Only Predictions in Transformer
@@ -28,14 +24,14 @@ class TabularAttentionClassifier(TorchClassifierMixin, BaseTabularAttention):
 
     Parameters
     ----------
-    {PARAMETERS_DOC}
+    %(attention_parameters)s
     %(training_parameters)s
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels seen during fit.
-    {ATTRIBUTES_DOC}
+    %(attention_attributes)s
     %(training_attributes)s
 
     See Also

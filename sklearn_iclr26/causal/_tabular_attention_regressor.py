@@ -3,18 +3,14 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn_iclr26.causal._tabular_attention import (
-    ATTRIBUTES_DOC,
-    PARAMETERS_DOC,
-    BaseTabularAttention,
-)
+from sklearn_iclr26.causal._tabular_attention import BaseTabularAttention
 from sklearn_iclr26.utils._torch_estimator import TorchRegressorMixin
 
 __all__ = ["TabularAttentionRegressor"]
 
 
 class TabularAttentionRegressor(TorchRegressorMixin, BaseTabularAttention):
-    __doc__ = f"""Regressor with one attention gate over feature groups.
+    """Regressor with one attention gate over feature groups.
 
     The regression counterpart of :class:`TabularAttentionClassifier`; the
     squared error is minimised on standardised targets. Multi-output ``y``
@@ -25,12 +21,12 @@ class TabularAttentionRegressor(TorchRegressorMixin, BaseTabularAttention):
 
     Parameters
     ----------
-    {PARAMETERS_DOC}
+    %(attention_parameters)s
     %(training_parameters)s
 
     Attributes
     ----------
-    {ATTRIBUTES_DOC}
+    %(attention_attributes)s
     %(training_attributes)s
 
     See Also

@@ -10,25 +10,27 @@ from sklearn_iclr26.compression._base import (
     _BaseDecoder,
 )
 from sklearn_iclr26.compression._kernels import MODE_PLAIN
+from sklearn_iclr26.utils._docstrings import Substitution
 
 __all__ = ["ArithmeticDecoder"]
 
 
+@Substitution(decoder_attributes=DECODER_ATTRIBUTES_DOC)
 class ArithmeticDecoder(_BaseDecoder):
-    __doc__ = f"""Streaming decoder of plain arithmetic coding.
+    """Streaming decoder of plain arithmetic coding.
 
     Parameters
     ----------
     payload : bytes
         Written by :meth:`ArithmeticEncoder.finish`.
-    backend : {{"auto", "python", "numba"}}, default="auto"
+    backend : {"auto", "python", "numba"}, default="auto"
         Integer-coder backend (all give the same symbols). Payloads written
         with ``backend="constriction"`` are decoded by constriction whatever
         this says.
 
     Attributes
     ----------
-    {DECODER_ATTRIBUTES_DOC}
+    %(decoder_attributes)s
 
     See Also
     --------

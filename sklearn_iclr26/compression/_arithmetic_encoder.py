@@ -12,6 +12,7 @@ from sklearn_iclr26.compression._base import (
     _BaseEncoder,
 )
 from sklearn_iclr26.compression._kernels import MODE_PLAIN
+from sklearn_iclr26.utils._docstrings import Substitution
 from sklearn_iclr26.utils._sklearn_compat import (
     Interval,
     StrOptions,
@@ -28,8 +29,9 @@ PLAIN_CONSTRAINTS = {
 }
 
 
+@Substitution(encoder_attributes=ENCODER_ATTRIBUTES_DOC)
 class ArithmeticEncoder(_BaseEncoder):
-    __doc__ = f"""Streaming encoder: exact integer arithmetic coding, no robustness.
+    """Streaming encoder: exact integer arithmetic coding, no robustness.
 
     Each symbol is written as its ``ceil(log2 V)``-bit index (forced bits of a
     non power-of-two alphabet skipped) and each bit is coded with its
@@ -49,7 +51,7 @@ class ArithmeticEncoder(_BaseEncoder):
     checksum : bool, default=True
         Store the CRC32 of each chunk's symbols; the decoder raises on a
         mismatch (a detected desync).
-    backend : {{"auto", "python", "numba", "constriction"}}, default="auto"
+    backend : {"auto", "python", "numba", "constriction"}, default="auto"
         ``"auto"`` runs the integer coder compiled by numba when it is
         installed and in pure Python otherwise (identical payloads).
         ``"constriction"`` codes whole symbols with constriction's range
@@ -57,7 +59,7 @@ class ArithmeticEncoder(_BaseEncoder):
 
     Attributes
     ----------
-    {ENCODER_ATTRIBUTES_DOC}
+    %(encoder_attributes)s
 
     See Also
     --------

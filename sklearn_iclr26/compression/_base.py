@@ -59,39 +59,39 @@ _CRC = struct.Struct("<I")
 
 #: Attributes shared by the encoders (class docstrings).
 ENCODER_ATTRIBUTES_DOC = """alphabet_size_ : int
-        Set by the first call.
-    code_length_ : int
-        ``ceil(log2 alphabet_size_)``, bits per symbol before coding.
-    n_symbols_ : int
-        Symbols encoded so far.
-    backend_ : str
-        The backend in use.
-    payload_ : bytes
-        Set by :meth:`finish`."""
+    Set by the first call.
+code_length_ : int
+    ``ceil(log2 alphabet_size_)``, bits per symbol before coding.
+n_symbols_ : int
+    Symbols encoded so far.
+backend_ : str
+    The backend in use.
+payload_ : bytes
+    Set by :meth:`finish`."""
 
 #: Attributes shared by the decoders (class docstrings).
 DECODER_ATTRIBUTES_DOC = """alphabet_size_ : int
-        From the header.
-    n_symbols_ : int
-        Symbols in the payload.
-    n_decoded_ : int
-        Symbols decoded so far.
-    precision_ : int
-        Coder state bits, from the header.
-    chunk_size_ : int or None
-        Symbols per chunk, from the header.
-    checksum_ : bool
-        Whether chunks carry a CRC32 that is checked.
-    chunk_ok_ : list of bool
-        One entry per completed chunk: whether its CRC matched.
-    code_length_ : int
-        ``ceil(log2 alphabet_size_)``.
-    header_bytes_ : int
-        Bytes of the header and chunk table (about 20, plus 13 for PMATIC,
-        plus a varint length and a 4-byte CRC per chunk); the rest of the
-        payload is the coded symbols.
-    backend_ : str
-        The backend in use."""
+    From the header.
+n_symbols_ : int
+    Symbols in the payload.
+n_decoded_ : int
+    Symbols decoded so far.
+precision_ : int
+    Coder state bits, from the header.
+chunk_size_ : int or None
+    Symbols per chunk, from the header.
+checksum_ : bool
+    Whether chunks carry a CRC32 that is checked.
+chunk_ok_ : list of bool
+    One entry per completed chunk: whether its CRC matched.
+code_length_ : int
+    ``ceil(log2 alphabet_size_)``.
+header_bytes_ : int
+    Bytes of the header and chunk table (about 20, plus 13 for PMATIC,
+    plus a varint length and a 4-byte CRC per chunk); the rest of the
+    payload is the coded symbols.
+backend_ : str
+    The backend in use."""
 
 
 def _cache_rows(coder):

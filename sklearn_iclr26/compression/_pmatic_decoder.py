@@ -9,12 +9,14 @@ from sklearn_iclr26.compression._base import (
     _BaseDecoder,
 )
 from sklearn_iclr26.compression._kernels import MODE_PMATIC
+from sklearn_iclr26.utils._docstrings import Substitution
 
 __all__ = ["PMATICDecoder"]
 
 
+@Substitution(decoder_attributes=DECODER_ATTRIBUTES_DOC)
 class PMATICDecoder(_BaseDecoder):
-    __doc__ = f"""Streaming PMATIC decoder, with its own (possibly mismatched) model.
+    """Streaming PMATIC decoder, with its own (possibly mismatched) model.
 
     Every coding parameter (alphabet size, ``delta``, ``m``, the integer
     helper numerator, the symbol count, the chunking) is read from the
@@ -27,7 +29,7 @@ class PMATICDecoder(_BaseDecoder):
     ----------
     payload : bytes
         Written by :meth:`PMATICEncoder.finish`.
-    backend : {{"auto", "python", "numba"}}, default="auto"
+    backend : {"auto", "python", "numba"}, default="auto"
         Integer-coder backend (all give the same symbols).
 
     Attributes
@@ -42,7 +44,7 @@ class PMATICDecoder(_BaseDecoder):
     helper_numerator_ : int
         Integer numerator of ``P(h = 1)`` over ``2 ** (precision_ - 2)``; 0
         when the helper probability is adaptive.
-    {DECODER_ATTRIBUTES_DOC}
+    %(decoder_attributes)s
 
     See Also
     --------

@@ -16,6 +16,7 @@ from sklearn_iclr26.compression._bounds import (
     helper_numerator,
 )
 from sklearn_iclr26.compression._kernels import MODE_PMATIC
+from sklearn_iclr26.utils._docstrings import Substitution
 from sklearn_iclr26.utils._sklearn_compat import (
     Interval,
     StrOptions,
@@ -40,8 +41,9 @@ PMATIC_CONSTRAINTS = {
 }
 
 
+@Substitution(encoder_attributes=ENCODER_ATTRIBUTES_DOC)
 class PMATICEncoder(_BaseEncoder):
-    __doc__ = f"""Streaming PMATIC encoder (Adler and Tang, ICLR 2026).
+    """Streaming PMATIC encoder (Adler and Tang, ICLR 2026).
 
     Probability Matching Interval Coding. Every conditional bit probability
     ``p`` of the longform is quantised to a multiple of ``r = 1/(2 m)``: the
@@ -74,7 +76,7 @@ class PMATICEncoder(_BaseEncoder):
         paper's fixed ``delta / r``; a float in (0, 1) fixes it. A fixed
         value is stored as an integer numerator in the header, so the
         decoder never recomputes it from floats.
-    end_bins : {{"adaptive", "centre"}}, default="adaptive"
+    end_bins : {"adaptive", "centre"}, default="adaptive"
         How the data bit of a decision in the first or the last bin (helper
         bit 0, ``p < 1/m - delta`` or ``p > 1 - 1/m + delta``) is coded.
         ``"centre"``: at the bin centre ``r`` or ``1 - r`` (the paper's bins),
@@ -87,14 +89,14 @@ class PMATICEncoder(_BaseEncoder):
     precision : int, default=32
         Bits of the coder's integer state, in [16, 32]; requires
         ``2 m <= 2 ** (precision - 2)``.
-    bit_order : {{"index"}}, default="index"
+    bit_order : {"index"}, default="index"
         Longform: each symbol's index in binary, most significant bit first.
     chunk_size : int or None, default=None
         Symbols per independently coded chunk (``None``: one chunk).
     checksum : bool, default=True
         Store the CRC32 of each chunk's symbols; the decoder raises on a
         mismatch (a mismatch beyond ``delta`` is then detected).
-    backend : {{"auto", "python", "numba"}}, default="auto"
+    backend : {"auto", "python", "numba"}, default="auto"
         The integer coder compiled by numba when installed, else pure Python
         (identical payloads).
 
@@ -105,7 +107,7 @@ class PMATICEncoder(_BaseEncoder):
     helper_numerator_ : int
         ``P(h = 1)`` times ``2 ** (precision - 2)``, as stored in the header;
         0 when ``helper_prob="adaptive"``.
-    {ENCODER_ATTRIBUTES_DOC}
+    %(encoder_attributes)s
 
     See Also
     --------

@@ -48,8 +48,10 @@ from sklearn.utils.validation import (
 )
 
 from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
-from sklearn_iclr26.conformal._transaction import fit_transaction, frozen_fitted
+from sklearn_iclr26.conformal._frozen import frozen_fitted
+from sklearn_iclr26.utils._atomic import atomic_fit, scoped_params
 from sklearn_iclr26.utils._batching import batched
+from sklearn_iclr26.utils._docstrings import substitute
 from sklearn_iclr26.utils._random import set_child_random_state
 from sklearn_iclr26.utils._routing import fit_router, route_fit_params
 from sklearn_iclr26.utils._sklearn_compat import (
@@ -214,20 +216,20 @@ def cross_fit_point_model(estimator, X, y, *, cv, random_state, fit_params=None)
 #: at ``%(estimator_parameter)s`` (the point-model ones) and
 #: ``%(features_in_attributes)s``
 _DOCS = {
-    "%(estimator_parameter)s": """estimator : regressor or None, default=None
-        Point regressor, fitted on the training part with ``X`` untouched (a
-        ``Pipeline`` can preprocess a raw DataFrame); ``None`` means
-        :class:`~sklearn.linear_model.LinearRegression`. A single-output
-        regressor is wrapped in
-        :class:`~sklearn.multioutput.MultiOutputRegressor` for a multi-output
-        ``y``. A fitted one is used as it is by :meth:`calibrate` or when
-        wrapped in :class:`~sklearn.frozen.FrozenEstimator` (never refit,
-        never wrapped: it must predict every output).""",
-    "%(features_in_attributes)s": """n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit. Defined only when `X` has feature
-        names that are all strings.""",
+    "estimator_parameter": """estimator : regressor or None, default=None
+    Point regressor, fitted on the training part with ``X`` untouched (a
+    ``Pipeline`` can preprocess a raw DataFrame); ``None`` means
+    :class:`~sklearn.linear_model.LinearRegression`. A single-output
+    regressor is wrapped in
+    :class:`~sklearn.multioutput.MultiOutputRegressor` for a multi-output
+    ``y``. A fitted one is used as it is by :meth:`calibrate` or when
+    wrapped in :class:`~sklearn.frozen.FrozenEstimator` (never refit,
+    never wrapped: it must predict every output).""",
+    "features_in_attributes": """n_features_in_ : int
+    Number of features seen during fit.
+feature_names_in_ : ndarray of shape (`n_features_in_`,)
+    Names of features seen during fit. Defined only when `X` has feature
+    names that are all strings.""",
 }
 
 
@@ -237,9 +239,7 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
     def __init_subclass__(cls, **kwargs):
         doc = cls.__dict__.get("__doc__")
         if doc:
-            for placeholder, text in _DOCS.items():
-                doc = doc.replace(placeholder, text)
-            cls.__doc__ = doc
+            cls.__doc__ = substitute(doc, cls, **_DOCS)
         super().__init_subclass__(**kwargs)
 
     _parameter_constraints: dict = {
@@ -364,6 +364,7 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
             for name, params in routed.items()
         }
 
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, **fit_params):
         """Fit the model on a training part and calibrate the regions.
@@ -391,7 +392,8 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
         self : object
             Fitted estimator.
         """
-        return fit_transaction(self, lambda work: work._fit_work(X, y, fit_params))
+        self._fit_work(X, y, fit_params)
+        return self
 
     def _split(self, n_samples, rng):
         """Calibration and training rows."""
@@ -506,6 +508,17 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
         try:
             Xt = check_array(Xt, dtype=[np.float64, np.float32], input_name="X")
         except ValueError as exc:
+            if "NaN" in str(exc) or "infinity" in str(exc):
+                raise ValueError(
+                    f"{type(self).__name__} computes on X itself (its "
+                    "neighbours, scale or quantile model), so X must be finite "
+                    f"there even when the inner estimator accepts missing values "
+                    f"({exc}). Pass {name}= with an imputer (e.g. "
+                    "sklearn.impute.SimpleImputer(), or the preprocessing of "
+                    "your pipeline with one), or use a Pipeline with an imputer "
+                    f"as the inner estimator: its steps before the final "
+                    f"estimator are the default {name}."
+                ) from exc
             if "could not convert" not in str(exc) and "string" not in str(exc):
                 raise
             raise ValueError(
@@ -797,6 +810,7 @@ class BaseResidualRegion(BaseConformalRegressor):
             return rows, rows[:0]
         return super()._split(n_samples, rng)
 
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
     def calibrate(self, X, y):
         """Calibrate the regions of a model fitted elsewhere.
@@ -822,10 +836,9 @@ class BaseResidualRegion(BaseConformalRegressor):
         self : object
             The calibrated estimator.
         """
-        frozen = frozen_fitted(self.estimator, self)
-        return fit_transaction(
-            self, lambda work: work._fit_work(X, y), estimator=frozen
-        )
+        scoped_params(self, estimator=frozen_fitted(self.estimator, self))
+        self._fit_work(X, y)
+        return self
 
     # ---------------------------------------------------- cross-conformal
     def _cross_conformal(self):

@@ -13,7 +13,8 @@ from sklearn.pipeline import Pipeline
 
 from sklearn_iclr26.conformal._base_regressor import BaseConformalRegressor
 from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
-from sklearn_iclr26.conformal._transaction import fit_transaction, frozen_fitted
+from sklearn_iclr26.conformal._frozen import frozen_fitted
+from sklearn_iclr26.utils._atomic import atomic_fit, scoped_params
 from sklearn_iclr26.utils._random import set_child_random_state
 from sklearn_iclr26.utils._sklearn_compat import HasMethods, _fit_context, _num_samples
 from sklearn_iclr26.utils._validation import store_params
@@ -272,6 +273,7 @@ class ConformalizedQuantileRegressor(BaseConformalRegressor):
             log_progress(self, f"fitted two {type(models[0]).__name__} quantiles")
         self.estimators_ = models
 
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
     def calibrate(self, X, y):
         """Calibrate the intervals of a (lower, upper) pair fitted elsewhere.
@@ -301,9 +303,9 @@ class ConformalizedQuantileRegressor(BaseConformalRegressor):
                 "quantile regressors; call fit to train them on a split."
             )
         frozen = tuple(frozen_fitted(est, self) for est in self.estimator)
-        return fit_transaction(
-            self, lambda work: work._fit_work(X, y), estimator=frozen
-        )
+        scoped_params(self, estimator=frozen)
+        self._fit_work(X, y)
+        return self
 
     def _bounds(self, X):
         """Lower and upper quantile predictions, shape (n, 2)."""

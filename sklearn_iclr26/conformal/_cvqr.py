@@ -17,7 +17,7 @@ from sklearn_iclr26.conformal._base_regressor import (
     default_transformer,
     log_unit_ball_volume,
 )
-from sklearn_iclr26.conformal._transaction import fit_transaction
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import (
     seed_from_random_state,
@@ -380,25 +380,26 @@ class CVQRRegressor(BaseConformalRegressor, BaseTorchEstimator):
         cv=5,
         transformer=None,
         calibration_size=0.25,
+        alpha=1e-4,
+        batch_size=256,
+        learning_rate_init=1e-2,
         max_iter=20,
         early_stopping=True,
         validation_fraction=0.1,
         n_iter_no_change=10,
         tol=1e-4,
-        batch_size=256,
-        learning_rate_init=1e-2,
-        alpha=1e-4,
-        random_state=None,
         warm_start=False,
         callbacks=None,
         dtype="float64",
         device="cpu",
         n_jobs=None,
+        random_state=None,
         verbose=0,
     ):
         store_params(self, locals())
 
     # ------------------------------------------------------------------ fit
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, **fit_params):
         """Fit the transport map on a training part and calibrate the regions.
@@ -427,11 +428,8 @@ class CVQRRegressor(BaseConformalRegressor, BaseTorchEstimator):
         self : object
             Fitted estimator.
         """
-        return fit_transaction(
-            self,
-            lambda work: work._fit_work(X, y, fit_params),
-            keep_fitted=self.warm_start,
-        )
+        self._fit_work(X, y, fit_params)
+        return self
 
     def _routing_children(self):
         return {"residual_estimator": self._residual_model()}
@@ -682,6 +680,7 @@ class CVQRRegressor(BaseConformalRegressor, BaseTorchEstimator):
                 "or a larger alpha."
             )
 
+    @atomic_fit(keep_fitted=True)
     def calibrate(self, X, y):
         """Re-calibrate the conformal threshold on new data, keeping the map.
 
@@ -704,12 +703,9 @@ class CVQRRegressor(BaseConformalRegressor, BaseTorchEstimator):
             The re-calibrated estimator.
         """
         check_is_fitted(self)
-
-        def calibrate(work):
-            X_checked = work._check_X(X)
-            work._calibrate(X_checked, work._check_y(y, _num_samples(X_checked)))
-
-        return fit_transaction(self, calibrate, keep_fitted=True)
+        X_checked = self._check_X(X)
+        self._calibrate(X_checked, self._check_y(y, _num_samples(X_checked)))
+        return self
 
     # -------------------------------------------------------------- helpers
     def _row_bytes(self):

@@ -29,6 +29,7 @@ paper's, margin included: ``F_hat(t) >= level + delta`` (see
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from functools import lru_cache
 from numbers import Real
 
 import numpy as np
@@ -37,6 +38,7 @@ from sklearn_iclr26.utils._validation import calibration_size_ok
 from sklearn_iclr26.utils._warnings import warn_user
 
 
+@lru_cache(maxsize=1024)
 def _expected_one_sided_ks(n):
     """``E[max_i (i / n - U_(i))]`` for ``n`` uniforms: the paper's ``c_n``.
 
@@ -50,40 +52,59 @@ def _expected_one_sided_ks(n):
 
 
 def finite_sample_margin(T, y_index, label=None):
-    """The margin ``delta`` of Sesia, Wang and Tong's adaptive calibration.
+    """The margin ``delta`` of the finite-sample noisy-label calibration.
 
-    As their reference code (``compute_delta_const`` for one class ``label``,
-    ``compute_delta_const_marginal`` otherwise), with ``V = M^{-1}``, ``M[k,
-    l] = P(Y = l | Y~ = k)`` built from ``T`` and the class priors (the noisy
-    prior from the rows' noisy labels ``y_index``, the clean one ``T^{-T}``
-    times it): ``c_n + coeff min(K^p sqrt(pi/2), 1/sqrt(n_min) + sqrt((log(2
-    K^p) + log n_min) / 2))`` with ``p = 1`` per class (``coeff = 2 sum_{l !=
-    k} |V[k, l]| / sqrt(n_min)``) and ``p = 2`` marginally (``coeff = (2
-    max_k sum_{l != k} |V[k, l]| + sum_k |pi_k - pi~_k|) / sqrt(n_min)``);
-    ``n_min`` the smallest noisy class count. ``inf`` when a noisy class is
-    absent or the estimated clean prior is not positive.
+    Marginal (``label=None``): Sesia, Wang and Tong's, as their reference code
+    (``compute_delta_const_marginal``), with ``V = M^{-1}``, ``M[k, l] = P(Y =
+    l | Y~ = k)`` built from ``T`` and the class priors (the noisy prior from
+    the rows' noisy labels ``y_index``, the clean one ``T^{-T}`` times it):
+    ``c_n + coeff min(K^2 sqrt(pi/2), 1/sqrt(n_min) + sqrt((log(2 K^2) + log
+    n_min) / 2))``, ``coeff = (2 max_k sum_{l != k} |V[k, l]| + sum_k |pi_k -
+    pi~_k|) / sqrt(n_min)``, ``n_min`` the smallest noisy class count.
+
+    Per class (``label=k``): derived for class ``k`` alone, from its own row
+    of ``V`` and each noisy class's own count. The de-mixed CDF of class
+    ``k`` is ``H_k(t) = sum_l V[k, l] G_kl(t)``, ``G_kl`` the CDF of the
+    label-``k`` score on the rows of noisy class ``l``, estimated by the
+    empirical CDF of its ``n_l`` rows. The estimate is above the truth by at
+    most ``sum_l |V[k, l]| D_l``, ``D_l`` the one-sided Kolmogorov-Smirnov
+    deviation of class ``l``'s empirical CDF (in the direction the sign of
+    ``V[k, l]`` makes harmful), whose mean is ``c_{n_l}``. So ``delta_k =
+    sum_l |V[k, l]| c_{n_l}`` makes the expected clean coverage of class
+    ``k`` at least the level (the fluctuation of the class counts that
+    estimate the priors in ``V`` is not in the bound; it is of the same
+    order and averages out). Without noise it is ``c_{n_k}``. The margin of
+    a rare class is large: its de-mixed CDF is a difference of large terms.
+
+    ``inf`` when a noisy class is absent or the estimated clean prior is not
+    positive.
     """
     K = T.shape[0]
     counts = np.bincount(y_index, minlength=K).astype(float)
     n = counts.sum()
     n_min = counts.min()
+    W = demixing_weights(T)
+    if label is not None:
+        col = W[:, label] * counts
+        if col.sum() <= 0:
+            return np.inf
+        V_row = col / col.sum()
+        used = V_row != 0
+        if np.any(counts[used] <= 0):
+            return np.inf
+        c = np.array([_expected_one_sided_ks(int(m)) if m > 0 else 0.0 for m in counts])
+        return float(np.sum(np.abs(V_row[used]) * c[used]))
     if n_min <= 0:
         return np.inf
     prior_noisy = counts / n
-    W = demixing_weights(T)
     prior = W.T @ prior_noisy
     if np.any(prior <= 0):
         return np.inf
     V = W.T * prior_noisy[None, :] / prior[:, None]
     off = np.abs(V).sum(axis=1) - np.abs(np.diag(V))
-    if label is not None:
-        c = _expected_one_sided_ks(int(counts[label]))
-        coeff = 2.0 * off[label] / np.sqrt(n_min)
-        k_pow = K
-    else:
-        c = _expected_one_sided_ks(int(n))
-        coeff = (2.0 * off.max() + np.abs(prior - prior_noisy).sum()) / np.sqrt(n_min)
-        k_pow = K**2
+    c = _expected_one_sided_ks(int(n))
+    coeff = (2.0 * off.max() + np.abs(prior - prior_noisy).sum()) / np.sqrt(n_min)
+    k_pow = K**2
     term = min(
         k_pow * np.sqrt(np.pi / 2),
         1.0 / np.sqrt(n_min) + np.sqrt((np.log(2 * k_pow) + np.log(n_min)) / 2),
@@ -206,13 +227,20 @@ class DemixedCDF:
         return float(self.values[idx])
 
     def p_values(self, scores):
-        if self.margin is not None:
-            raise ValueError(
-                'predict_p is not defined with label_noise_correction="finite_sample"'
-                " (the margin is a level shift, not a p-value); use the default "
-                '"plugin".'
-            )
-        return self._p_values(scores)
+        """p-values that reproduce the sets: ``p > 1 - level`` iff in the set.
+
+        With a margin, ``1 + delta - M(s-) / n`` (``M`` the weighted count
+        below ``s``): the level shift of the margin moved into the p-value.
+        """
+        if self.margin is None:
+            return self._p_values(scores)
+        n = self.n_effective
+        m = self._weight_below(scores)
+        return np.clip(1.0 + self.margin - m / n, 0.0, 1.0)
+
+    def _weight_below(self, scores):
+        below = np.searchsorted(self.values, scores, side="left")
+        return np.where(below > 0, self.cum_max[np.maximum(below - 1, 0)], 0.0)
 
     def _p_values(self, scores):
         """``(n + 1 - M(s-)) / (n + 1)``, ``M`` the weighted count below ``s``.
@@ -221,6 +249,5 @@ class DemixedCDF:
         level`` iff ``s <= threshold(level)``.
         """
         n = self.n_effective
-        below = np.searchsorted(self.values, scores, side="left")
-        m = np.where(below > 0, self.cum_max[np.maximum(below - 1, 0)], 0.0)
+        m = self._weight_below(scores)
         return np.clip((n + 1.0 - m) / (n + 1.0), 0.0, 1.0)

@@ -21,6 +21,8 @@ from sklearn_iclr26.conformal._conformity_scores import (
     socop_sets,
 )
 from sklearn_iclr26.metrics import set_size_stratified_coverage_violation
+from sklearn_iclr26.utils._atomic import atomic_fit
+from sklearn_iclr26.utils._docstrings import Substitution
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
@@ -56,8 +58,13 @@ def _knee_index(sizes, multiple_rates):
     return int(np.argmax(distance))
 
 
+@Substitution(
+    conditional_parameter=CONDITIONAL_DOC,
+    label_noise_parameters=LABEL_NOISE_DOC,
+    conformal_attributes=ATTRIBUTES_DOC,
+)
 class SOCOPClassifier(BaseConformalClassifier):
-    __doc__ = f"""Singleton-optimized conformal prediction sets (SOCOP).
+    """Singleton-optimized conformal prediction sets (SOCOP).
 
     Split-conformal classification whose conformity score minimises the
     probability of non-singleton sets, ``P(|C(X)| > 1)`` (Vovk's M-criterion),
@@ -101,7 +108,7 @@ class SOCOPClassifier(BaseConformalClassifier):
         Penalise sets with more than ``k0`` labels instead of non-singletons.
     lam_grid : array-like of float, default=None
         Candidates for ``lam="auto"``; default ``[0] + logspace(-3, 1, 25)``.
-    lam_criterion : {{"knee", "sscv"}}, default="knee"
+    lam_criterion : {"knee", "sscv"}, default="knee"
         How ``lam="auto"`` chooses: the knee of the (mean size, P(size > 1))
         curve, or the smallest size-stratified coverage violation.
     calibration_size : float, default=0.3
@@ -114,13 +121,11 @@ class SOCOPClassifier(BaseConformalClassifier):
         SOCOP sets are empty when ``lam / max p(y | x)`` exceeds the threshold
         (a confident model at a low ``confidence_level``). With ``False`` the
         top label is added to empty sets, which can only raise coverage.
-    {CONDITIONAL_DOC}
+    %(conditional_parameter)s
         SOCOP keeps its score: ``lam`` is chosen on the tuning split with one
         marginal threshold, and each label's score is then compared with its
         class's (or the row's bin's) quantile.
-    label_noise : None, float or array-like of shape (n_classes, n_classes), \
-            default=None
-        {LABEL_NOISE_DOC}
+    %(label_noise_parameters)s
     verbose : int, default=0
         Print the fitting, tuning and calibration steps when positive.
     random_state : int, RandomState instance or None, default=None
@@ -139,7 +144,7 @@ class SOCOPClassifier(BaseConformalClassifier):
         With ``lam="auto"``: ``"lam"``, ``"mean_size"``, ``"multiple_rate"``
         (P(size > ``k0``)), ``"coverage"`` and ``"sscv"`` on the tuning split
         for every candidate. ``None`` with a numeric ``lam``.
-    {ATTRIBUTES_DOC}
+    %(conformal_attributes)s
 
     See Also
     --------
@@ -196,7 +201,7 @@ class SOCOPClassifier(BaseConformalClassifier):
         allow_empty=False,
         conditional=None,
         label_noise=None,
-        label_noise_correction="plugin",
+        label_noise_correction="auto",
         verbose=0,
         random_state=None,
     ):
@@ -274,6 +279,7 @@ class SOCOPClassifier(BaseConformalClassifier):
         self.lam_ = float(grid[best])
         log_progress(self, f"lam_={self.lam_:.4g} ({self.lam_criterion})")
 
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, bins=None, **fit_params):
         """Fit the classifier, choose ``lam`` and calibrate.

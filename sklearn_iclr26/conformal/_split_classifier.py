@@ -18,6 +18,8 @@ from sklearn_iclr26.conformal._conformity_scores import (
     _raps_with_uniforms,
     conformity_scores,
 )
+from sklearn_iclr26.utils._atomic import atomic_fit
+from sklearn_iclr26.utils._docstrings import Substitution
 from sklearn_iclr26.utils._sklearn_compat import StrOptions, _fit_context
 from sklearn_iclr26.utils._validation import store_params
 
@@ -28,8 +30,13 @@ _RANDOMIZED = {"aps", "raps"}
 _SCORES = sorted(set(SCORE_NAMES) - {"socop"})
 
 
+@Substitution(
+    conditional_parameter=CONDITIONAL_DOC,
+    label_noise_parameters=LABEL_NOISE_DOC,
+    conformal_attributes=ATTRIBUTES_DOC,
+)
 class SplitConformalClassifier(BaseConformalClassifier):
-    __doc__ = f"""Split-conformal prediction sets with a classic conformity score.
+    """Split-conformal prediction sets with a classic conformity score.
 
     The baseline family of :class:`SOCOPClassifier`, with the same data
     handling (training / calibration split, ``FrozenEstimator`` for prefit
@@ -48,10 +55,10 @@ class SplitConformalClassifier(BaseConformalClassifier):
         ``make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))``.
         Wrap a fitted one in :class:`~sklearn.frozen.FrozenEstimator` (then
         ``fit`` takes no keyword arguments), or call :meth:`calibrate`.
-    conformity_score : {{"lac", "aps", "raps", "margin"}}, default="lac"
+    conformity_score : {"lac", "aps", "raps", "margin"}, default="lac"
         Conformity score: ``1 - p(y|x)`` (LAC), cumulative sorted mass (APS),
         APS plus a rank penalty (RAPS), or the margin
-        ``max_{{y' != y}} p(y'|x) - p(y|x)``. APS and RAPS always calibrate on
+        ``max_{y' != y} p(y'|x) - p(y|x)``. APS and RAPS always calibrate on
         the randomized score (MAPIE's rule); without ``randomized`` their sets
         take the sorted labels up to and including the one at which the
         cumulative mass (plus the RAPS penalty) crosses the threshold
@@ -67,10 +74,8 @@ class SplitConformalClassifier(BaseConformalClassifier):
         ``FrozenEstimator`` and in :meth:`calibrate`).
     allow_empty : bool, default=False
         If ``False`` the top label is added to empty sets.
-    {CONDITIONAL_DOC}
-    label_noise : None, float or array-like of shape (n_classes, n_classes), \
-            default=None
-        {LABEL_NOISE_DOC}
+    %(conditional_parameter)s
+    %(label_noise_parameters)s
     verbose : int, default=0
         Print the fitting and calibration steps when positive.
     random_state : int, RandomState instance or None, default=None
@@ -84,7 +89,7 @@ class SplitConformalClassifier(BaseConformalClassifier):
         The fitted classifier.
     classes_ : ndarray of shape (n_classes,)
         Class labels.
-    {ATTRIBUTES_DOC}
+    %(conformal_attributes)s
 
     See Also
     --------
@@ -118,7 +123,7 @@ class SplitConformalClassifier(BaseConformalClassifier):
         allow_empty=False,
         conditional=None,
         label_noise=None,
-        label_noise_correction="plugin",
+        label_noise_correction="auto",
         verbose=0,
         random_state=None,
     ):
@@ -159,6 +164,7 @@ class SplitConformalClassifier(BaseConformalClassifier):
             return _lac_sets(proba, threshold)
         return super()._sets(proba, threshold, uniforms)
 
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, bins=None, **fit_params):
         """Fit the classifier and calibrate.

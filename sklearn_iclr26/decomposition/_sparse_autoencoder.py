@@ -10,8 +10,9 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
-from sklearn_iclr26.utils._torch import fit_or_restore, forward_module
+from sklearn_iclr26.utils._torch import forward_module
 from sklearn_iclr26.utils._torch_estimator import DTYPES, BaseTorchEstimator
 from sklearn_iclr26.utils._validation import store_params
 
@@ -223,10 +224,10 @@ class SparseAutoencoder(
         lp_schedule="constant",
         structured_rank=None,
         nuclear_weight=1e-3,
-        batch_size=256,
         alpha=0.0,
-        max_iter=50,
+        batch_size=256,
         learning_rate_init=1e-3,
+        max_iter=50,
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=10,
@@ -241,7 +242,7 @@ class SparseAutoencoder(
     ):
         store_params(self, locals())
 
-    @fit_or_restore
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Train the autoencoder.

@@ -40,6 +40,7 @@ from sklearn_iclr26.deferral._surrogate import (
     surrogate_weights,
     top_k_mask,
 )
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import (
     seed_from_random_state,
@@ -62,28 +63,28 @@ __all__ = []
 
 #: Attributes shared by the top-k deferral estimators (class docstrings).
 ATTRIBUTES_DOC = """rejector_ : object or None
-        Fitted allocator; ``None`` when there is a single entity.
-    cardinality_estimator_ : object or None
-        Fitted cardinality model (``adaptive=True``).
-    transformer_ : transformer or None
-        Fitted transformer feeding the built-in allocator and cardinality
-        model (``None``: the feature columns as they are).
-    n_experts_ : int
-        Number of experts (``len(expert_columns)``).
-    error_weight_ : ndarray of shape (`n_entities_`,)
-        Error weights per entity.
-    costs_ : ndarray of shape (`n_entities_`,)
-        Fees per entity.
-    n_features_in_ : int
-        Number of columns of ``X`` seen during fit (features and experts).
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of the columns seen during fit. Defined only when `X` has
-        feature names that are all strings."""
+    Fitted allocator; ``None`` when there is a single entity.
+cardinality_estimator_ : object or None
+    Fitted cardinality model (``adaptive=True``).
+transformer_ : transformer or None
+    Fitted transformer feeding the built-in allocator and cardinality
+    model (``None``: the feature columns as they are).
+n_experts_ : int
+    Number of experts (``len(expert_columns)``).
+error_weight_ : ndarray of shape (`n_entities_`,)
+    Error weights per entity.
+costs_ : ndarray of shape (`n_entities_`,)
+    Fees per entity.
+n_features_in_ : int
+    Number of columns of ``X`` seen during fit (features and experts).
+feature_names_in_ : ndarray of shape (`n_features_in_`,)
+    Names of the columns seen during fit. Defined only when `X` has
+    feature names that are all strings."""
 
 #: The paper, cited by the top-k deferral estimators.
 REFERENCES_DOC = """.. [1] Y. Montreuil, A. Carlier, L. X. Ng, W. T. Ooi.
-       "Why Ask One When You Can Ask k? Learning-to-Defer to the Top-k
-       Experts." ICLR 2026, arXiv:2504.12988."""
+   "Why Ask One When You Can Ask k? Learning-to-Defer to the Top-k
+   Experts." ICLR 2026, arXiv:2504.12988."""
 
 
 def _missing_mask(values):
@@ -108,175 +109,13 @@ def _is_dataframe(X):
     return hasattr(X, "iloc") and hasattr(X, "columns")
 
 
-class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
-    """Common machinery: entities, costs, surrogate fit, Top-k and Top-k(x).
+class _ExpertColumnsMixin:
+    """Expert answers as named columns of ``X``: validation and splitting.
 
-    ``X`` is handed untouched to the predictor and to a user-given allocator
-    or cardinality model (minus the expert columns, rows indexed with safe
-    indexing); the built-in allocator and cardinality model (``None``) compute
-    on ``transformer_.transform(X_features)``.
+    Shared by the deferral estimators; needs ``expert_columns`` and, after
+    ``_resolve_expert_columns`` at fit, ``_expert_positions``,
+    ``_feature_positions``, ``n_experts_`` and ``_encode_experts``.
     """
-
-    _parameter_constraints: dict = {
-        "rejector": [HasMethods(["fit", "predict_proba"]), None],
-        "predictor": [HasMethods(["fit", "predict"]), None],
-        "k": [Interval(Integral, 1, None, closed="left")],
-        "adaptive": ["boolean"],
-        "cardinality_estimator": [HasMethods(["fit", "predict_proba"]), None],
-        "budget_weight": [Interval(Real, 0, None, closed="left")],
-        "error_weight": ["array-like", Interval(Real, 0, None, closed="left")],
-        "costs": ["array-like", Interval(Real, 0, None, closed="left"), None],
-        "expert_columns": [
-            "array-like",
-            str,
-            Interval(Integral, 0, None, closed="left"),
-            None,
-        ],
-        "transformer": [
-            HasMethods(["fit", "transform"]),
-            StrOptions({"passthrough"}),
-            None,
-        ],
-        "cv": ["cv_object"],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
-    }
-
-    # ------------------------------------------------------------------ hooks
-    @abstractmethod
-    def _default_predictor(self):
-        """The predictor used when ``predictor=None``."""
-
-    @abstractmethod
-    def _uses_predictor(self):
-        """Whether the model entity is a fitted predictor (two-stage)."""
-
-    @abstractmethod
-    def _encode_experts(self, E):
-        """Raw expert columns -> float ``(n, n_experts)`` (NaN = unavailable)."""
-
-    @abstractmethod
-    def _entity_answers(self, X_feat, E, model_answers):
-        """``(answers, available)`` of every entity, ``(n, n_entities)``."""
-
-    @abstractmethod
-    def _answer_errors(self, answers, y):
-        """Per-entity error ``psi(answer, y)`` (0 where unavailable)."""
-
-    @abstractmethod
-    def _aggregate(self, answers, mask, scores, ranked=False):
-        """Aggregate answer of the consulted entities (encoded for classes)."""
-
-    @abstractmethod
-    def _aggregate_error(self, answers, mask, scores, y, ranked=False):
-        """Per-row error of the aggregate answer."""
-
-    @abstractmethod
-    def _curve_values(self, answers, mask, scores, y, ranked=False):
-        """Per-row terms of the curve metric (summed, then ``_curve_finish``)."""
-
-    @abstractmethod
-    def _curve_finish(self, mean_value):
-        """Curve metric from the mean of ``_curve_values``."""
-
-    @abstractmethod
-    def _prepare_y_predict(self, y):
-        """``y`` as compared with the entity answers (encoded for classes)."""
-
-    @abstractmethod
-    def _decode(self, aggregate):
-        """Aggregate answers -> predictions in the label space of ``y``."""
-
-    # ---------------------------------------------------------------- fit
-    @abstractmethod
-    def _check_target(self, y):
-        """Checked ``y`` and the ``y`` the costs are computed from."""
-
-    @abstractmethod
-    def _model_entity_names(self):
-        """Names of the entities before the experts (model or classes)."""
-
-    def get_metadata_routing(self):
-        """Route ``fit`` metadata (e.g. ``sample_weight``) to the predictor.
-
-        Two-stage only (the one-stage regime has no predictor). The allocator
-        and the cardinality model are fitted with the surrogate's own
-        weights, not routed metadata.
-
-        Returns
-        -------
-        routing : MetadataRouter
-            The routing information.
-        """
-        predictor = self._get_predictor() if self._uses_predictor() else None
-        return fit_router(self, {"predictor": predictor})
-
-    @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, **fit_params):
-        """Fit the predictor, the allocator and (if adaptive) the k(x) model.
-
-        Parameters
-        ----------
-        X : {array-like, DataFrame} of shape (n_samples, n_features)
-            Features and the expert columns (``expert_columns``). Handed
-            untouched (rows and columns selected) to the predictor.
-        y : array-like of shape (n_samples,)
-            Target labels (classification) or values (regression).
-        **fit_params : dict
-            Parameters of the predictor's ``fit`` (e.g. ``sample_weight``),
-            for its fit and its cross-fitted answers (two-stage only). With
-            metadata routing enabled, the predictor receives what it
-            requested (``set_fit_request``). The allocator and the
-            cardinality model are not weighted by them.
-
-        Returns
-        -------
-        self : object
-            Fitted estimator.
-        """
-        if fit_params and not self._uses_predictor():
-            raise TypeError(
-                f"{type(self).__name__}.fit got {sorted(fit_params)}, which only "
-                'the predictor takes, and regime="one-stage" has none.'
-            )
-        X = self._validate_input(X, reset=True)
-        params = route_fit_params(self, fit_params, ["predictor"])["predictor"]
-        params = _check_method_params(X, params=params)
-        y = self._validate_y(X, y)
-        y, y_cost = self._check_target(y)
-        self._expert_positions = self._resolve_expert_columns(X)
-        self._feature_positions = np.setdiff1d(
-            np.arange(self.n_features_in_), self._expert_positions
-        )
-        self.n_experts_ = len(self._expert_positions)
-        self.entity_names_ = np.array(
-            [*self._model_entity_names(), *self._expert_names()], dtype=object
-        )
-        return self._fit_deferral(X, y, y_cost, params)
-
-    def predict(self, X):
-        """Aggregate answer of the consulted entities.
-
-        Rows are processed in batches sized by scikit-learn's
-        ``working_memory``.
-
-        Parameters
-        ----------
-        X : {array-like, DataFrame} of shape (n_samples, n_features)
-            Features and the expert columns.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted labels (classification) or values (regression).
-        """
-        return self._predict_with_fees(X)[0]
-
-    # ------------------------------------------------------------- validation
-    def _get_predictor(self):
-        if self.predictor is None:
-            return self._default_predictor()
-        return self.predictor
 
     def _validate_input(self, X, reset):
         """Record ``n_features_in_``/``feature_names_in_``; ``X`` kept as is.
@@ -383,6 +222,244 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         if names is not None:
             return [str(names[p]) for p in self._expert_positions]
         return [f"expert_{j}" for j in range(self.n_experts_)]
+
+
+class _LabelExpertsMixin:
+    """Expert answers that are labels of ``y`` (needs ``classes_``)."""
+
+    def _encode(self, labels, what):
+        """Indices of ``labels`` in ``classes_``; a clear error for others."""
+        labels = np.asarray(labels)
+        classes = self.classes_
+        if labels.dtype.kind in "biuf" and classes.dtype.kind in "biuf":
+            index = np.clip(np.searchsorted(classes, labels), 0, len(classes) - 1)
+            bad = classes[index] != labels
+        else:
+            lookup = {c: i for i, c in enumerate(classes.tolist())}
+            index = np.array(
+                [lookup.get(v, -1) for v in labels.tolist()], dtype=int
+            ).reshape(labels.shape)
+            bad = index < 0
+            index = np.where(bad, 0, index)
+        if np.any(bad):
+            unknown = list(dict.fromkeys(labels[bad].tolist()))[:5]
+            raise ValueError(
+                f"{what} contains labels not in classes_ "
+                f"{classes[:10].tolist()}: {unknown}."
+            )
+        return index
+
+    def _encode_experts(self, E):
+        missing = _missing_mask(E)
+        encoded = np.full(E.shape, np.nan)
+        values = E[~missing]
+        try:
+            index = self._encode(values, "The expert answers")
+        except ValueError:
+            bad = [v for v in values.tolist() if v not in set(self.classes_.tolist())]
+            raise ValueError(
+                f"The expert answers (columns {self._expert_names()}) must be labels "
+                f"of y, i.e. values in classes_ = {self.classes_[:10].tolist()}, or "
+                "NaN/None for an expert unavailable on a row; not label-encoded "
+                "indices, nor strings other than the labels. Found "
+                f"{list(dict.fromkeys(bad))[:5]}."
+            ) from None
+        encoded[~missing] = index
+        return encoded
+
+
+class _BaseTopKDeferral(_ExpertColumnsMixin, BaseEstimator, metaclass=ABCMeta):
+    """Common machinery: entities, costs, surrogate fit, Top-k and Top-k(x).
+
+    ``X`` is handed untouched to the predictor and to a user-given allocator
+    or cardinality model (minus the expert columns, rows indexed with safe
+    indexing); the built-in allocator and cardinality model (``None``) compute
+    on ``transformer_.transform(X_features)``.
+    """
+
+    _parameter_constraints: dict = {
+        "rejector": [HasMethods(["fit", "predict_proba"]), None],
+        "predictor": [HasMethods(["fit", "predict"]), None],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "adaptive": ["boolean"],
+        "cardinality_estimator": [HasMethods(["fit", "predict_proba"]), None],
+        "budget_weight": [Interval(Real, 0, None, closed="left")],
+        "error_weight": ["array-like", Interval(Real, 0, None, closed="left")],
+        "costs": ["array-like", Interval(Real, 0, None, closed="left"), None],
+        "expert_columns": [
+            "array-like",
+            str,
+            Interval(Integral, 0, None, closed="left"),
+            None,
+        ],
+        "transformer": [
+            HasMethods(["fit", "transform"]),
+            StrOptions({"passthrough"}),
+            None,
+        ],
+        "cv": ["cv_object"],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    # ------------------------------------------------------------------ hooks
+    @abstractmethod
+    def _default_predictor(self):
+        """The predictor used when ``predictor=None``."""
+
+    @abstractmethod
+    def _uses_predictor(self):
+        """Whether the model entity is a fitted predictor (two-stage)."""
+
+    @abstractmethod
+    def _encode_experts(self, E):
+        """Raw expert columns -> float ``(n, n_experts)`` (NaN = unavailable)."""
+
+    @abstractmethod
+    def _entity_answers(self, X_feat, E, model_output):
+        """``(answers, available, extra)`` of every entity, ``(n, n_entities)``.
+
+        ``model_output`` is the cross-fitted output of the predictor at fit
+        (``_crossfit_model_output``), ``None`` at prediction; ``extra`` is what
+        ``_evidence`` needs beyond the answers (or ``None``).
+        """
+
+    def _crossfit_model_output(self, predictor, X_feat, y, cv, params):
+        """Cross-fitted answers of the predictor (its own for a frozen one)."""
+        if isinstance(predictor, FrozenEstimator):
+            return self.predictor_.predict(X_feat)
+        return cross_val_predict(predictor, X_feat, y, cv=cv, params=params)
+
+    def _fit_votes(self, answers, available, extra, y_cost):
+        """Fit what the aggregation needs beyond the allocator (default: none)."""
+
+    def _evidence(self, answers, available, extra):
+        """Per-entity evidence for the aggregation's tie rule (default: none)."""
+
+    def _answer_table(self, X_feat, E):
+        """``(answers, available, evidence)`` at prediction time."""
+        answers, available, extra = self._entity_answers(X_feat, E, None)
+        return answers, available, self._evidence(answers, available, extra)
+
+    @abstractmethod
+    def _answer_errors(self, answers, y):
+        """Per-entity error ``psi(answer, y)`` (0 where unavailable)."""
+
+    @abstractmethod
+    def _aggregate(self, answers, mask, scores, ranked=False, evidence=None):
+        """Aggregate answer of the consulted entities (encoded for classes)."""
+
+    @abstractmethod
+    def _aggregate_error(self, answers, mask, scores, y, ranked=False, evidence=None):
+        """Per-row error of the aggregate answer."""
+
+    @abstractmethod
+    def _curve_values(self, answers, mask, scores, y, ranked=False, evidence=None):
+        """Per-row terms of the curve metric (summed, then ``_curve_finish``)."""
+
+    @abstractmethod
+    def _curve_finish(self, mean_value):
+        """Curve metric from the mean of ``_curve_values``."""
+
+    @abstractmethod
+    def _prepare_y_predict(self, y):
+        """``y`` as compared with the entity answers (encoded for classes)."""
+
+    @abstractmethod
+    def _decode(self, aggregate):
+        """Aggregate answers -> predictions in the label space of ``y``."""
+
+    # ---------------------------------------------------------------- fit
+    @abstractmethod
+    def _check_target(self, y):
+        """Checked ``y`` and the ``y`` the costs are computed from."""
+
+    @abstractmethod
+    def _model_entity_names(self):
+        """Names of the entities before the experts (model or classes)."""
+
+    def get_metadata_routing(self):
+        """Route ``fit`` metadata (e.g. ``sample_weight``) to the predictor.
+
+        Two-stage only (the one-stage regime has no predictor). The allocator
+        and the cardinality model are fitted with the surrogate's own
+        weights, not routed metadata.
+
+        Returns
+        -------
+        routing : MetadataRouter
+            The routing information.
+        """
+        predictor = self._get_predictor() if self._uses_predictor() else None
+        return fit_router(self, {"predictor": predictor})
+
+    @atomic_fit
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, **fit_params):
+        """Fit the predictor, the allocator and (if adaptive) the k(x) model.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Features and the expert columns (``expert_columns``). Handed
+            untouched (rows and columns selected) to the predictor.
+        y : array-like of shape (n_samples,)
+            Target labels (classification) or values (regression).
+        **fit_params : dict
+            Parameters of the predictor's ``fit`` (e.g. ``sample_weight``),
+            for its fit and its cross-fitted answers (two-stage only). With
+            metadata routing enabled, the predictor receives what it
+            requested (``set_fit_request``). The allocator and the
+            cardinality model are not weighted by them.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        if fit_params and not self._uses_predictor():
+            raise TypeError(
+                f"{type(self).__name__}.fit got {sorted(fit_params)}, which only "
+                'the predictor takes, and regime="one-stage" has none.'
+            )
+        X = self._validate_input(X, reset=True)
+        params = route_fit_params(self, fit_params, ["predictor"])["predictor"]
+        params = _check_method_params(X, params=params)
+        y = self._validate_y(X, y)
+        y, y_cost = self._check_target(y)
+        self._expert_positions = self._resolve_expert_columns(X)
+        self._feature_positions = np.setdiff1d(
+            np.arange(self.n_features_in_), self._expert_positions
+        )
+        self.n_experts_ = len(self._expert_positions)
+        self.entity_names_ = np.array(
+            [*self._model_entity_names(), *self._expert_names()], dtype=object
+        )
+        return self._fit_deferral(X, y, y_cost, params)
+
+    def predict(self, X):
+        """Aggregate answer of the consulted entities.
+
+        Rows are processed in batches sized by scikit-learn's
+        ``working_memory``.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Features and the expert columns.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted labels (classification) or values (regression).
+        """
+        return self._predict_with_fees(X)[0]
+
+    # ------------------------------------------------------------- validation
+    def _get_predictor(self):
+        if self.predictor is None:
+            return self._default_predictor()
+        return self.predictor
 
     def _resolve_costs(self, n_entities):
         n_experts = self.n_experts_
@@ -507,7 +584,7 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
             seeds = [int(s) for s in rng.randint(np.iinfo(np.int32).max, size=5)]
         cv = self._cv(y, seeds[0])
         X_feat, E = self._split(X)
-        model_answers = None
+        model_output = None
         if self._uses_predictor():
             predictor = self._get_predictor()
             log_progress(self, "fitting the predictor")
@@ -515,18 +592,15 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
             params = predictor_params or {}
             self.predictor_.fit(X_feat, y, **params)
             if self.n_experts_ > 0:
-                if isinstance(predictor, FrozenEstimator):
-                    model_answers = self.predictor_.predict(X_feat)
-                else:
+                if not isinstance(predictor, FrozenEstimator):
                     log_progress(self, "cross-fitting the predictor's answers")
-                    model_answers = cross_val_predict(
-                        set_child_random_state(clone(predictor), seeds[1]),
-                        X_feat,
-                        y,
-                        cv=cv,
-                        params=params,
-                    )
-        answers, available = self._entity_answers(X_feat, E, model_answers)
+                    predictor = set_child_random_state(clone(predictor), seeds[1])
+                model_output = self._crossfit_model_output(
+                    predictor, X_feat, y, cv, params
+                )
+        answers, available, extra = self._entity_answers(X_feat, E, model_output)
+        self._fit_votes(answers, available, extra, y_cost)
+        evidence = self._evidence(answers, available, extra)
         n_entities = answers.shape[1]
         self.n_entities_ = n_entities
         if self.k > n_entities:
@@ -555,7 +629,7 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         )
         if self.adaptive:
             self._fit_cardinality_data(
-                inputs, y, y_cost, answers, available, weights, cv, seeds[3]
+                inputs, y, y_cost, answers, available, weights, cv, seeds[3], evidence
             )
             self.cardinality_estimator_ = self._fit_cardinality(
                 self.budget_weight, seeds[4]
@@ -563,7 +637,7 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         return self
 
     def _fit_cardinality_data(
-        self, inputs, y, y_cost, answers, available, weights, cv, seed
+        self, inputs, y, y_cost, answers, available, weights, cv, seed, evidence=None
     ):
         """Out-of-fold allocator scores -> per-k aggregate errors and fees."""
         n, n_entities = answers.shape
@@ -578,14 +652,14 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         agg_errors = np.empty((n, n_entities))
         fees = np.empty((n, n_entities))
         costs = np.broadcast_to(self.costs_, (n, n_entities))
-        scores_r, answers_r, avail_r, costs_r = rank_columns(
-            oof, answers, available, costs
+        scores_r, answers_r, avail_r, costs_r, evidence_r = rank_columns(
+            oof, answers, available, costs, evidence
         )
         position = np.cumsum(avail_r, axis=1)
         for k in range(1, n_entities + 1):
             mask_r = avail_r & (position <= k)
             agg_errors[:, k - 1] = self._aggregate_error(
-                answers_r, mask_r, scores_r, y_cost, ranked=True
+                answers_r, mask_r, scores_r, y_cost, ranked=True, evidence=evidence_r
             )
             fees[:, k - 1] = np.sum(mask_r * costs_r, axis=1)
         # kept (private) so that deferral_curve(budget_weights=...) can refit the
@@ -721,26 +795,30 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         )
 
     def _consult(self, X, k=None, cardinality=None):
-        """Scores, entity answers, availability and the consulted mask (a batch)."""
+        """Scores, answers, availability, consulted mask, evidence (a batch)."""
         X_feat, E = self._split(X)
         n = _num_samples(X)
         inputs = self._inputs(X_feat)
         scores = self._scores(inputs, n)
-        answers, available = self._entity_answers(X_feat, E, None)
+        answers, available, evidence = self._answer_table(X_feat, E)
         if k is None:
             k = self._k_from_cardinality(cardinality, inputs, n)
         mask = top_k_mask(scores, k, available)
-        return scores, answers, available, mask
+        return scores, answers, available, mask, evidence
 
     def _entity_table(self, X):
-        """``(scores, answers, available)`` of all rows (tests, benchmarks)."""
+        """``(scores, answers, available, evidence)`` of all rows (tests, benchmarks).
+
+        ``self._aggregate(answers, mask, scores, evidence=evidence)`` is the
+        answer of any consulted ``mask``.
+        """
         X = self._validate_input(X, reset=False)
-        scores, answers, available, _ = self._consult(X, k=1)
-        return scores, answers, available
+        scores, answers, available, _, evidence = self._consult(X, k=1)
+        return scores, answers, available, evidence
 
     def _predict_batch(self, X):
-        scores, answers, _, mask = self._consult(X, cardinality=self._card())
-        aggregate = self._aggregate(answers, mask, scores)
+        scores, answers, _, mask, evidence = self._consult(X, cardinality=self._card())
+        aggregate = self._aggregate(answers, mask, scores, evidence=evidence)
         return self._decode(aggregate), mask @ self.costs_
 
     def _predict_with_fees(self, X):
@@ -763,13 +841,20 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         """
         return self._batched(self._predict_batch, X)
 
-    def _fixed_k_sums(self, answers_r, avail_r, scores_r, position, ks, y):
+    def _fixed_k_sums(
+        self, answers_r, avail_r, scores_r, position, ks, y, evidence_r=None
+    ):
         """Sum of the curve terms for each fixed k, on rank-ordered columns."""
         return np.array(
             [
                 np.sum(
                     self._curve_values(
-                        answers_r, avail_r & (position <= k), scores_r, y, ranked=True
+                        answers_r,
+                        avail_r & (position <= k),
+                        scores_r,
+                        y,
+                        ranked=True,
+                        evidence=evidence_r,
                     )
                 )
                 for k in ks
@@ -781,20 +866,24 @@ class _BaseTopKDeferral(BaseEstimator, metaclass=ABCMeta):
         n = _num_samples(X)
         inputs = self._inputs(X_feat)
         scores = self._scores(inputs, n)
-        answers, available = self._entity_answers(X_feat, E, None)
+        answers, available, evidence = self._answer_table(X_feat, E)
         costs = np.broadcast_to(self.costs_, scores.shape)
         # one sort serves every k: work on rank-ordered columns
-        scores_r, answers_r, avail_r, costs_r = rank_columns(
-            scores, answers, available, costs
+        scores_r, answers_r, avail_r, costs_r, evidence_r = rank_columns(
+            scores, answers, available, costs, evidence
         )
         position = np.cumsum(avail_r, axis=1)
-        fixed = self._fixed_k_sums(answers_r, avail_r, scores_r, position, ks, y)
+        fixed = self._fixed_k_sums(
+            answers_r, avail_r, scores_r, position, ks, y, evidence_r
+        )
         budget = [np.sum((avail_r & (position <= k)) * costs_r) for k in ks]
         adaptive, adaptive_budget, adaptive_k = [], [], []
         for cardinality in cardinalities:
             k_x = self._k_from_cardinality(cardinality, inputs, n)
             mask_r = avail_r & (position <= k_x[:, None])
-            values = self._curve_values(answers_r, mask_r, scores_r, y, ranked=True)
+            values = self._curve_values(
+                answers_r, mask_r, scores_r, y, ranked=True, evidence=evidence_r
+            )
             adaptive.append(np.sum(values))
             adaptive_budget.append(np.sum(mask_r * costs_r))
             adaptive_k.append(np.sum(k_x))

@@ -237,15 +237,28 @@ def top_k_mask(scores, k, available=None, order=None):
 
 
 def majority_vote(
-    answers, mask, scores, n_classes, weighted=False, order=None, ranked=False
+    answers,
+    mask,
+    scores,
+    n_classes,
+    weighted=False,
+    order=None,
+    ranked=False,
+    evidence=None,
+    log_prior=None,
 ):
     """Aggregate class answers of the selected entities.
 
     Returns ``(labels, shares)``: ``shares`` are the vote shares (or weights
     shares with ``weighted=True``, the softmax of the scores of the selected
-    entities); the label is the class with the most votes, ties going to the
-    class of the best-ranked entity among the tied ones. ``order``
-    (``rank_entities(scores)``) may be passed to skip the sort; with
+    entities); the label is the class with the most votes. Ties between
+    classes go, when ``evidence`` is given, to the tied class with the highest
+    posterior ``log_prior + sum over the selected entities of evidence``
+    (``evidence`` of shape ``(n, n_entities, n_classes)``, the log-likelihood
+    of each entity's answer under each true class, columns ordered as
+    ``answers``; see :func:`posterior_log_scores`), and then (or without
+    ``evidence``) to the class of the best-ranked entity among the tied ones.
+    ``order`` (``rank_entities(scores)``) may be passed to skip the sort; with
     ``ranked=True`` the columns are already in rank order (best first).
     """
     n, n_entities = answers.shape
@@ -263,6 +276,10 @@ def majority_vote(
     shares /= shares.sum(axis=1, keepdims=True)
     best = shares.max(axis=1, keepdims=True)
     tied = shares >= best - 1e-12 * np.maximum(best, 1.0)
+    if evidence is not None:
+        tied = break_ties_by_posterior(
+            tied, posterior_log_scores(evidence, mask, log_prior)
+        )
     # walk the selected entities in rank order; the first whose class is tied wins
     if ranked:
         ranked_answers, ranked_mask = cols, mask
@@ -276,10 +293,42 @@ def majority_vote(
     return ranked_answers[rows, first], shares
 
 
+def posterior_log_scores(evidence, mask, log_prior=None):
+    """``log_prior + sum_j mask_j * evidence_j``: the class log-posterior.
+
+    ``evidence[i, j, c]`` is the log-likelihood of entity ``j``'s answer on
+    row ``i`` if the true class were ``c`` (naive Bayes: the consulted
+    entities err independently given the class). Shape ``(n, n_classes)``.
+    """
+    post = np.sum(np.where(mask[:, :, None], evidence, 0.0), axis=1)
+    if log_prior is not None:
+        post = post + log_prior[None, :]
+    return post
+
+
+def break_ties_by_posterior(tied, post):
+    """Keep, among the ``tied`` classes of each row, those of highest ``post``."""
+    masked = np.where(tied, post, -np.inf)
+    best = masked.max(axis=1, keepdims=True)
+    return tied & (masked >= best - 1e-9 * np.maximum(np.abs(best), 1.0))
+
+
 def rank_columns(scores, *arrays):
-    """Sort the columns of ``scores`` and of each array by decreasing score."""
+    """Sort the columns of ``scores`` and of each array by decreasing score.
+
+    An array may have a third axis (it is sorted along its second); ``None``
+    stays ``None``.
+    """
     order = rank_entities(scores)
-    return [np.take_along_axis(a, order, axis=1) for a in (scores, *arrays)]
+
+    def sort(a):
+        if a is None:
+            return None
+        if a.ndim == 3:
+            return np.take_along_axis(a, order[:, :, None], axis=1)
+        return np.take_along_axis(a, order, axis=1)
+
+    return [sort(a) for a in (scores, *arrays)]
 
 
 def aggregate_values(answers, mask, scores, how):

@@ -9,6 +9,7 @@ classes, alone). The suite with experts is ``tests/test_deferral.py``.
 # SPDX-License-Identifier: BSD-3-Clause
 
 TEST_PARAMS = {
+    "ConfidenceThresholdDeferrer": [{}, {"threshold": 0.6, "routing": "best"}],
     "TopKDeferrer": [{}, {"regime": "one-stage"}],
     "TopKDeferralRegressor": [{}],
 }

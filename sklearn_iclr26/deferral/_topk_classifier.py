@@ -7,6 +7,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import cross_val_predict
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.multiclass import check_classification_targets
@@ -16,17 +17,22 @@ from sklearn_iclr26.deferral._base import (
     ATTRIBUTES_DOC,
     REFERENCES_DOC,
     _BaseTopKDeferral,
-    _missing_mask,
+    _LabelExpertsMixin,
 )
-from sklearn_iclr26.deferral._surrogate import majority_vote
+from sklearn_iclr26.deferral._surrogate import (
+    break_ties_by_posterior,
+    majority_vote,
+)
+from sklearn_iclr26.utils._docstrings import Substitution
 from sklearn_iclr26.utils._sklearn_compat import StrOptions, _num_samples
 from sklearn_iclr26.utils._validation import check_at_least_two_classes, store_params
 
 __all__ = ["TopKDeferrer"]
 
 
-class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
-    __doc__ = f"""Learning to defer to the top-k experts, with an adaptive k(x) option.
+@Substitution(deferral_attributes=ATTRIBUTES_DOC, deferral_references=REFERENCES_DOC)
+class TopKDeferrer(ClassifierMixin, _LabelExpertsMixin, _BaseTopKDeferral):
+    """Learning to defer to the top-k experts, with an adaptive k(x) option.
 
     For each query, an allocator scores every *entity* (the model and the
     experts, or the classes and the experts) and consults the ``k`` entities
@@ -67,7 +73,7 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         cross-fitted (``cv``). Wrap a trained model (e.g. a deployed pipeline)
         in :class:`~sklearn.frozen.FrozenEstimator` to keep it as is. Unused
         when ``regime="one-stage"``.
-    regime : {{"two-stage", "one-stage"}}, default="two-stage"
+    regime : {"two-stage", "one-stage"}, default="two-stage"
         ``"two-stage"``: entities are the predictor and the experts; only the
         allocator is learned. ``"one-stage"``: entities are the classes and the
         experts, and one scorer is learned (the classifier is implicit).
@@ -85,10 +91,15 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
     costs : float or array-like, default=None
         Consultation fees ``beta``: a scalar or one value per expert (the model
         or the classes pay 0), or one value per entity. ``None`` means 0.
-    aggregation : {{"majority", "weighted"}}, default="majority"
-        ``"majority"``: one vote per consulted entity, ties going to the class
-        of the best-ranked tied entity. ``"weighted"``: votes weighted by the
-        softmax of the allocator scores of the consulted entities.
+    aggregation : {"majority", "weighted"}, default="majority"
+        ``"majority"``: one vote per consulted entity. ``"weighted"``: votes
+        weighted by the softmax of the allocator scores of the consulted
+        entities. Ties (every disagreement when ``k=2``) go to the tied class
+        with the highest posterior given the consulted answers: the
+        predictor's probabilities (when it has ``predict_proba``) times each
+        consulted expert's training confusion matrix (naive Bayes), then to
+        the best-ranked entity. So ``k=2`` combines two answers instead of
+        repeating ``k=1``.
     expert_columns : list of str or list of int, default=None
         The columns of ``X`` holding the experts' answers, by name (a
         DataFrame's column names; required when ``X`` is a DataFrame with
@@ -124,7 +135,7 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
     entity_names_ : ndarray of str of shape (`n_entities_`,)
         Names of the entities, in the order of :meth:`entity_scores`: the
         model (or the classes), then the expert columns.
-    {ATTRIBUTES_DOC}
+    %(deferral_attributes)s
 
     See Also
     --------
@@ -148,8 +159,10 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
     ignores availability: it chooses whom to ask before asking.
 
     ``predict_proba`` returns vote shares; with ``k`` even, majority ties are
-    frequent and decided by rank in :meth:`predict`, so ``argmax`` of the
-    shares may differ from :meth:`predict` on tied rows. :meth:`score` is the
+    frequent and decided by the posterior in :meth:`predict` (see
+    ``aggregation``), so ``argmax`` of the shares may differ from
+    :meth:`predict` on tied rows. When the predictor has ``predict_proba``,
+    the model's answer is the argmax of its probabilities. :meth:`score` is the
     accuracy minus the mean fee paid (``1 -`` the deferral cost).
 
     With ``adaptive=True`` the fitted estimator keeps (privately) the
@@ -160,7 +173,7 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
 
     References
     ----------
-    {REFERENCES_DOC}
+    %(deferral_references)s
 
     Examples
     --------
@@ -216,63 +229,91 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
     def _uses_predictor(self):
         return self.regime == "two-stage"
 
-    def _encode(self, labels, what):
-        """Indices of ``labels`` in ``classes_``; a clear error for others."""
-        labels = np.asarray(labels)
-        classes = self.classes_
-        if labels.dtype.kind in "biuf" and classes.dtype.kind in "biuf":
-            index = np.clip(np.searchsorted(classes, labels), 0, len(classes) - 1)
-            bad = classes[index] != labels
-        else:
-            lookup = {c: i for i, c in enumerate(classes.tolist())}
-            index = np.array(
-                [lookup.get(v, -1) for v in labels.tolist()], dtype=int
-            ).reshape(labels.shape)
-            bad = index < 0
-            index = np.where(bad, 0, index)
-        if np.any(bad):
-            unknown = list(dict.fromkeys(labels[bad].tolist()))[:5]
-            raise ValueError(
-                f"{what} contains labels not in classes_ "
-                f"{classes[:10].tolist()}: {unknown}."
-            )
-        return index
+    def _model_proba(self, X_feat):
+        """The predictor's probabilities, columns ordered as ``classes_``."""
+        proba = self.predictor_.predict_proba(X_feat)
+        out = np.zeros((proba.shape[0], len(self.classes_)))
+        out[:, self._encode(self.predictor_.classes_, "The predictor's classes")] = (
+            proba
+        )
+        return out
 
-    def _encode_experts(self, E):
-        missing = _missing_mask(E)
-        encoded = np.full(E.shape, np.nan)
-        values = E[~missing]
-        try:
-            index = self._encode(values, "The expert answers")
-        except ValueError:
-            bad = [v for v in values.tolist() if v not in set(self.classes_.tolist())]
-            raise ValueError(
-                f"The expert answers (columns {self._expert_names()}) must be labels "
-                f"of y, i.e. values in classes_ = {self.classes_[:10].tolist()}, or "
-                "NaN/None for an expert unavailable on a row; not label-encoded "
-                "indices, nor strings other than the labels. Found "
-                f"{list(dict.fromkeys(bad))[:5]}."
-            ) from None
-        encoded[~missing] = index
-        return encoded
+    def _crossfit_model_output(self, predictor, X_feat, y, cv, params):
+        # probabilities when the predictor has them: the model's answer is their
+        # argmax and they weigh its vote in the tie rule (_evidence)
+        if not hasattr(predictor, "predict_proba"):
+            return super()._crossfit_model_output(predictor, X_feat, y, cv, params)
+        if isinstance(predictor, FrozenEstimator):
+            return self._model_proba(X_feat)
+        # columns in the order of np.unique(y), which is classes_ here
+        return cross_val_predict(
+            predictor, X_feat, y, cv=cv, params=params, method="predict_proba"
+        )
 
-    def _entity_answers(self, X_feat, E, model_answers):
+    def _entity_answers(self, X_feat, E, model_output):
         n, n_classes = _num_samples(X_feat), len(self.classes_)
         if E is None:
             E = np.empty((n, 0))
+        proba = None
         if self.regime == "two-stage":
-            if model_answers is None:
-                model_answers = self.predictor_.predict(X_feat)
-            first = self._encode(model_answers, "The predictor's output")[:, None]
+            if model_output is None and hasattr(self.predictor_, "predict_proba"):
+                proba = self._model_proba(X_feat)
+            elif model_output is None:
+                model_output = self.predictor_.predict(X_feat)
+            elif np.ndim(model_output) == 2:
+                proba = np.asarray(model_output, dtype=np.float64)
+            if proba is not None:
+                first = np.argmax(proba, axis=1)[:, None]
+            else:
+                first = self._encode(model_output, "The predictor's output")[:, None]
         else:
             first = np.tile(np.arange(n_classes, dtype=np.float64), (n, 1))
         answers = np.hstack([first.astype(np.float64), E])
-        return answers, ~np.isnan(answers)
+        return answers, ~np.isnan(answers), proba
+
+    def _fit_votes(self, answers, available, extra, y_cost):
+        """Per-entity confusion matrices and the class prior (the tie rule)."""
+        n_entities, n_classes = answers.shape[1], len(self.classes_)
+        # Laplace smoothing: one pseudo-count per (true class, answer) cell
+        counts = np.ones((n_entities, n_classes, n_classes))
+        for j in range(n_entities):
+            valid = available[:, j]
+            np.add.at(counts[j], (y_cost[valid], answers[valid, j].astype(int)), 1.0)
+        # _log_confusion[j, c, a] = log P(entity j answers a | true class c)
+        self._log_confusion = np.log(counts / counts.sum(axis=2, keepdims=True))
+        prior = np.bincount(y_cost, minlength=n_classes) + 1.0
+        self._log_prior = np.log(prior / prior.sum())
+
+    def _evidence(self, answers, available, extra):
+        """``(n, n_entities, n_classes)`` log-likelihoods of each entity's answer.
+
+        Experts (and a predictor without ``predict_proba``): the log of their
+        training confusion matrix, ``log P(answer | true class)``. A predictor
+        with probabilities: ``log p(c | x) - log prior(c)`` (probabilities
+        floored at 1e-3), so that a consulted model contributes its own
+        posterior (Kerrigan et al., 2021). Classes (one-stage): no evidence.
+        """
+        n_entities, n_classes = answers.shape[1], len(self.classes_)
+        index = np.where(available, answers, 0).astype(int)
+        # [entity, answer, class] rows gathered contiguously: (n, n_entities, K)
+        table = np.ascontiguousarray(self._log_confusion.transpose(0, 2, 1))
+        evidence = table[np.arange(n_entities)[None, :], index]
+        evidence[~available] = 0.0
+        if self.regime == "one-stage":
+            evidence[:, :n_classes, :] = 0.0
+        elif extra is not None:
+            proba = np.maximum(extra, 1e-3)
+            proba /= proba.sum(axis=1, keepdims=True)
+            evidence[:, 0, :] = np.log(proba) - self._log_prior[None, :]
+        return evidence
+
+    def _row_bytes(self):
+        return super()._row_bytes() + 8 * 3 * self.n_entities_ * len(self.classes_)
 
     def _answer_errors(self, answers, y):
         return (answers != y[:, None]).astype(np.float64)
 
-    def _aggregate(self, answers, mask, scores, ranked=False):
+    def _aggregate(self, answers, mask, scores, ranked=False, evidence=None):
         return majority_vote(
             answers,
             mask,
@@ -280,23 +321,27 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
             len(self.classes_),
             weighted=self.aggregation == "weighted",
             ranked=ranked,
+            evidence=evidence,
+            log_prior=None if evidence is None else self._log_prior,
         )
 
     def _decode(self, aggregate):
         labels, _ = aggregate
         return self.classes_[labels]
 
-    def _aggregate_error(self, answers, mask, scores, y, ranked=False):
-        labels, _ = self._aggregate(answers, mask, scores, ranked)
+    def _aggregate_error(self, answers, mask, scores, y, ranked=False, evidence=None):
+        labels, _ = self._aggregate(answers, mask, scores, ranked, evidence)
         return (labels != y).astype(np.float64)
 
-    def _curve_values(self, answers, mask, scores, y, ranked=False):
-        return 1.0 - self._aggregate_error(answers, mask, scores, y, ranked)
+    def _curve_values(self, answers, mask, scores, y, ranked=False, evidence=None):
+        return 1.0 - self._aggregate_error(answers, mask, scores, y, ranked, evidence)
 
     def _curve_finish(self, mean_value):
         return float(mean_value)
 
-    def _fixed_k_sums(self, answers_r, avail_r, scores_r, position, ks, y):
+    def _fixed_k_sums(
+        self, answers_r, avail_r, scores_r, position, ks, y, evidence_r=None
+    ):
         # Votes do not depend on k (the weighted votes are the softmax
         # numerators, normalised by the top consulted score), so the shares of
         # k are those of k - 1 plus the k-th available entity's vote: one
@@ -310,6 +355,10 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         else:
             vote = avail_r.astype(np.float64)
         shares = np.zeros((n, len(self.classes_)))
+        if evidence_r is not None:
+            # posterior after the first c rank-ordered columns (unavailable
+            # ones add nothing): one cumulative sum serves every k
+            cum_post = np.cumsum(np.where(avail_r[:, :, None], evidence_r, 0.0), axis=1)
         correct = {}
         wanted = {int(k) for k in ks}
         # the column of the k-th available entity of each row (n_entities if none)
@@ -324,6 +373,13 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
             if k in wanted:
                 best = shares.max(axis=1, keepdims=True)
                 tied = shares >= best * (1.0 - 1e-12)
+                multi = np.count_nonzero(tied, axis=1) > 1
+                if evidence_r is not None and multi.any():
+                    # the consulted set is the columns up to the k-th available
+                    # one (all columns when a row has fewer than k)
+                    last = np.where(has, j, n_entities - 1)[multi]
+                    post = cum_post[rows[multi], last] + self._log_prior
+                    tied[multi] = break_ties_by_posterior(tied[multi], post)
                 ranked_tied = np.take_along_axis(tied, cols, axis=1)
                 ranked_tied &= position <= k
                 ranked_tied &= avail_r
@@ -354,8 +410,8 @@ class TopKDeferrer(ClassifierMixin, _BaseTopKDeferral):
         return [f"class_{c}" for c in self.classes_]
 
     def _proba_batch(self, X):
-        scores, answers, _, mask = self._consult(X, cardinality=self._card())
-        return self._aggregate(answers, mask, scores)[1]
+        scores, answers, _, mask, evidence = self._consult(X, cardinality=self._card())
+        return self._aggregate(answers, mask, scores, evidence=evidence)[1]
 
     def predict_proba(self, X):
         """Vote shares of the classes among the consulted entities.

@@ -16,14 +16,16 @@ from sklearn_iclr26.deferral._base import (
     _missing_mask,
 )
 from sklearn_iclr26.deferral._surrogate import aggregate_values
+from sklearn_iclr26.utils._docstrings import Substitution
 from sklearn_iclr26.utils._sklearn_compat import StrOptions
 from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["TopKDeferralRegressor"]
 
 
+@Substitution(deferral_attributes=ATTRIBUTES_DOC, deferral_references=REFERENCES_DOC)
 class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
-    __doc__ = f"""Regression with deferral to the top-k experts, with an optional k(x).
+    """Regression with deferral to the top-k experts, with an optional k(x).
 
     Two-stage Top-k learning to defer for regression: a fixed predictor and
     the experts are the entities; an allocator, trained once on the
@@ -71,10 +73,10 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
     costs : float or array-like, default=None
         Consultation fees: a scalar or one value per expert (the model pays 0),
         or one value per entity; in the units of the error. ``None`` means 0.
-    error : {{"absolute", "squared"}}, default="absolute"
+    error : {"absolute", "squared"}, default="absolute"
         Error ``psi`` of an entity's answer (and of the aggregate in the
         Top-k(x) cost).
-    aggregation : {{"mean", "weighted_mean", "median"}}, default="mean"
+    aggregation : {"mean", "weighted_mean", "median"}, default="mean"
         How the answers of the consulted entities are combined;
         ``"weighted_mean"`` weights them by the softmax of their scores.
     expert_columns : list of str or list of int, default=None
@@ -102,7 +104,7 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
         Number of entities (``1 + n_experts_``).
     entity_names_ : ndarray of str of shape (`n_entities_`,)
         Names of the entities.
-    {ATTRIBUTES_DOC}
+    %(deferral_attributes)s
 
     See Also
     --------
@@ -119,7 +121,7 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
 
     References
     ----------
-    {REFERENCES_DOC}
+    %(deferral_references)s
 
     Examples
     --------
@@ -196,7 +198,7 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
         if E is None:
             E = np.empty((model_answers.shape[0], 0))
         answers = np.hstack([model_answers, E])
-        return answers, ~np.isnan(answers)
+        return answers, ~np.isnan(answers), None
 
     def _psi(self, residual):
         return np.abs(residual) if self.error == "absolute" else residual**2
@@ -204,17 +206,17 @@ class TopKDeferralRegressor(RegressorMixin, _BaseTopKDeferral):
     def _answer_errors(self, answers, y):
         return np.nan_to_num(self._psi(answers - y[:, None]), nan=0.0)
 
-    def _aggregate(self, answers, mask, scores, ranked=False):
+    def _aggregate(self, answers, mask, scores, ranked=False, evidence=None):
         # permutation invariant: ``ranked`` columns need no special care
         return aggregate_values(answers, mask, scores, self.aggregation)
 
     def _decode(self, aggregate):
         return aggregate
 
-    def _aggregate_error(self, answers, mask, scores, y, ranked=False):
+    def _aggregate_error(self, answers, mask, scores, y, ranked=False, evidence=None):
         return self._psi(self._aggregate(answers, mask, scores) - y)
 
-    def _curve_values(self, answers, mask, scores, y, ranked=False):
+    def _curve_values(self, answers, mask, scores, y, ranked=False, evidence=None):
         return (self._aggregate(answers, mask, scores) - y) ** 2
 
     def _curve_finish(self, mean_value):

@@ -7,13 +7,9 @@ import numpy as np
 from scipy.special import softmax
 from sklearn.linear_model import LogisticRegression
 
-from sklearn_iclr26.ensemble._base import (
-    ATTRIBUTES_DOC,
-    PARAMETERS_DOC,
-    BaseAdaptiveComposition,
-)
+from sklearn_iclr26.ensemble._base import BaseAdaptiveComposition
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._sklearn_compat import _fit_context
-from sklearn_iclr26.utils._torch import fit_or_restore
 from sklearn_iclr26.utils._torch_estimator import TorchClassifierMixin
 from sklearn_iclr26.utils._validation import validate_classifier_fit_data
 
@@ -21,7 +17,7 @@ __all__ = ["AdaptiveCompositionClassifier"]
 
 
 class AdaptiveCompositionClassifier(TorchClassifierMixin, BaseAdaptiveComposition):
-    __doc__ = f"""Compose hub task modules for a new classification task (MoMa's AMC).
+    """Compose hub task modules for a new classification task (MoMa's AMC).
 
     As :class:`AdaptiveCompositionRegressor`, with one-hot class indicators as
     the propagated labels: each module's proxy predicts class frequencies among
@@ -36,7 +32,7 @@ class AdaptiveCompositionClassifier(TorchClassifierMixin, BaseAdaptiveCompositio
 
     Parameters
     ----------
-    {PARAMETERS_DOC}
+    %(composition_parameters)s
     %(training_parameters)s
 
     Attributes
@@ -45,7 +41,7 @@ class AdaptiveCompositionClassifier(TorchClassifierMixin, BaseAdaptiveCompositio
         Class labels.
     proxy_errors_ : ndarray of shape (n_modules,)
         Misclassification rate of each module's proxy (NaN: dropped).
-    {ATTRIBUTES_DOC}
+    %(composition_attributes)s
 
     See Also
     --------
@@ -88,7 +84,7 @@ class AdaptiveCompositionClassifier(TorchClassifierMixin, BaseAdaptiveCompositio
     def _head_output(self, head, embedding):
         return head.predict_proba(embedding)
 
-    @fit_or_restore
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
         """Compute the proxy, solve the weights, merge and fine-tune.

@@ -7,20 +7,17 @@ import numpy as np
 from sklearn.linear_model import RidgeCV
 from sklearn.utils.validation import validate_data
 
-from sklearn_iclr26.ensemble._base import (
-    ATTRIBUTES_DOC,
-    PARAMETERS_DOC,
-    BaseAdaptiveComposition,
-)
+from sklearn_iclr26.ensemble._base import BaseAdaptiveComposition
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._sklearn_compat import _fit_context
-from sklearn_iclr26.utils._torch import fit_or_restore
+from sklearn_iclr26.utils._torch import check_regression_fit
 from sklearn_iclr26.utils._torch_estimator import TorchRegressorMixin
 
 __all__ = ["AdaptiveCompositionRegressor"]
 
 
 class AdaptiveCompositionRegressor(TorchRegressorMixin, BaseAdaptiveComposition):
-    __doc__ = f"""Compose a hub of task modules for a new regression task (MoMa's AMC).
+    """Compose a hub of task modules for a new regression task (MoMa's AMC).
 
     Adaptive module composition (Wang et al., "MoMa", ICLR 2026), as the
     official code does it:
@@ -49,14 +46,14 @@ class AdaptiveCompositionRegressor(TorchRegressorMixin, BaseAdaptiveComposition)
 
     Parameters
     ----------
-    {PARAMETERS_DOC}
+    %(composition_parameters)s
     %(training_parameters)s
 
     Attributes
     ----------
     proxy_errors_ : ndarray of shape (n_modules,)
         Mean absolute error of each module's proxy predictions (NaN: dropped).
-    {ATTRIBUTES_DOC}
+    %(composition_attributes)s
 
     See Also
     --------
@@ -104,7 +101,7 @@ class AdaptiveCompositionRegressor(TorchRegressorMixin, BaseAdaptiveComposition)
             len(embedding), -1
         )
 
-    @fit_or_restore
+    @atomic_fit(check=check_regression_fit)
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
         """Compute the proxy, solve the weights, merge and fine-tune.

@@ -20,6 +20,7 @@ from sklearn_iclr26.ensemble._hub import ModuleHub, _is_torch_mlp
 from sklearn_iclr26.ensemble._proxy import knn_proxy_predictions
 from sklearn_iclr26.ensemble._simplex import simplex_least_squares
 from sklearn_iclr26.utils._batching import batched
+from sklearn_iclr26.utils._docstrings import substitute
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _safe_indexing
 from sklearn_iclr26.utils._torch import _NonFiniteError, forward_module
 from sklearn_iclr26.utils._torch_estimator import BaseTorchEstimator
@@ -32,65 +33,78 @@ _HUB_MISSING = "a `hub` of fitted modules (ModuleHub)"
 
 #: Parameters shared by the classifier and the regressor (class docstrings).
 PARAMETERS_DOC = """hub : ModuleHub
-        Fitted source-task modules. Required: ``fit`` raises a ``ValueError``
-        without it.
-    n_neighbors : int, default=5
-        Neighbours of the kNN proxy.
-    temperature : float, default=0.2
-        Temperature of the affinity ``exp(cos / temperature)``.
-    proxy_samples : int, default=800
-        At most this many downstream rows (a random subset) for the proxy and
-        the weight solve (the official code's QUOTA).
-    max_modules : int, default=None
-        Keep at most this many modules (largest weights, then re-solved on that
-        support); ``None`` keeps what the simplex solution selects.
-    weights : {"proxy", "uniform"} or array-like of shape (n_modules,), \
+    Fitted source-task modules. Required: ``fit`` raises a ``ValueError``
+    without it.
+n_neighbors : int, default=5
+    Neighbours of the kNN proxy.
+temperature : float, default=0.2
+    Temperature of the affinity ``exp(cos / temperature)``.
+proxy_samples : int, default=800
+    At most this many downstream rows (a random subset) for the proxy and
+    the weight solve (the official code's QUOTA).
+max_modules : int, default=None
+    Keep at most this many modules (largest weights, then re-solved on that
+    support); ``None`` keeps what the simplex solution selects.
+weights : {"proxy", "uniform"} or array-like of shape (n_modules,), \
             default="proxy"
-        ``"proxy"`` solves for the weights (AMC); ``"uniform"`` weighs every
-        module equally (the "soup" baseline); an array fixes the weights (hub
-        order; normalised to sum to one), e.g. for a random-selection baseline.
-    merge : {"weights", "predictions"}, default=None
-        ``None`` means ``"weights"`` when every module is a torch MLP of the
-        package, else ``"predictions"``."""
+    ``"proxy"`` solves for the weights (AMC); ``"uniform"`` weighs every
+    module equally (the "soup" baseline); an array fixes the weights (hub
+    order; normalised to sum to one), e.g. for a random-selection baseline.
+merge : {"weights", "predictions"}, default=None
+    ``None`` means ``"weights"`` when every module is a torch MLP of the
+    package, else ``"predictions"``."""
 
 #: Attributes shared by the classifier and the regressor (class docstrings).
 ATTRIBUTES_DOC = """module_names_ : ndarray of str
-        Hub module names, in hub order.
-    module_weights_ : ndarray of shape (n_modules,)
-        Composition weights (zero for unselected or dropped modules).
-    selected_modules_ : ndarray of str
-        Modules with positive weight.
-    proxy_indices_ : ndarray of int
-        Downstream rows used by the proxy.
-    merge_ : str
-        The merge mode used.
-    heads_ : list of estimators
-        One head per selected module (``merge_ == "predictions"``).
-    head_n_iter_ : int
-        The largest number of solver iterations of the heads
-        (``merge_ == "predictions"``; 1 for a closed-form head such as ridge).
-    n_iter_ : int
-        Fine-tune epochs run (accumulated over ``warm_start`` refits); 0 when
-        ``merge_ == "predictions"`` (no network is fine-tuned).
-    loss_curve_ : list of float
-        Fine-tune training loss of each epoch; ``len(loss_curve_) == n_iter_``.
-    validation_loss_curve_ : list of float or None
-        Fine-tune validation loss of each epoch when ``early_stopping=True``
-        (``merge_ == "weights"``), else None.
-    best_iter_ : int
-        The fine-tune epoch whose weights are kept (1-based): the best
-        validation epoch with early stopping, else ``n_iter_``.
-    net_ : skorch.NeuralNet
-        Fine-tuned merged network (``merge_ == "weights"`` only).
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit. Defined only when `X` has feature
-        names that are all strings."""
+    Hub module names, in hub order.
+module_weights_ : ndarray of shape (n_modules,)
+    Composition weights (zero for unselected or dropped modules).
+selected_modules_ : ndarray of str
+    Modules with positive weight.
+proxy_indices_ : ndarray of int
+    Downstream rows used by the proxy.
+merge_ : str
+    The merge mode used.
+heads_ : list of estimators
+    One head per selected module (``merge_ == "predictions"``).
+head_n_iter_ : int
+    The largest number of solver iterations of the heads
+    (``merge_ == "predictions"``; 1 for a closed-form head such as ridge).
+n_iter_ : int
+    Fine-tune epochs run (accumulated over ``warm_start`` refits); 0 when
+    ``merge_ == "predictions"`` (no network is fine-tuned).
+loss_curve_ : list of float
+    Fine-tune training loss of each epoch; ``len(loss_curve_) == n_iter_``.
+validation_loss_curve_ : list of float or None
+    Fine-tune validation loss of each epoch when ``early_stopping=True``
+    (``merge_ == "weights"``), else None.
+best_iter_ : int
+    The fine-tune epoch whose weights are kept (1-based): the best
+    validation epoch with early stopping, else ``n_iter_``.
+net_ : skorch.NeuralNet
+    Fine-tuned merged network (``merge_ == "weights"`` only).
+n_features_in_ : int
+    Number of features seen during fit.
+feature_names_in_ : ndarray of shape (`n_features_in_`,)
+    Names of features seen during fit. Defined only when `X` has feature
+    names that are all strings."""
 
 
 class BaseAdaptiveComposition(BaseTorchEstimator):
     """Proxy, weight solve, merge and fine-tune shared by both estimators."""
+
+    def __init_subclass__(cls, **kwargs):
+        # the family's shared texts first: the torch base then lists
+        # only the training parameters the docstring leaves out
+        doc = cls.__dict__.get("__doc__")
+        if doc:
+            cls.__doc__ = substitute(
+                doc,
+                cls,
+                composition_parameters=PARAMETERS_DOC,
+                composition_attributes=ATTRIBUTES_DOC,
+            )
+        super().__init_subclass__(**kwargs)
 
     _parameter_constraints: dict = {
         **BaseTorchEstimator._parameter_constraints,
@@ -117,10 +131,10 @@ class BaseAdaptiveComposition(BaseTorchEstimator):
         max_modules=None,
         weights="proxy",
         merge=None,
+        alpha=0.0,
         batch_size=None,
         learning_rate_init=1e-2,
         max_iter=200,
-        alpha=0.0,
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=10,
@@ -280,13 +294,14 @@ class BaseAdaptiveComposition(BaseTorchEstimator):
         self.selected_modules_ = self.module_names_[selected]
         names_sel = list(self.selected_modules_)
         self.merge_ = merge
+        # the composition's result, at verbose=1: the fit of a stateless hub
+        # by predictions trains no network, so it prints no epoch line
         log_progress(
             self,
-            "weights "
+            f"{len(names_sel)} of {n_modules} modules selected, weights "
             + str(
                 {n: round(float(w), 4) for n, w in zip(names_sel, weights[selected])}
             ),
-            level=2,
         )
 
         if merge == "weights":
@@ -302,9 +317,12 @@ class BaseAdaptiveComposition(BaseTorchEstimator):
                 self.__dict__.pop(name, None)  # of an earlier predictions fit
         else:
             self.heads_ = []
-            for name in self.selected_modules_:
+            for i, name in enumerate(self.selected_modules_, start=1):
                 head = self._make_head().fit(self.hub.embed(name, X_mod), y_fit)
                 self.heads_.append(head)
+                log_progress(
+                    self, f"head {i}/{len(names_sel)} fitted on module {name!r}"
+                )
             # iterations of the head solvers (1 for a closed-form ridge)
             self.head_n_iter_ = max(
                 int(np.max(getattr(head, "n_iter_", 1))) for head in self.heads_

@@ -3,22 +3,14 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-import _compat_pickle
 import copy
-import io
-import pickle
-import pickletools
-import threading
-import zipfile
-from contextlib import contextmanager
-from functools import partial
-from importlib import import_module
 from numbers import Integral
 
 import numpy as np
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sklearn_iclr26.utils import _persistence
 from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._torch import forward_module
 from sklearn_iclr26.utils._validation import store_params
@@ -26,18 +18,18 @@ from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["ModuleHub"]
 
-_TORCH_MLP_NAMES = ("TorchMLPRegressor", "TorchMLPClassifier")
-
 
 def _is_torch_mlp(module):
-    return type(module).__name__ in _TORCH_MLP_NAMES and hasattr(module, "net_")
+    """A fitted torch MLP of the package (its ``_mlp_layers`` accessor)."""
+    layers = getattr(module, "_mlp_layers", None)
+    return callable(layers) and layers() is not None
 
 
 def _linear_layers(module):
     """The ``nn.Linear`` layers of a fitted torch MLP, input to output."""
     from torch import nn
 
-    return [m for m in module.net_.module_.layers if isinstance(m, nn.Linear)]
+    return [m for m in module._mlp_layers() if isinstance(m, nn.Linear)]
 
 
 def _body_embedding(torch_module, X):
@@ -400,32 +392,33 @@ class ModuleHub:
 
     # ------------------------------------------------------------ persistence
     def save(self, path):
-        """Save the hub, with its fitted modules, to ``path`` (pickle).
+        """Save the hub, with its fitted modules, to ``path`` with skops.
+
+        The file is a ``skops.io`` archive (the optional dependency skops),
+        as for every estimator of the package: plain values and numpy arrays,
+        each torch net as its module class, parameters and weights. See
+        :ref:`persistence`.
 
         Parameters
         ----------
         path : str or path-like
             File to write.
         """
-        with open(path, "wb") as f:
-            pickle.dump(self, f, protocol=pickle.HIGHEST_PROTOCOL)
+        _persistence.save(self, path)
 
     @classmethod
     def load(cls, path, *, trusted=None):
-        """Load a hub written by :meth:`save`, refusing types a hub does not hold.
+        """Load a hub written by :meth:`save`, building only trusted types.
 
-        A hub file is a pickle, and unpickling can run any code the file
-        names. This method checks every type and function the file names
-        (including those of the torch weights inside each skorch net, which
-        skorch stores as a second, nested pickle) **before** anything is built,
-        and unpickles with the same restriction: allowed are Python
-        containers, numpy arrays, dtypes and random states, torch tensors
-        (read with ``torch.load(weights_only=True)``), classes of
-        ``sklearn_iclr26``, scikit-learn, skorch, ``torch.nn``, ``torch.optim``
-        and ``scipy.sparse``, and skorch's optimizer setter. Anything else
-        raises ``ValueError`` naming it, without running it. This lowers the
-        risk, it does not make a file from an unknown source trustworthy: a
-        file of allowed types can still hold wrong weights. See
+        The file is read by ``skops.io.load``, which builds no type that is
+        not trusted and unpickles nothing. Trusted are skops's defaults
+        (Python containers, numpy arrays, scikit-learn's estimators) and the
+        package's types a hub of torch MLPs holds (``ModuleHub``,
+        ``TorchMLPRegressor``, ``TorchMLPClassifier``, their torch module and
+        the saved net); a file naming any other type raises skops's
+        ``UntrustedTypesFoundException`` naming it, without building
+        anything. A file of trusted types can still hold weights that predict
+        something else: load hubs whose origin you know. See
         :ref:`persistence`.
 
         Parameters
@@ -433,260 +426,30 @@ class ModuleHub:
         path : str or path-like
             File to read.
         trusted : list of str, default=None
-            Further ``"module.name"`` globals to allow (e.g. the class of a
-            third-party transformer registered with :meth:`add_module`), after
-            checking them yourself.
+            Further ``"module.Class"`` types to build (e.g. the class of a
+            module registered with :meth:`add_module` that is not a torch MLP
+            of the package nor a scikit-learn estimator), after checking them
+            yourself; ``skops.io.get_untrusted_types(file=path)`` lists what
+            the file names.
 
         Returns
         -------
         hub : ModuleHub
         """
-        trusted = frozenset(() if trusted is None else trusted)
-        with open(path, "rb") as f:
-            data = f.read()
-        _check_pickle(data, trusted, str(path))
-        with _restricted_skorch_unpickler(trusted):
-            hub = _RestrictedUnpickler(io.BytesIO(data), trusted=trusted).load()
+        if isinstance(trusted, str):
+            raise TypeError("trusted must be a list of str, got a str.")
+        hub = _persistence.load(path, trusted=[*_HUB_TYPES, *(trusted or ())])
         if not isinstance(hub, cls):
             raise TypeError(f"{path} does not hold a ModuleHub.")
         return hub
 
 
-# ----------------------------------------------------------------- safe loading
-# What a hub file needs (checked against the globals ModuleHub.save writes for
-# torch MLPs and scikit-learn transformers): exact globals, plus classes of the
-# packages below. Functions of those packages are refused (only classes are
-# allowed: a dotted name cannot reach e.g. ``os.system`` through them).
-_EXACT_GLOBALS = frozenset(
-    [("builtins", n) for n in ("dict", "list", "tuple", "set", "frozenset")]
-    + [("builtins", n) for n in ("slice", "range", "complex", "float", "int")]
-    + [("builtins", n) for n in ("bool", "str")]
-    + [("collections", n) for n in ("OrderedDict", "defaultdict", "deque")]
-    + [("functools", "partial"), ("numpy", "dtype"), ("numpy", "ndarray")]
-    + [
-        (f"numpy.{core}.{mod}", name)
-        for core in ("core", "_core")
-        for mod, name in (
-            ("multiarray", "_reconstruct"),
-            ("multiarray", "scalar"),
-            ("numeric", "_frombuffer"),
-        )
-    ]
-    + [
-        ("numpy.random._pickle", n)
-        for n in ("__bit_generator_ctor", "__randomstate_ctor", "__generator_ctor")
-    ]
-    + [
-        ("torch._utils", n)
-        for n in (
-            "_rebuild_tensor",
-            "_rebuild_tensor_v2",
-            "_rebuild_parameter",
-            "_rebuild_parameter_with_state",
-        )
-    ]
-    + [("torch.storage", "_load_from_bytes"), ("skorch.setter", "optimizer_setter")]
+# the package's types in the file of a hub of torch MLPs (what ModuleHub.load
+# trusts besides skops's defaults)
+_HUB_TYPES = (
+    "sklearn_iclr26.ensemble._hub.ModuleHub",
+    "sklearn_iclr26.neural_network._mlp_regressor.TorchMLPRegressor",
+    "sklearn_iclr26.neural_network._mlp_classifier.TorchMLPClassifier",
+    "sklearn_iclr26.neural_network._modules.MLPModule",
+    "sklearn_iclr26.utils._persistence.SavedNet",
 )
-_CLASS_PACKAGES = (
-    "sklearn",
-    "sklearn_iclr26",
-    "skorch",
-    "torch.nn",
-    "torch.optim",
-    "scipy.sparse",
-)
-_IMPORTABLE_ROOTS = ("sklearn", "sklearn_iclr26", "skorch", "torch", "scipy", "numpy")
-_SKORCH_LOCK = threading.Lock()
-
-
-def _under(module, packages):
-    return any(module == p or module.startswith(p + ".") for p in packages)
-
-
-def _refuse(module, name, why):
-    return ValueError(
-        f"Refusing to load {module}.{name}: {why}. A ModuleHub file holds "
-        "containers, numpy and torch arrays and classes of sklearn_iclr26, "
-        "scikit-learn, skorch and torch; this file may have been tampered with. "
-        "Nothing from it was run. If you wrote the file yourself and checked "
-        "this name, pass it in `trusted=`."
-    )
-
-
-def _resolve(module, name):
-    obj = import_module(module)
-    for part in name.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
-def _allowed_class(obj):
-    if not isinstance(obj, type):
-        return False
-    module = getattr(obj, "__module__", None) or ""
-    if _under(module, _CLASS_PACKAGES):
-        return True
-    # numpy scalar types and dtypes (estimator parameters), random states
-    return _under(module, ("numpy.random",)) or (
-        _under(module, ("numpy",)) and issubclass(obj, (np.generic, np.dtype))
-    )
-
-
-def _trusted_global(module, name, trusted):
-    """The object ``module.name`` if a hub file may name it, else raise."""
-    if not (isinstance(module, str) and isinstance(name, str)):
-        raise _refuse(module, name, "a global with a non-string name")
-    # Python 2 names (torch.save writes protocol 2), as pickle's fix_imports
-    if (module, name) in _compat_pickle.NAME_MAPPING:
-        module, name = _compat_pickle.NAME_MAPPING[(module, name)]
-    module = _compat_pickle.IMPORT_MAPPING.get(module, module)
-    exact = (module, name) in _EXACT_GLOBALS or f"{module}.{name}" in trusted
-    # nothing outside these packages is even imported
-    if not exact and module.split(".")[0] not in _IMPORTABLE_ROOTS:
-        raise _refuse(module, name, "not a type a ModuleHub file holds")
-    try:
-        obj = _resolve(module, name)
-    except (ImportError, AttributeError) as exc:
-        raise _refuse(module, name, f"it cannot be resolved ({exc})") from None
-    if exact or _allowed_class(obj):
-        return obj
-    import torch
-
-    if isinstance(obj, torch.dtype) or obj in (torch.device, torch.Size):
-        return obj
-    if module == "torch" and isinstance(obj, type) and name.endswith("Storage"):
-        return obj
-    raise _refuse(module, name, "not a type a ModuleHub file holds")
-
-
-def _load_tensor_bytes(b, map_location=None):
-    """``torch.storage._load_from_bytes`` with torch's restricted unpickler."""
-    import torch
-
-    return torch.load(io.BytesIO(b), map_location=map_location, weights_only=True)
-
-
-class _RestrictedUnpickler(pickle.Unpickler):
-    def __init__(self, file, *, trusted, map_location=None):
-        super().__init__(file)
-        self._trusted = trusted
-        self._map_location = map_location
-
-    def find_class(self, module, name):
-        if (module, name) == ("torch.storage", "_load_from_bytes"):
-            return partial(_load_tensor_bytes, map_location=self._map_location)
-        return _trusted_global(module, name, self._trusted)
-
-    def persistent_load(self, pid):
-        raise ValueError("Refusing to load a persistent id: a hub file has none.")
-
-
-@contextmanager
-def _restricted_skorch_unpickler(trusted):
-    """skorch nets unpickle their torch state (a nested pickle) in
-    ``__setstate__``: route it through the same restriction, ignoring the
-    file's ``torch_load_kwargs`` (``weights_only=True`` for the tensors)."""
-    try:
-        import skorch.net as skorch_net
-    except ImportError:  # no skorch: the file names no skorch class
-        yield
-        return
-    original = getattr(skorch_net, "_TorchLoadUnpickler", None)
-    if original is None:  # an old skorch: the static check alone protects
-        yield
-        return
-
-    class _SkorchUnpickler(_RestrictedUnpickler):
-        def __init__(self, file, *, map_location=None, torch_load_kwargs=None):
-            super().__init__(file, trusted=trusted, map_location=map_location)
-
-    with _SKORCH_LOCK:
-        skorch_net._TorchLoadUnpickler = _SkorchUnpickler
-        try:
-            yield
-        finally:
-            skorch_net._TorchLoadUnpickler = original
-
-
-_STRING_OPS = ("SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE", "STRING")
-_STRING_OPS += ("BINSTRING", "SHORT_BINSTRING")
-_BYTES_OPS = ("SHORT_BINBYTES", "BINBYTES", "BINBYTES8", "BYTEARRAY8")
-
-
-def _pickle_globals(data, depth=0):
-    """Every ``(module, name)`` a pickle names, without unpickling it.
-
-    Raises ``ValueError`` when a global cannot be read statically. Byte
-    strings inside that are themselves pickles (skorch's nested state) or
-    torch zip archives are searched too.
-    """
-    if depth > 8:
-        raise ValueError("Refusing to load: pickles nested more than 8 deep.")
-    found, stack, memo = [], [], {}
-    for op, arg, _ in pickletools.genops(data):
-        kind = op.name
-        if kind in ("GLOBAL", "INST"):
-            found.append(tuple(arg.split(" ", 1)))
-        elif kind == "STACK_GLOBAL":
-            if len(stack) < 2 or not all(isinstance(v, str) for v in stack[-2:]):
-                raise ValueError(
-                    "Refusing to load: a global whose name is computed at load time."
-                )
-            found.append((stack[-2], stack[-1]))
-        elif kind in ("EXT1", "EXT2", "EXT4"):
-            raise ValueError("Refusing to load: an extension-registry global.")
-        if kind in _STRING_OPS:
-            stack.append(arg)
-        elif kind == "MEMOIZE":
-            memo[len(memo)] = stack[-1] if stack else None
-        elif kind in ("PUT", "BINPUT", "LONG_BINPUT"):
-            memo[arg] = stack[-1] if stack else None
-        elif kind in ("GET", "BINGET", "LONG_BINGET"):
-            stack.append(memo.get(arg))
-        else:
-            stack.append(None)
-        if kind in _BYTES_OPS:
-            found.extend(_nested_globals(bytes(arg), depth))
-    return found
-
-
-def _nested_globals(blob, depth):
-    if blob[:4] == b"PK\x03\x04":  # a torch.save archive
-        try:
-            archive = zipfile.ZipFile(io.BytesIO(blob))
-        except zipfile.BadZipFile:
-            return []
-        return [
-            g
-            for member in archive.namelist()
-            if member.endswith(".pkl")
-            for g in _pickle_globals(archive.read(member), depth + 1)
-        ]
-    # a nested pickle as skorch and torch write it starts with the protocol
-    # header (protocols 2-5); raw bytes (array data) may happen to parse as
-    # opcodes up to a STOP byte, and their "globals" are noise that would
-    # refuse a valid file at random. Blobs without the header are data here;
-    # whatever is unpickled at load goes through the restricted unpickler
-    # (``_RestrictedUnpickler``) regardless, so this scan is a second guard
-    if blob[:1] != b"\x80" or blob[1:2] not in (b"\x02", b"\x03", b"\x04", b"\x05"):
-        return []
-    try:
-        list(pickletools.genops(blob))
-    except Exception:  # noqa: BLE001 - any parse failure: not a pickle
-        return []
-    return _pickle_globals(blob, depth + 1)
-
-
-def _check_pickle(data, trusted, where):
-    """Raise before unpickling if ``data`` names a global a hub does not hold."""
-    try:
-        names = _pickle_globals(data)
-    except ValueError as exc:
-        raise ValueError(f"{where}: {exc}") from None
-    for module, name in dict.fromkeys(names):
-        if (module, name) == ("torch.storage", "_load_from_bytes"):
-            continue
-        try:
-            _trusted_global(module, name, trusted)
-        except ValueError as exc:
-            raise ValueError(f"{where}: {exc}") from None

@@ -22,6 +22,7 @@ from sklearn_iclr26.inference._allocate import (
     _optimal_weights,
     multippi_allocate,
 )
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._persistence import dict_from_pairs, pairs_from_dict
 from sklearn_iclr26.utils._sklearn_compat import (
     HasMethods,
@@ -206,6 +207,7 @@ class MultiPPIMeanEstimator(BaseEstimator):
         tags.target_tags.required = True
         return tags
 
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Estimate the contrast of means from rows observing subsets of sources.

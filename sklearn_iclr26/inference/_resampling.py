@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
@@ -276,6 +277,7 @@ class ResamplingUtilityEstimator(BaseEstimator):
     ):
         store_params(self, locals())
 
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, accepted, correct=None, groups=None):
         """Per-problem rates and the closed-form curves.

@@ -27,7 +27,7 @@ import time
 from abc import ABC, abstractmethod
 
 import numpy as np
-from scipy.special import logit
+from scipy.special import logit, softmax
 from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.utils.validation import has_fit_parameter
@@ -114,12 +114,6 @@ class ForwardLossSpec:
             ForwardCorrectedObjective,
         )
 
-        if n_classes != 2:
-            raise ValueError(
-                "method='forward' with a LGBMClassifier supports binary targets "
-                f"only, got {n_classes} classes. Use method='backward' or a "
-                "TorchMLPClassifier."
-            )
         return ForwardCorrectedObjective(transition_matrix=self.transition_matrix)
 
     def torch_criterion(self, n_epochs, n_classes):
@@ -277,7 +271,14 @@ class LightGBMBackend(Backend):
         objective = loss.lightgbm_objective(n_rounds, n_classes)
         est = clone(self.estimator)
         est.set_params(**self._route(objective=objective))
-        init = init_score(y, sample_weight)
+        if n_classes > 2:
+            # log class priors: the softmax's boost_from_average
+            prior = np.bincount(y, weights=sample_weight, minlength=n_classes)
+            init = np.log(np.maximum(prior / prior.sum(), 1e-6))
+            init_rows = np.tile(init, (_num_samples(X), 1))
+        else:
+            init = init_score(y, sample_weight)
+            init_rows = np.full(_num_samples(X), init)
         callbacks = None
         if getattr(owner, "verbose", 0):
             callbacks = [_LightGBMProgress(owner, n_rounds, prefix)]
@@ -287,7 +288,7 @@ class LightGBMBackend(Backend):
                 y,
                 **self._route(
                     sample_weight=sample_weight,
-                    init_score=np.full(_num_samples(X), init),
+                    init_score=init_rows,
                     callbacks=callbacks,
                 ),
             )
@@ -308,7 +309,10 @@ class LightGBMBackend(Backend):
 
     def predict_proba(self, fitted, X, offset=0.0):
         if callable(_final(fitted).get_params().get("objective")):
-            return proba_from_raw(self.raw_score(fitted, X, offset))
+            raw = self.raw_score(fitted, X, offset)
+            if raw.ndim == 2:
+                return softmax(raw, axis=1)
+            return proba_from_raw(raw)
         return super().predict_proba(fitted, X, offset)
 
 

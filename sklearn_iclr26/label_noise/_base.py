@@ -14,10 +14,11 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 from sklearn_iclr26.label_noise._backends import get_backend
 from sklearn_iclr26.label_noise._common import validate_meta_fit, validate_meta_X
 from sklearn_iclr26.label_noise._label_issues import RANKINGS, rank_issues
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import set_child_random_state
 from sklearn_iclr26.utils._sklearn_compat import _fit_context
-from sklearn_iclr26.utils._torch import fit_or_restore
+from sklearn_iclr26.utils._validation import explain_overflow
 
 __all__ = ["BaseNoiseCorrector"]
 
@@ -49,7 +50,7 @@ class BaseNoiseCorrector(
     def _get_estimator(self):
         return self._default_estimator() if self.estimator is None else self.estimator
 
-    @fit_or_restore(check_regression=False)
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, sample_weight=None):
         """Fit the classifier on noisy labels with the corrected loss.
@@ -79,7 +80,10 @@ class BaseNoiseCorrector(
         # sample_weight is consumed here (multiplied into the corrected loss's
         # own weights) and passed to the inner classifier as such, in the
         # step__param form through a Pipeline: routing is off for these calls
-        with config_context(enable_metadata_routing=False):
+        with (
+            config_context(enable_metadata_routing=False),
+            explain_overflow(X, backend.what),
+        ):
             self._fit_corrected(backend, X, y_encoded, sample_weight, rng)
         self._backend = backend
         return self

@@ -8,10 +8,13 @@ DataFrame); these helpers validate only what the correctors read themselves.
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import numbers
+
 import numpy as np
 from scipy import sparse
-from scipy.special import expit, logit
+from scipy.special import expit, log_expit, logit, softmax
 from sklearn.base import clone
+from sklearn.model_selection import StratifiedKFold, check_cv, cross_val_predict
 from sklearn.pipeline import Pipeline
 from sklearn.utils import check_array, column_or_1d
 from sklearn.utils.validation import (
@@ -19,11 +22,14 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._validation import encode_classifier_targets
 
 __all__ = [
     "init_score",
     "numeric_features",
+    "out_of_fold_proba",
+    "ovr_proba",
     "proba_from_raw",
     "split_pipeline",
     "validate_meta_X",
@@ -145,3 +151,46 @@ def proba_from_raw(raw):
     """``(n, 2)`` probabilities from a binary raw score."""
     p = expit(raw)
     return np.column_stack([1.0 - p, p])
+
+
+def out_of_fold_proba(backend, X, y, sample_weight, cv, rng):
+    """``(proba, n_splits)``: out-of-fold probabilities of the plain estimator.
+
+    ``cv`` an int: stratified folds (fewer when the smallest class is
+    smaller), shuffled with a seed drawn from ``rng``; in-sample probabilities
+    of one fit when no two folds are possible. Otherwise a splitter or an
+    iterable of splits, used as given. Columns in label-code order.
+    """
+    params = backend._route(sample_weight=sample_weight)
+    if isinstance(cv, numbers.Integral):
+        n_splits = min(cv, int(np.bincount(y).min()))
+        folds = None
+        if n_splits >= 2:
+            folds = StratifiedKFold(
+                n_splits, shuffle=True, random_state=seed_from_random_state(rng)
+            )
+    else:  # a splitter or an iterable of (train, test) splits, used as given
+        folds = check_cv(cv, y, classifier=True)
+        n_splits = folds.get_n_splits(X, y)
+    if folds is not None:
+        proba = cross_val_predict(
+            clone(backend.estimator),
+            X,
+            y,
+            cv=folds,
+            method="predict_proba",
+            params=params,
+        )
+    else:
+        proba = backend.fit_weighted(X, y, sample_weight).predict_proba(X)
+    return np.asarray(proba, dtype=np.float64), n_splits
+
+
+def ovr_proba(raw):
+    """Normalized one-vs-rest probabilities ``expit(raw) / sum(expit(raw))``.
+
+    Computed in log space (``softmax(log_expit(raw))``), so that rows whose
+    every logit is far below 0 (inputs far outside the training scale) stay on
+    the simplex instead of underflowing to all-zero rows.
+    """
+    return softmax(log_expit(np.asarray(raw, dtype=np.float64)), axis=1)

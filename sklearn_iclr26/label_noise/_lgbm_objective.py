@@ -22,7 +22,7 @@ makes LightGBM raise ``TypeError``.
 import copy
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, softmax
 
 from sklearn_iclr26.label_noise._loss import corrected_grad_hess, logistic_grad_hess
 from sklearn_iclr26.utils._validation import store_params
@@ -123,18 +123,22 @@ class NoiseCorrectedObjective(_Objective):
 
 
 class ForwardCorrectedObjective(_Objective):
-    """Binary LightGBM objective of forward correction (Patrini et al. 2017).
+    """LightGBM objective of forward correction (Patrini et al. 2017).
 
-    Loss ``-log q(y_noisy)`` with ``q = T^T sigmoid-probabilities``, i.e.
-    ``q1 = T[0, 1] (1 - p) + T[1, 1] p``. The hessian is the positive
+    Loss ``-log q(y_noisy)`` with ``q = T^T p`` the noisy-label probabilities
+    implied by the model's clean ones ``p``. Binary targets (one raw score):
+    ``q1 = T[0, 1] (1 - p) + T[1, 1] p``, and the hessian is the positive
     surrogate ``|T[1, 1] - T[0, 1]| p (1 - p)`` (the logistic curvature scaled
     by the slope of ``q1``): the Gauss-Newton term ``(dq1/dh)^2 / (q1 (1 -
     q1))`` vanishes faster than the gradient on confident rows and gave
-    exploding leaves.
+    exploding leaves. Multi-class targets (one raw score per class, ``p`` the
+    softmax): the gradient of the raw score of class ``k`` is ``p_k (1 -
+    T[k, y~] / q(y~))`` (``p_k - [k = y~]``, the softmax loss's, at ``T =
+    I``), the hessian the softmax curvature ``p_k (1 - p_k)``.
 
     Parameters
     ----------
-    transition_matrix : ndarray of shape (2, 2)
+    transition_matrix : ndarray of shape (n_classes, n_classes)
         ``T[i, j] = P(Y~ = j | Y = i)``.
     """
 
@@ -145,6 +149,13 @@ class ForwardCorrectedObjective(_Objective):
 
     def __call__(self, y_true, y_pred, weight):
         T = np.asarray(self.transition_matrix, dtype=np.float64)
+        y_pred = np.asarray(y_pred, dtype=np.float64)
+        if y_pred.ndim == 2:
+            grad, hess = self._multiclass(T, np.asarray(y_true, dtype=int), y_pred)
+            if weight is not None:
+                grad = grad * weight[:, None]
+                hess = hess * weight[:, None]
+            return grad, hess
         y_true = np.asarray(y_true, dtype=np.float64)
         p = expit(y_pred)
         slope = T[1, 1] - T[0, 1]
@@ -155,4 +166,13 @@ class ForwardCorrectedObjective(_Objective):
         if weight is not None:
             grad = grad * weight
             hess = hess * weight
+        return grad, hess
+
+    @staticmethod
+    def _multiclass(T, y, raw):
+        p = softmax(raw, axis=1)
+        T_y = T[:, y].T  # T_y[i, k] = T[k, y~_i]
+        q = np.maximum(np.sum(T_y * p, axis=1, keepdims=True), 1e-12)
+        grad = p * (1.0 - T_y / q)
+        hess = np.maximum(p * (1.0 - p), 1e-12)
         return grad, hess

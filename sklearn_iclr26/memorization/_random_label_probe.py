@@ -12,6 +12,7 @@ from sklearn.preprocessing import OneHotEncoder
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_iclr26.memorization._common import rademacher_from_accuracy
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import seed_from_random_state, set_child_random_state
 from sklearn_iclr26.utils._sklearn_compat import (
@@ -181,6 +182,7 @@ class RandomLabelProbe(TransformerMixin, BaseEstimator):
             return self._leaf_encoder.transform(_leaves(rep, X))
         return rep.transform(X)
 
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None):
         """Fit the representation and one probe per random-label draw.

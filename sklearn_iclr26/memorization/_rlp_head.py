@@ -165,11 +165,9 @@ class RLPHeadClassifier(TorchClassifierMixin, BaseTorchEstimator):
         activation="relu",
         dropout=0.0,
         alpha=0.0,
-        max_iter=50,
-        random_state=None,
-        verbose=0,
         batch_size=None,
         learning_rate_init=1e-2,
+        max_iter=50,
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=10,
@@ -179,6 +177,8 @@ class RLPHeadClassifier(TorchClassifierMixin, BaseTorchEstimator):
         dtype="float64",
         device="cpu",
         n_jobs=None,
+        random_state=None,
+        verbose=0,
     ):
         store_params(self, locals())
 

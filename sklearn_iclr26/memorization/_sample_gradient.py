@@ -7,8 +7,9 @@ import copy
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.special import softmax
 
-from sklearn_iclr26.memorization._common import NetView
+from sklearn_iclr26.memorization._common import NetView, confident_disagreement_count
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
 from sklearn_iclr26.utils._torch import forward_module
 from sklearn_iclr26.utils._torch_estimator import (
@@ -83,8 +84,14 @@ class SampleGradientMemorization(TorchClassifierMixin, BaseTorchEstimator):
     label_issue_fraction : float in (0, 1) or None, default=None
         Fraction of training rows flagged in ``label_issues_`` (the largest
         ``mislabel_scores_``). ``None`` flags as many rows as the network
-        restored at the peak misclassifies (an estimate of the number of wrong
-        labels from a model that has not yet memorized them).
+        restored at the peak (the last-epoch one when no peak is found)
+        confidently assigns to another class than their label (cleanlab's
+        confident-learning count on its probabilities: per-class thresholds
+        at the mean probability of the class, so a row it is merely unsure
+        about is not counted): an estimate of the number of wrong labels from
+        a model that has not yet memorized them. It used to count every
+        misclassified row, which flagged 46-48 % of a hard 3-class table
+        (36 % now; see the user guide).
     random_state : int, RandomState instance or None, default=None
         Seeds weight initialisation and shuffling; a fixed value gives
         bit-identical scores.
@@ -167,25 +174,25 @@ class SampleGradientMemorization(TorchClassifierMixin, BaseTorchEstimator):
         *,
         activation="relu",
         optimizer="sgd",
-        learning_rate_init=0.05,
-        alpha=5e-4,
-        max_iter=100,
-        n_iter_no_change=3,
         min_peak_iter=5,
         final_model="stopped",
         score_type="csg",
         label_issue_fraction=None,
-        random_state=None,
-        verbose=0,
+        alpha=5e-4,
         batch_size=None,
+        learning_rate_init=0.05,
+        max_iter=100,
         early_stopping=False,
         validation_fraction=0.1,
+        n_iter_no_change=3,
         tol=1e-4,
         warm_start=False,
         callbacks=None,
         dtype="float64",
         device="cpu",
         n_jobs=None,
+        random_state=None,
+        verbose=0,
     ):
         store_params(self, locals())
 
@@ -235,11 +242,22 @@ class SampleGradientMemorization(TorchClassifierMixin, BaseTorchEstimator):
                 self.best_iter_ = self.peak_iter_
         else:
             self.peak_iter_ = self.n_iter_
+            flags = (
+                "label_issues_ holds the rows the last-epoch network confidently "
+                "assigns to another class: label errors and the rows it has not "
+                "learned yet alike (on a 3-class table where it reached 0.57 clean "
+                "accuracy, 36 % of the rows at precision 0.27 for 20 % flips). Rank "
+                "by mislabel_scores_ and set label_issue_fraction to your noise "
+                "rate if you know it."
+                if self.label_issue_fraction is None
+                else "label_issues_ holds the label_issue_fraction highest scores."
+            )
             warn_user(
                 f"No weight-norm peak was found in the {self.n_iter_} epochs run "
                 f"(max_iter={self.max_iter}, alpha={self.alpha}): the scores sum "
-                "over all epochs and the model of the last epoch is used. Increase "
-                "max_iter or alpha."
+                "over all epochs and the model of the last epoch is used. On tabular "
+                "data the norm often keeps rising (no peak in 100-300 epochs, SGD or "
+                "Adam, alpha 5e-4 or 5e-3, on keel vehicle and contraceptive). " + flags
             )
 
         def full(scores):  # rows held out by early_stopping score 0
@@ -265,7 +283,8 @@ class SampleGradientMemorization(TorchClassifierMixin, BaseTorchEstimator):
                 module.load_state_dict(state)
                 score_net = NetView(module, self.net_.device)
             logits = forward_module(score_net, X, dtype=self.dtype, n_jobs=self.n_jobs)
-            n_issues = int(np.sum(np.argmax(logits, axis=1) != y))
+            proba = softmax(np.asarray(logits, dtype=np.float64), axis=1)
+            n_issues = confident_disagreement_count(y, proba)
         else:
             n_issues = round(self.label_issue_fraction * n)
         mask = np.zeros(n, dtype=bool)

@@ -25,16 +25,27 @@ from sklearn_iclr26.metrics._set_metrics import (
     set_size_stratified_coverage_violation,
     singleton_rate,
 )
+from sklearn_iclr26.utils._risk_control import (
+    conformal_risk_control,
+    fwer_control,
+    hoeffding_bentkus_p_values,
+    learn_then_test,
+    wsr_p_values,
+)
 
 __all__ = [
     "MethodScorer",
     "concept_identifiability_score",
     "conditional_coverage_score",
+    "conformal_risk_control",
     "counterfactual_identifiability_check",
     "coverage_score",
+    "fwer_control",
     "get_scorer",
     "get_scorer_names",
+    "hoeffding_bentkus_p_values",
     "interval_coverage_score",
+    "learn_then_test",
     "linear_identifiability_check",
     "log_volume_per_dimension",
     "mean_interval_width",
@@ -45,4 +56,5 @@ __all__ = [
     "set_size_stratified_coverage_violation",
     "singleton_rate",
     "worst_slab_coverage_score",
+    "wsr_p_values",
 ]

@@ -171,6 +171,12 @@ def get_scorer_names():
 def get_scorer(scoring):
     """A scorer by name: the package's first, then scikit-learn's.
 
+    Pass what it returns, not the name, as ``scoring=`` to scikit-learn:
+    ``GridSearchCV(est, grid, scoring=get_scorer("set_efficiency"))``.
+    scikit-learn checks a ``scoring`` string against its own registry, which
+    this package does not patch, so ``scoring="set_efficiency"`` raises
+    scikit-learn's ``InvalidParameterError`` there.
+
     Parameters
     ----------
     scoring : str or callable

@@ -11,8 +11,9 @@ from sklearn_iclr26.nas._rule import (
     constraint_guided_gradient,
     cost_direction,
 )
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
-from sklearn_iclr26.utils._torch import fit_or_restore
+from sklearn_iclr26.utils._torch import check_regression_fit
 from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["ConNASSearch"]
@@ -220,7 +221,7 @@ class ConNASSearch(BaseGradientNASSearch):
         )
         return constraint_guided_gradient(grad, d, self.rescale_factor), True
 
-    @fit_or_restore
+    @atomic_fit(check=check_regression_fit)
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Search an architecture within the budget and refit it.

@@ -19,13 +19,13 @@ penalty) and records the search history, and the selection.
 
 import copy
 import inspect
-import re
 from abc import abstractmethod
 from numbers import Real
 
 import numpy as np
 
 from sklearn_iclr26.nas._base_search import BaseNASSearch, history_record
+from sklearn_iclr26.utils._docstrings import substitute
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
 from sklearn_iclr26.utils._torch import forward_module
 from sklearn_iclr26.utils._torch_estimator import (
@@ -98,14 +98,13 @@ net_ : skorch.NeuralNet
     and its logits; ``net_.history``: skorch's per-epoch record)."""
 
 
-def _insert(doc, placeholder, text):
-    """Replace the line ``placeholder`` of ``doc`` by ``text``, indented as it."""
-    match = re.search(r"^([ \t]*)" + re.escape(placeholder), doc, re.MULTILINE)
-    if match is None:
-        return doc
-    indent = match.group(1)
-    lines = [indent + line if line else line for line in text.splitlines()]
-    return doc.replace(placeholder, "\n".join(lines).lstrip())
+def _search_parameters_doc(cls):
+    """The ``%(search_training_parameters)s`` text with ``cls``'s defaults."""
+    defaults = {
+        name: repr(param.default)
+        for name, param in inspect.signature(cls.__init__).parameters.items()
+    }
+    return _SEARCH_PARAMETERS.format_map(defaults)
 
 
 class _SearchRecorder:
@@ -207,17 +206,11 @@ class BaseGradientNASSearch(BaseNASSearch, BaseTorchEstimator):
     def __init_subclass__(cls, **kwargs):
         doc = cls.__dict__.get("__doc__")
         if doc:
-            defaults = {
-                name: repr(param.default)
-                for name, param in inspect.signature(cls.__init__).parameters.items()
-            }
-            doc = _insert(
+            cls.__doc__ = substitute(
                 doc,
-                "%(search_training_parameters)s",
-                _SEARCH_PARAMETERS.format_map(defaults),
-            )
-            cls.__doc__ = _insert(
-                doc, "%(search_training_attributes)s", _SEARCH_ATTRIBUTES
+                cls,
+                search_training_parameters=_search_parameters_doc,
+                search_training_attributes=_SEARCH_ATTRIBUTES,
             )
         # the base expands %(training_parameters)s (dtype, device, n_jobs)
         super().__init_subclass__(**kwargs)

@@ -9,8 +9,9 @@ import numpy as np
 
 from sklearn_iclr26.nas._darts import BaseGradientNASSearch
 from sklearn_iclr26.nas._rule import expected_cost_gradient
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
-from sklearn_iclr26.utils._torch import fit_or_restore
+from sklearn_iclr26.utils._torch import check_regression_fit
 from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["PenaltyNASSearch"]
@@ -167,7 +168,7 @@ class PenaltyNASSearch(BaseGradientNASSearch):
         pen = expected_cost_gradient(self._costs.local_costs(arch_idx), probs)
         return [np.asarray(g) + scale * p for g, p in zip(grad, pen)], False
 
-    @fit_or_restore
+    @atomic_fit(check=check_regression_fit)
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Run the penalised search and refit the chosen network.

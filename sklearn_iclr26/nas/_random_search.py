@@ -9,8 +9,9 @@ import numpy as np
 from sklearn.metrics import log_loss, mean_squared_error
 
 from sklearn_iclr26.nas._base_search import BaseNASSearch, history_record
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._sklearn_compat import Interval, _fit_context
-from sklearn_iclr26.utils._torch import fit_or_restore
+from sklearn_iclr26.utils._torch import check_regression_fit
 from sklearn_iclr26.utils._torch_estimator import TRAINING_CONSTRAINTS
 from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
@@ -79,7 +80,11 @@ class RandomNASSearch(BaseNASSearch):
     budget_satisfied_ : bool
         Whether it satisfies the budget.
     best_estimator_ : estimator
-        The refitted network.
+        The refitted network, a torch estimator with its own training record
+        (``best_estimator_.loss_curve_``). The search trains
+        ``n_candidates`` networks, each with its own curve, so it has no one
+        ``loss_curve_`` of its own (unlike the gradient searches, which train
+        one supernet).
     search_history_ : list of dict
         One record per trained candidate: ``step``, ``architecture``,
         ``cost``, ``feasible``, ``val_loss``.
@@ -208,7 +213,7 @@ class RandomNASSearch(BaseNASSearch):
             return min(history, key=lambda h: h["val_loss"])["arch"]
         return self._select_by_rule(history, "last_feasible")
 
-    @fit_or_restore
+    @atomic_fit(check=check_regression_fit)
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Draw, train and compare feasible architectures; refit the best.

@@ -65,3 +65,12 @@ class BaseTorchMLP(BaseTorchEstimator):
             "activation": self.activation,
             "dropout": float(self.dropout),
         }
+
+    def _mlp_layers(self):
+        """The fitted network's ``torch.nn.Sequential`` (hidden blocks, then the
+        output ``Linear``), or ``None`` when unfitted or when a subclass swapped
+        the module (what ``ensemble.ModuleHub`` embeds and merges)."""
+        from sklearn_iclr26.neural_network._modules import MLPModule
+
+        module = getattr(getattr(self, "net_", None), "module_", None)
+        return module.layers if isinstance(module, MLPModule) else None

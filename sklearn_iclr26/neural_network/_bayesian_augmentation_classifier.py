@@ -4,8 +4,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 from sklearn_iclr26.neural_network._bayesian_augmentation import (
-    _ATTRIBUTES_DOC,
-    _PARAMETERS_DOC,
     BaseBayesianAugmentation,
 )
 from sklearn_iclr26.utils._torch_estimator import TorchClassifierMixin
@@ -14,7 +12,7 @@ __all__ = ["BayesianAugmentationClassifier"]
 
 
 class BayesianAugmentationClassifier(TorchClassifierMixin, BaseBayesianAugmentation):
-    __doc__ = f"""MLP classifier whose data augmentation is learned by an ELBO.
+    """MLP classifier whose data augmentation is learned by an ELBO.
 
     A tabular version of OPTIMA (Matymov et al., ICLR 2026): the parameters of
     the augmentation are given a Gaussian variational posterior and a
@@ -28,14 +26,14 @@ class BayesianAugmentationClassifier(TorchClassifierMixin, BaseBayesianAugmentat
 
     Parameters
     ----------
-    {_PARAMETERS_DOC}
+    %(augmentation_parameters)s
     %(training_parameters)s
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels seen during fit.
-    {_ATTRIBUTES_DOC}
+    %(augmentation_attributes)s
 
     See Also
     --------

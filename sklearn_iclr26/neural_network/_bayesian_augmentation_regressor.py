@@ -4,8 +4,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 from sklearn_iclr26.neural_network._bayesian_augmentation import (
-    _ATTRIBUTES_DOC,
-    _PARAMETERS_DOC,
     BaseBayesianAugmentation,
 )
 from sklearn_iclr26.utils._torch_estimator import TorchRegressorMixin
@@ -14,7 +12,7 @@ __all__ = ["BayesianAugmentationRegressor"]
 
 
 class BayesianAugmentationRegressor(TorchRegressorMixin, BaseBayesianAugmentation):
-    __doc__ = f"""MLP regressor whose data augmentation is learned by an ELBO.
+    """MLP regressor whose data augmentation is learned by an ELBO.
 
     Same method as :class:`BayesianAugmentationClassifier` with a
     unit-variance Gaussian likelihood on the standardised targets (mixup
@@ -22,12 +20,12 @@ class BayesianAugmentationRegressor(TorchRegressorMixin, BaseBayesianAugmentatio
 
     Parameters
     ----------
-    {_PARAMETERS_DOC}
+    %(augmentation_parameters)s
     %(training_parameters)s
 
     Attributes
     ----------
-    {_ATTRIBUTES_DOC}
+    %(augmentation_attributes)s
 
     See Also
     --------

@@ -17,6 +17,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
 from sklearn_iclr26.utils._validation import store_params
 
@@ -187,6 +188,7 @@ class InteractionSequenceEncoder(TransformerMixin, BaseEstimator):
 
     # --------------------------------------------------------------- fit
 
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Store the log, its labels and the item codes.

@@ -11,10 +11,11 @@ from sklearn.base import ClassifierMixin, TransformerMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
 from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _fit_context
-from sklearn_iclr26.utils._torch import fit_or_restore, forward_module
+from sklearn_iclr26.utils._torch import forward_module
 from sklearn_iclr26.utils._torch_estimator import (
     DTYPES,
     BaseTorchEstimator,
@@ -313,7 +314,6 @@ class DiffusionInterestFusionClassifier(
         cond_dropout=0.1,
         validation_split="random",
         handle_unknown="ignore",
-        dtype="float32",
         alpha=0.0,
         batch_size=256,
         learning_rate_init=1e-3,
@@ -324,6 +324,7 @@ class DiffusionInterestFusionClassifier(
         tol=1e-4,
         warm_start=False,
         callbacks=None,
+        dtype="float32",
         device="cpu",
         n_jobs=None,
         random_state=None,
@@ -562,7 +563,7 @@ class DiffusionInterestFusionClassifier(
 
     # -------------------------------------------------------------- fit
 
-    @fit_or_restore
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the encoders, the fusion and the CTR tower.

@@ -3,11 +3,7 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn_iclr26.neural_network._meta_pcn import (
-    _ATTRIBUTES_DOC,
-    _PARAMETERS_DOC,
-    BaseMetaPCN,
-)
+from sklearn_iclr26.neural_network._meta_pcn import BaseMetaPCN
 from sklearn_iclr26.utils._sklearn_compat import StrOptions
 from sklearn_iclr26.utils._torch_estimator import TorchClassifierMixin
 from sklearn_iclr26.utils._validation import store_params
@@ -16,7 +12,7 @@ __all__ = ["MetaPCNClassifier"]
 
 
 class MetaPCNClassifier(TorchClassifierMixin, BaseMetaPCN):
-    __doc__ = f"""Deep predictive-coding classifier with meta-prediction errors.
+    """Deep predictive-coding classifier with meta-prediction errors.
 
     A discriminative predictive-coding network (PCN): the input is clamped to
     the bottom layer and the label to the top one; in each mini-batch the
@@ -38,8 +34,8 @@ class MetaPCNClassifier(TorchClassifierMixin, BaseMetaPCN):
 
     Parameters
     ----------
-    {_PARAMETERS_DOC}
-    output_energy : {{"ce", "se"}}, default="ce"
+    %(meta_pcn_parameters)s
+    output_energy : {"ce", "se"}, default="ce"
         Energy of the output layer: cross-entropy of the logits, or squared
         error to the one-hot labels.
     %(training_parameters)s
@@ -48,7 +44,7 @@ class MetaPCNClassifier(TorchClassifierMixin, BaseMetaPCN):
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels seen during fit.
-    {_ATTRIBUTES_DOC}
+    %(meta_pcn_attributes)s
 
     See Also
     --------

@@ -3,18 +3,14 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn_iclr26.neural_network._meta_pcn import (
-    _ATTRIBUTES_DOC,
-    _PARAMETERS_DOC,
-    BaseMetaPCN,
-)
+from sklearn_iclr26.neural_network._meta_pcn import BaseMetaPCN
 from sklearn_iclr26.utils._torch_estimator import TorchRegressorMixin
 
 __all__ = ["MetaPCNRegressor"]
 
 
 class MetaPCNRegressor(TorchRegressorMixin, BaseMetaPCN):
-    __doc__ = f"""Deep predictive-coding regressor with meta-prediction errors.
+    """Deep predictive-coding regressor with meta-prediction errors.
 
     Same network, inference and local learning as
     :class:`MetaPCNClassifier`; the output layer is clamped to the
@@ -23,12 +19,12 @@ class MetaPCNRegressor(TorchRegressorMixin, BaseMetaPCN):
 
     Parameters
     ----------
-    {_PARAMETERS_DOC}
+    %(meta_pcn_parameters)s
     %(training_parameters)s
 
     Attributes
     ----------
-    {_ATTRIBUTES_DOC}
+    %(meta_pcn_attributes)s
 
     See Also
     --------

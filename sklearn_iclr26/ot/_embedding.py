@@ -27,6 +27,7 @@ from sklearn_iclr26.ot._trees import (
     project,
     sort_lines,
 )
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._sklearn_compat import Interval, _fit_context
 from sklearn_iclr26.utils._validation import store_params
@@ -225,6 +226,7 @@ class TreeSlicedEmbedding(
             )
         return support
 
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Draw the tree system and precompute each line's segments.

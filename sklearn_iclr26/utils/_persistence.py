@@ -13,9 +13,13 @@ that audit:
 class and constructor parameters, its ``state_dict`` as numpy arrays and the
 training history as plain lists and dicts. Loading rebuilds the module from
 those and nothing else, so a file's only types are the package's module
-classes, numpy arrays and builtins. Pickle keeps the whole net (see
+classes, numpy arrays and builtins; loading builds only a ``torch.nn.Module``
+subclass. Pickle keeps the whole net (see
 ``BaseTorchEstimator.__reduce_ex__``), so a pickled estimator can still
 continue training with ``warm_start``.
+
+:func:`save` / :func:`load` wrap ``skops.io.dump`` / ``skops.io.load`` (skops
+is optional) for the objects that save themselves (``ModuleHub``).
 """
 
 # Authors: The sklearn-iclr26 developers
@@ -25,7 +29,67 @@ import sys
 
 import numpy as np
 
-__all__ = ["SavedNet", "dict_from_pairs", "pairs_from_dict", "with_saved_nets"]
+__all__ = [
+    "SavedNet",
+    "dict_from_pairs",
+    "load",
+    "pairs_from_dict",
+    "save",
+    "with_saved_nets",
+]
+
+
+def _skops_io():
+    try:
+        import skops.io
+    except ImportError as exc:
+        raise ImportError(
+            "Saving and loading with skops needs the optional dependency skops "
+            "(pip install skops)."
+        ) from exc
+    return skops.io
+
+
+def save(obj, path):
+    """Write ``obj`` to ``path`` with ``skops.io.dump`` (see :ref:`persistence`).
+
+    Parameters
+    ----------
+    obj : object
+        What to save.
+    path : str or path-like
+        File to write.
+    """
+    _skops_io().dump(obj, path)
+
+
+def load(path, *, trusted=None):
+    """Read a file written by :func:`save` with ``skops.io.load``.
+
+    Only the types skops trusts by default and those in ``trusted`` are
+    built; a file naming any other raises skops's
+    ``UntrustedTypesFoundException`` before anything is built.
+
+    Parameters
+    ----------
+    path : str or path-like
+        File to read.
+    trusted : list of str, default=None
+        The ``"module.Class"`` types to build besides skops's defaults.
+
+    Returns
+    -------
+    obj : object
+    """
+    import zipfile
+
+    sio = _skops_io()
+    if not zipfile.is_zipfile(path):
+        raise ValueError(
+            f"{path} is not a skops file (a zip archive); nothing from it was "
+            "read further. A pickle is not loaded here: unpickling runs code."
+        )
+    return sio.load(path, trusted=[] if trusted is None else list(trusted))
 
 
 def _is_tensor(value):
@@ -97,13 +161,27 @@ class SavedNet:
         import torch
         from skorch.history import History
 
+        module_class = state["module_class"]
+        # a file names the class to call: only a torch module is built (a
+        # tampered file naming a function, e.g. ``posix.system``, is refused
+        # before anything is called)
+        if not (
+            isinstance(module_class, type) and issubclass(module_class, torch.nn.Module)
+        ):
+            raise TypeError(
+                f"Refusing to load: the saved net's module class is {module_class!r}, "
+                "not a torch.nn.Module subclass; the file may have been tampered "
+                "with. Nothing from it was called."
+            )
         params = dict(state["module_params"])
+        if not all(isinstance(key, str) for key in params):
+            raise TypeError("Refusing to load: module parameter names must be str.")
         for key in state["dtype_params"]:
             dtype = getattr(torch, str(params[key]), None)
             if not isinstance(dtype, torch.dtype):
                 raise TypeError(f"{params[key]!r} is not a torch dtype.")
             params[key] = dtype
-        module = state["module_class"](**params)
+        module = module_class(**params)
         module.load_state_dict(
             {k: torch.as_tensor(v) for k, v in state["state_dict"].items()}
         )

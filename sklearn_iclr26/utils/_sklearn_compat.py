@@ -49,6 +49,7 @@ from sklearn.utils._indexing import _safe_indexing
 from sklearn.utils._optional_dependencies import check_matplotlib_support
 from sklearn.utils._param_validation import (
     HasMethods,
+    Hidden,
     Interval,
     InvalidParameterError,
     RealNotInt,
@@ -74,6 +75,7 @@ from sklearn.utils.validation import (
 
 __all__ = [
     "HasMethods",
+    "Hidden",
     "Interval",
     "InvalidParameterError",
     "MetadataRequest",

@@ -6,13 +6,15 @@ Imported lazily (it imports skorch and torch); module level so that it pickles.
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import io
+import pickle
 import time
 
 import numpy as np
 import torch
 from skorch import NeuralNet
 from skorch.callbacks import Callback
-from skorch.utils import to_tensor
+from skorch.utils import get_map_location, to_tensor
 
 from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
@@ -65,7 +67,84 @@ def _take(data, index):
     return data[index]
 
 
-class GradientStepNet(NeuralNet):
+def check_safe_torch_load():
+    """Raise unless this torch's ``weights_only=True`` loader is safe.
+
+    Before torch 2.6 ``torch.load(weights_only=True)`` could still run code
+    from a crafted file (CVE-2025-32434); the package needs torch >= 2.6.
+    """
+    major, minor = (int(p) for p in torch.__version__.split(".")[:2])
+    if (major, minor) < (2, 6):
+        raise RuntimeError(
+            f"Refusing to load torch state with torch {torch.__version__}: its "
+            "weights-only loader can run code from a crafted file; sklearn-iclr26 "
+            "needs torch >= 2.6."
+        )
+
+
+class _WeightsOnlyUnpickler(pickle.Unpickler):
+    """Reads tensors (``torch.storage._load_from_bytes``) with
+    ``torch.load(weights_only=True)``, whatever the data asks for."""
+
+    def __init__(self, file, map_location):
+        super().__init__(file)
+        self._map_location = map_location
+
+    def find_class(self, module, name):
+        if (module, name) == ("torch.storage", "_load_from_bytes"):
+            return self._load_from_bytes
+        return super().find_class(module, name)
+
+    def _load_from_bytes(self, data):
+        return torch.load(
+            io.BytesIO(data), map_location=self._map_location, weights_only=True
+        )
+
+
+class _SafeStateNet(NeuralNet):
+    """Base of the package's nets: the torch state pickles with no fallback.
+
+    skorch keeps the module, criterion and optimizer in one nested byte string
+    (its ``__getstate__``) and, when that string is not a pickle (a legacy
+    ``torch.save`` archive), falls back to a plain ``torch.load``, which runs
+    code unless torch defaults to ``weights_only=True``. Here the string is
+    always a pickle whose tensors are read with ``weights_only=True``, and
+    anything else is refused, on every skorch version.
+    """
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        prefixes = tuple(self.cuda_dependent_attributes_)
+        cuda_attrs = {
+            key: state.pop(key)
+            for key in list(state)
+            if isinstance(key, str) and key.startswith(prefixes)
+        }
+        buffer = io.BytesIO()
+        pickle.dump(cuda_attrs, buffer)
+        state["__cuda_dependent_attributes__"] = buffer.getvalue()
+        return state
+
+    def __setstate__(self, state):
+        check_safe_torch_load()
+        map_location = get_map_location(state["device"])
+        state["device"] = self._check_device(state["device"], map_location)
+        blob = state.pop("__cuda_dependent_attributes__")
+        try:
+            cuda_attrs = _WeightsOnlyUnpickler(io.BytesIO(blob), map_location).load()
+        except pickle.UnpicklingError as exc:
+            raise pickle.UnpicklingError(
+                "Refusing to load a net whose torch state is not a pickle (e.g. "
+                "a legacy torch.save archive): reading it needs torch.load "
+                "without weights_only, which can run code."
+            ) from exc
+        if not isinstance(cuda_attrs, dict):
+            raise pickle.UnpicklingError("A net's torch state must be a dict.")
+        state.update(cuda_attrs)
+        self.__dict__.update(state)
+
+
+class GradientStepNet(_SafeStateNet):
     """Base of the nets whose ``train_step`` is not one loss and one optimizer.
 
     A family's ``NeuralNet`` subclass (predictive coding, the bilevel
@@ -94,7 +173,7 @@ class GradientStepNet(NeuralNet):
         optimizer.step()
 
 
-class WeightedNet(NeuralNet):
+class WeightedNet(_SafeStateNet):
     """Weighted mean of per-sample losses; extra inputs passed to the loss.
 
     With full batches, ``sum(w * l) / sum(w)`` equals the loss with sample

@@ -23,23 +23,23 @@ writes a training loop of its own; estimators reach it through the torch base's
 Two safety mechanisms live here too, so that every torch estimator (and the
 shared torch base that inherits from this engine) gets them:
 
-* **Ctrl-C is never mistaken for convergence.** skorch ends its training loop
-  on any ``KeyboardInterrupt`` and returns normally; skorch's own
+* **Ctrl-C is never mistaken for convergence.** skorch ends its training
+  loop on any ``KeyboardInterrupt`` and returns normally; skorch's own
   ``EarlyStopping`` relies on that. Every training call here runs inside
-  :func:`user_interrupts`, which (in the main thread) records a real SIGINT
-  and, once skorch has returned, re-raises it as ``KeyboardInterrupt``. The
-  package's own early stops raise :class:`_StopTraining` (a
-  ``KeyboardInterrupt`` subclass, so skorch still ends the loop cleanly).
-  :func:`fit_or_restore` decorates the estimators' ``fit``: when ``fit``
-  raises (an interrupt or any error), the estimator's ``__dict__`` is
-  restored, so it stays unfitted, or in its previous fitted state on a refit,
-  never half-fitted.
+  :func:`user_interrupts` (of the package's one fit-atomicity policy,
+  :mod:`sklearn_iclr26.utils._atomic`), which (in the main thread) records a
+  real SIGINT and, once skorch has returned, re-raises it as
+  ``KeyboardInterrupt``. The package's own early stops raise
+  :class:`_StopTraining` (a ``KeyboardInterrupt`` subclass, so skorch still
+  ends the loop cleanly). The estimators' ``fit`` is all or nothing through
+  ``@atomic_fit`` of that policy.
 * **Divergence is an error, never a silent NaN.** After training, a module
   with a non-finite parameter raises a ``ValueError`` ("non-finite parameter
   weights ... preprocess the input data"), as scikit-learn's ``MLPRegressor``
   does; :func:`forward_module` raises the same kind of error on non-finite
-  outputs; and :func:`fit_or_restore` checks a regressor's predictions on its
-  training rows: outside ``[min(y) - F * s, max(y) + F * s]``, with
+  outputs; and :func:`check_regression_fit` (run by the torch regressors'
+  ``@atomic_fit(check=check_regression_fit)``) checks a regressor's
+  predictions on its training rows: outside ``[min(y) - F * s, max(y) + F * s]``, with
   ``s = max(max(y) - min(y), max|y|)`` (1 when ``y`` is all 0) and
   ``F = DIVERGENCE_FACTOR = 1e3``, they count as divergence. A trained
   regressor's fitted values lie near the target's range; a thousand times
@@ -54,20 +54,19 @@ fast.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import contextlib
-import functools
 import os
-import signal
 import threading
 
 import numpy as np
 
+from sklearn_iclr26.utils._atomic import _NamedError, user_interrupts
 from sklearn_iclr26.utils._random import seed_from_random_state
 
 __all__ = [
     "DIVERGENCE_FACTOR",
     "check_finite_module",
+    "check_regression_fit",
     "check_regression_outputs",
-    "fit_or_restore",
     "forward_module",
     "seed_from_random_state",
     "torch_dtype",
@@ -99,59 +98,6 @@ class _StopTraining(KeyboardInterrupt):
     """
 
 
-# the interrupt record of the main thread (signal handlers run there only)
-_INTERRUPTS = {"depth": 0, "interrupted": False}
-
-
-@contextlib.contextmanager
-def user_interrupts():
-    """Re-raise a user's Ctrl-C that skorch's training loop swallowed.
-
-    In the main thread, while the block runs, SIGINT goes through a handler
-    that calls the previous handler (``signal.default_int_handler`` raises
-    ``KeyboardInterrupt``, which ends skorch's loop as before) and records
-    that the user interrupted. When the block ends normally after such an
-    interrupt, ``KeyboardInterrupt`` is raised. Early stops
-    (:class:`_StopTraining`, skorch's ``EarlyStopping``) raise
-    ``KeyboardInterrupt`` without a signal, so they still end training
-    normally. Nested blocks share the outermost block's handler and record;
-    the previous handler is restored when the outermost block exits. An
-    ignored SIGINT (``SIG_IGN``) stays ignored. In other threads (where
-    Python never runs signal handlers) the block does nothing.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    state = _INTERRUPTS
-    outermost = state["depth"] == 0
-    previous = installed = None
-    if outermost:
-        state["interrupted"] = False
-        previous = signal.getsignal(signal.SIGINT)
-        if callable(previous):
-
-            def _record_interrupt(signum, frame):
-                try:
-                    previous(signum, frame)
-                except KeyboardInterrupt:
-                    state["interrupted"] = True
-                    raise
-
-            signal.signal(signal.SIGINT, _record_interrupt)
-            installed = True
-    state["depth"] += 1
-    try:
-        yield
-        if state["interrupted"]:
-            raise KeyboardInterrupt
-    finally:
-        state["depth"] -= 1
-        if outermost:
-            state["interrupted"] = False
-            if installed:
-                signal.signal(signal.SIGINT, previous)
-
-
 # ----------------------------------------------------- non-finite checks
 
 DIVERGENCE_FACTOR = 1e3
@@ -166,8 +112,9 @@ _PREPROCESS_ADVICE = (
 )
 
 
-class _NonFiniteError(ValueError):
-    """Training diverged; :func:`fit_or_restore` names the estimator."""
+class _NonFiniteError(_NamedError):
+    """Training diverged; :func:`~sklearn_iclr26.utils._atomic.atomic_fit`
+    names the estimator."""
 
 
 def check_finite_module(net):
@@ -220,52 +167,17 @@ def check_regression_outputs(y_pred, y, *, factor=DIVERGENCE_FACTOR):
         )
 
 
-def fit_or_restore(fit=None, *, check_regression=True):
-    """Decorate ``fit``: all or nothing, and divergence as a clear error.
+def check_regression_fit(estimator, X=None, y=None, *args, **kwargs):
+    """The torch regressors' divergence check, run by ``@atomic_fit(check=...)``.
 
-    Use as ``@fit_or_restore`` (above ``@_fit_context``), or as
-    ``@fit_or_restore(check_regression=False)`` for fitting entry points whose
-    ``y`` is not the regression target.
-
-    * When ``fit`` raises (``KeyboardInterrupt`` from a user's Ctrl-C, or any
-      error), the estimator's ``__dict__`` is restored to its state before
-      the call (a shallow copy: fitted attributes are replaced, never mutated
-      in place, by the package's fits), so it stays unfitted, or keeps its
-      previous fit.
-    * The body runs in :func:`user_interrupts`, so a Ctrl-C that skorch
-      swallowed is re-raised.
-    * For a regressor, the predictions on the training rows ``X`` (first
-      argument) are checked by :func:`check_regression_outputs` against ``y``
-      (second argument), unless ``check_regression=False``.
-    * The engine's divergence errors are re-raised as ``ValueError`` naming
-      the estimator.
+    For a regressor, the predictions on the training rows ``X`` (first
+    argument of ``fit``) are checked by :func:`check_regression_outputs`
+    against ``y`` (second argument); a divergence error rolls the fit back.
     """
-    if fit is None:
-        return functools.partial(fit_or_restore, check_regression=check_regression)
+    from sklearn.base import is_regressor
 
-    @functools.wraps(fit)
-    def wrapper(self, *args, **kwargs):
-        from sklearn.base import is_regressor
-
-        snapshot = dict(self.__dict__)
-        try:
-            with user_interrupts():
-                result = fit(self, *args, **kwargs)
-                X = args[0] if args else kwargs.get("X")
-                y = args[1] if len(args) > 1 else kwargs.get("y")
-                if check_regression and is_regressor(self) and y is not None:
-                    check_regression_outputs(self.predict(X), y)
-            return result
-        except _NonFiniteError as exc:
-            self.__dict__.clear()
-            self.__dict__.update(snapshot)
-            raise ValueError(f"{type(self).__name__}: {exc}") from exc
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(snapshot)
-            raise
-
-    return wrapper
+    if is_regressor(estimator) and y is not None:
+        check_regression_outputs(estimator.predict(X), y)
 
 
 def torch_dtype(dtype):
@@ -496,7 +408,8 @@ def train_module(
         with keys ``"X"``, ``"y"`` and optionally ``"sample_weight"`` and
         ``"aux"``, as the training arguments.
     net_class : type of skorch.NeuralNet, default=None
-        The net; ``None`` means ``WeightedNet``.
+        The net; ``None`` means ``WeightedNet``. A subclass of ``WeightedNet``
+        or ``GradientStepNet`` (whose torch state loads weights-only).
     net_params : dict, default=None
         Further keyword arguments of ``net_class`` (e.g. a second optimizer,
         a custom ``iterator_train`` and its ``iterator_train__*`` options).
@@ -514,9 +427,16 @@ def train_module(
         BatchIndexLoader,
         EpochProgress,
         WeightedNet,
+        _SafeStateNet,
     )
 
     net_class = WeightedNet if net_class is None else net_class
+    if not issubclass(net_class, _SafeStateNet):
+        raise TypeError(
+            f"net_class must subclass WeightedNet or GradientStepNet "
+            f"(utils._skorch_net), got {net_class.__name__}: their torch state "
+            "loads weights-only, with no fallback to a plain torch.load."
+        )
     n_samples = X.shape[0]
     batch = n_samples if batch_size is None else max(1, min(batch_size, n_samples))
     inputs, y = _net_inputs(X, y, sample_weight, aux, dtype)

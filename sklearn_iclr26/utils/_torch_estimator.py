@@ -66,6 +66,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_clas
 from sklearn.model_selection import train_test_split
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sklearn_iclr26.utils._atomic import atomic_fit
+from sklearn_iclr26.utils._docstrings import substitute
 from sklearn_iclr26.utils._persistence import SavedNet, with_saved_nets
 from sklearn_iclr26.utils._sklearn_compat import (
     Interval,
@@ -73,7 +75,11 @@ from sklearn_iclr26.utils._sklearn_compat import (
     _check_sample_weight,
     _fit_context,
 )
-from sklearn_iclr26.utils._torch import fit_or_restore, forward_module, train_module
+from sklearn_iclr26.utils._torch import (
+    check_regression_fit,
+    forward_module,
+    train_module,
+)
 from sklearn_iclr26.utils._validation import (
     N_JOBS_CONSTRAINT,
     validate_classifier_fit_data,
@@ -88,12 +94,14 @@ __all__ = [
 
 DTYPES = [np.float64, np.float32]
 
-#: constraints of the training parameters every torch estimator has
+#: constraints of the training parameters every torch estimator has, in the
+#: order of the signatures' shared tail (keyword-only, after the estimator's
+#: own parameters; tests/test_torch_signatures.py)
 TRAINING_CONSTRAINTS = {
+    "alpha": [Interval(Real, 0, None, closed="left")],
     "batch_size": [Interval(Integral, 1, None, closed="left"), None],
     "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
-    "alpha": [Interval(Real, 0, None, closed="left")],
     "early_stopping": ["boolean"],
     "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
     "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
@@ -181,8 +189,6 @@ _TRAINING_DOCS = {
     ),
 }
 
-_PLACEHOLDER = "%(training_parameters)s"
-_ATTRIBUTES_PLACEHOLDER = "%(training_attributes)s"
 _TRAINING_ATTRIBUTES = """n_iter_ : int
     Number of epochs run (accumulated over ``warm_start`` refits).
 loss_curve_ : list of float
@@ -200,30 +206,64 @@ net_ : skorch.NeuralNet
     (predictions are identical; ``warm_start`` needs a pickled model)."""
 
 
-def _training_parameters_doc(cls, indent):
-    """numpydoc entries of the shared parameters of ``cls``, in signature order,
-    for those not documented in the class docstring itself."""
+def _training_parameters_doc(cls):
+    """The numpydoc entries of the shared parameters of ``cls``, in signature
+    order: the class docstring's own entry where it documents one (moved
+    here from wherever it stands in Parameters, so that the documented order
+    is the signature's by construction), else the shared text with the
+    default read from ``__init__``, wrapped at the placeholder's indentation.
+    Returns ``(doc without the moved entries, text of the placeholder)``."""
     import textwrap
 
-    signature = inspect.signature(cls.__init__)
-    documented = set(re.findall(r"^\s*(\w+) :", cls.__doc__ or "", re.MULTILINE))
+    doc = cls.__dict__.get("__doc__") or ""
+    match = re.search(r"^([ \t]*)%\(training_parameters\)s", doc, re.MULTILINE)
+    if match is None:
+        return doc, ""
+    indent = match.group(1)
+    # the Parameters section: up to the next numpydoc header (or the end)
+    header = re.compile(rf"^{indent}\w[\w ]*\n{indent}-{{3,}}\n", re.MULTILINE)
+    start = header.search(doc)
+    while start is not None and not start.group(0).startswith(indent + "Param"):
+        start = header.search(doc, start.end())
+    begin = start.end() if start else 0
+    stop = header.search(doc, begin)
+    end = stop.start() if stop else len(doc)
+    section = doc[begin:end]
+    own = {}
+
+    def pop(entry):
+        name = entry.group(1)
+        if name not in _TRAINING_DOCS:
+            return entry.group(0)
+        own[name] = textwrap.dedent(entry.group(0)).rstrip("\n")
+        return ""
+
+    section = re.sub(
+        rf"^{indent}(\w+) :.*\n(?:{indent}[ \t]+\S.*\n)*",
+        pop,
+        section,
+        flags=re.MULTILINE,
+    )
     lines = []
-    for name, param in signature.parameters.items():
-        if name not in _TRAINING_DOCS or name in documented:
+    for name, param in inspect.signature(cls.__init__).parameters.items():
+        if name not in _TRAINING_DOCS:
+            continue
+        if name in own:
+            lines.append(own[name])
             continue
         kind, text = _TRAINING_DOCS[name]
         default = param.default
         shown = f'"{default}"' if isinstance(default, str) else repr(default)
-        lines.append(f"{indent}{name} : {kind}, default={shown}")
+        lines.append(f"{name} : {kind}, default={shown}")
         lines.extend(
             textwrap.wrap(
                 text,
-                width=79,
-                initial_indent=indent + "    ",
-                subsequent_indent=indent + "    ",
+                width=79 - len(indent),
+                initial_indent="    ",
+                subsequent_indent="    ",
             )
         )
-    return "\n".join(lines).lstrip()
+    return doc[:begin] + section + doc[end:], "\n".join(lines)
 
 
 def _same_spec(a, b):
@@ -283,23 +323,14 @@ class BaseTorchEstimator(BaseEstimator, metaclass=ABCMeta):
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         doc = cls.__dict__.get("__doc__")
-        if doc and _PLACEHOLDER in doc:
-            match = re.search(r"^([ \t]*)" + re.escape(_PLACEHOLDER), doc, re.MULTILINE)
-            doc = doc.replace(
-                _PLACEHOLDER, _training_parameters_doc(cls, match.group(1))
+        if doc:
+            doc, parameters = _training_parameters_doc(cls)
+            cls.__doc__ = substitute(
+                doc,
+                cls,
+                training_parameters=parameters,
+                training_attributes=_TRAINING_ATTRIBUTES,
             )
-        if doc and _ATTRIBUTES_PLACEHOLDER in doc:
-            match = re.search(
-                r"^([ \t]*)" + re.escape(_ATTRIBUTES_PLACEHOLDER), doc, re.MULTILINE
-            )
-            indent = match.group(1)
-            text = "\n".join(
-                indent + line if line else line
-                for line in _TRAINING_ATTRIBUTES.splitlines()
-            )
-            doc = doc.replace(_ATTRIBUTES_PLACEHOLDER, text.lstrip())
-        if doc is not None:
-            cls.__doc__ = doc
 
     # ------------------------------------------------------------ state
 
@@ -338,7 +369,7 @@ class BaseTorchEstimator(BaseEstimator, metaclass=ABCMeta):
 
     # ------------------------------------------------ protected entry points
 
-    @fit_or_restore(check_regression=False)
+    @atomic_fit
     def _fit_with_criterion(
         self,
         X,
@@ -607,7 +638,7 @@ class TorchClassifierMixin(ClassifierMixin):
         # _fit_with_criterion: y holds encoded labels, predictions are indices
         self.classes_ = np.arange(n_outputs)
 
-    @fit_or_restore
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the network.
@@ -688,7 +719,7 @@ class TorchRegressorMixin(RegressorMixin):
         out = out * self._y_scale + self._y_mean
         return out.ravel() if self._y_ndim == 1 else out
 
-    @fit_or_restore
+    @atomic_fit(check=check_regression_fit)
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the network.

@@ -4,6 +4,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
+from contextlib import contextmanager
 from numbers import Real
 
 import numpy as np
@@ -20,6 +21,7 @@ __all__ = [
     "check_confidence_level",
     "check_has_methods",
     "check_probabilities",
+    "explain_overflow",
     "input_validation_kwargs",
     "store_params",
     "validate_classifier_fit_data",
@@ -241,3 +243,35 @@ def check_hidden_layer_sizes(hidden_layer_sizes, *, allow_empty=True):
             f"{hidden_layer_sizes!r}."
         )
     return hidden
+
+
+@contextmanager
+def explain_overflow(X, what="the inner estimator"):
+    """Re-raise a child's "Input X contains NaN/infinity" clearly when ``X`` is finite.
+
+    Finite but huge values (1e300) overflow inside a child (a
+    ``StandardScaler``'s variance), which then reports NaN although the
+    user's ``X`` has none. Any other error, or one on an ``X`` that does
+    contain NaN or infinity (or is not numeric), passes unchanged.
+    """
+    try:
+        yield
+    except ValueError as exc:
+        message = str(exc)
+        if "contains NaN" not in message and "contains infinity" not in message:
+            raise
+        try:
+            values = np.asarray(
+                X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64
+            )
+        except (TypeError, ValueError):
+            raise exc from None
+        if values.size == 0 or not np.all(np.isfinite(values)):
+            raise
+        largest = float(np.max(np.abs(values)))
+        raise ValueError(
+            f"X contains no NaN or infinity, but values as large as {largest:.3g} "
+            f"overflowed inside {what} (e.g. in a StandardScaler's variance), "
+            f"which then reported: {message.splitlines()[0]!r}. Rescale the "
+            "large columns of X (e.g. divide them by a constant or take logs)."
+        ) from exc
