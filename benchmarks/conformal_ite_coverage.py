@@ -100,7 +100,7 @@ def sim_rows(rep, strength_name, noise):
         rows.append({"method": f"conformal {method}", **record})
     boot = TLearnerRegressor(LinearRegression(), n_bootstrap=50, random_state=rep)
     boot.fit(X, y, treatment=t)
-    lo, hi = boot.effect_interval(Xt, alpha=1 - LEVEL)
+    lo, hi = boot.effect_interval(Xt, confidence_level=LEVEL)
     rows.append({"method": "bootstrap CATE", **_ite_record(np.c_[lo, hi], effect)})
     return rows
 

@@ -52,7 +52,7 @@ conformal = ConformalITERegressor(learner, confidence_level=0.9, random_state=0)
 conformal.fit(X, y, treatment=t)
 ite = conformal.predict_interval(X_test)
 boot = learner.fit(X, y, treatment=t)
-lo, hi = boot.effect_interval(X_test, alpha=0.1)
+lo, hi = boot.effect_interval(X_test, confidence_level=0.9)
 cf = conformal.predict_counterfactual_interval(X_test, treatment=t_test)
 
 

@@ -225,3 +225,23 @@ def test_predict_is_the_cate_and_random_state_is_bit_identical():
         b = clone(est).fit(X, y, treatment=t)
     np.testing.assert_array_equal(a.predict(X), a.cate_estimator_.predict(X))
     np.testing.assert_array_equal(a.predict_interval(X), b.predict_interval(X))
+
+
+def test_cate_display_draws_the_ite_intervals():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from sklearn_iclr26.causal import CATEDisplay
+
+    rng = np.random.RandomState(6)
+    X, t, y, _, _ = _simulate(600, rng)
+    est = ConformalITERegressor(
+        TLearnerRegressor(LinearRegression()), random_state=0
+    ).fit(X, y, treatment=t)
+    disp = CATEDisplay.from_estimator(est, X[:50], feature=1)
+    interval = est.predict_interval(X[:50])
+    assert disp.band_ is not None
+    np.testing.assert_array_equal(disp.lower, interval[:, 0])
+    np.testing.assert_array_equal(disp.upper, interval[:, 1])
+    np.testing.assert_array_equal(disp.effect, est.predict(X[:50]))

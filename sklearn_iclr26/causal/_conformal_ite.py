@@ -23,6 +23,7 @@ from sklearn_iclr26.causal._base import (
     default_propensity_estimator,
 )
 from sklearn_iclr26.causal._t_learner import TLearnerRegressor
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._random import seed_from_random_state, set_child_random_state
 from sklearn_iclr26.utils._sklearn_compat import (
     HasMethods,
@@ -333,6 +334,7 @@ class ConformalITERegressor(RegressorMixin, BaseEstimator):
         return out
 
     # -------------------------------------------------------------------- fit
+    @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, *, treatment=None):
         """Fit the CATE learner, the propensity model and the calibration scores.

@@ -19,13 +19,16 @@ __all__ = ["CATEDisplay"]
 
 
 class CATEDisplay:
-    """CATE against a covariate, with its bootstrap confidence band.
+    """CATE against a covariate, with its bootstrap or conformal band.
 
     One point per row of ``X``, sorted by the covariate: the estimated effect
     ``effect(X)`` as a line and, when the estimator was fitted with
     ``n_bootstrap > 0``, the interval of :meth:`effect_interval` as a shaded
-    band. Build it with :meth:`from_estimator` (a fitted T-, X- or G-learner)
-    or :meth:`from_predictions` (effects already computed).
+    band; for a :class:`ConformalITERegressor`, the band is the conformal
+    interval of the individual effects (``predict_interval``). Build it with
+    :meth:`from_estimator` (a fitted T-, X- or G-learner, or a
+    :class:`ConformalITERegressor`) or :meth:`from_predictions` (effects
+    already computed).
 
     Read more in the :ref:`User Guide <causal>`.
 
@@ -149,8 +152,12 @@ class CATEDisplay:
 
         Parameters
         ----------
-        estimator : TLearnerRegressor, XLearnerRegressor or GeodesicCATERegressor
-            Fitted estimator; the band needs ``n_bootstrap > 0``.
+        estimator : TLearnerRegressor, XLearnerRegressor, \
+                GeodesicCATERegressor or ConformalITERegressor
+            Fitted estimator. A CATE learner's band is its bootstrap interval
+            of the average effect at ``x`` (it needs ``n_bootstrap > 0``); a
+            :class:`ConformalITERegressor`'s band is its conformal interval
+            of the *individual* effect (the first of its levels).
         X : {array-like, DataFrame} of shape (n_samples, n_features)
             Covariates, as ``estimator.effect`` takes them.
         y : None
@@ -159,7 +166,8 @@ class CATEDisplay:
             The covariate on the x-axis: a column index of ``X`` or, for a
             DataFrame, a column name.
         confidence_level : float in (0, 1), default=0.95
-            Level of the band.
+            Level of the bootstrap band (a :class:`ConformalITERegressor`'s
+            band has its own ``confidence_level``).
         name : str, default=None
             Legend prefix; defaults to the estimator's class name.
         ax : matplotlib Axes, default=None
@@ -191,12 +199,21 @@ class CATEDisplay:
                 )
             values = np.asarray(X)[:, feature]
             feature_name = f"x{feature}"
-        effect = estimator.effect(X)
         lower = upper = None
-        if getattr(estimator, "bootstrap_estimators_", None):
-            lower, upper = estimator.effect_interval(
-                X, confidence_level=confidence_level
-            )
+        if hasattr(estimator, "cate_estimator_"):
+            # a ConformalITERegressor: the CATE and the conformal intervals of
+            # the individual effects, at the estimator's own level
+            effect = estimator.predict(X)
+            interval = estimator.predict_interval(X)
+            if interval.ndim == 3:
+                interval = interval[..., 0]
+            lower, upper = interval[:, 0], interval[:, 1]
+        else:
+            effect = estimator.effect(X)
+            if getattr(estimator, "bootstrap_estimators_", None):
+                lower, upper = estimator.effect_interval(
+                    X, confidence_level=confidence_level
+                )
         name = type(estimator).__name__ if name is None else name
         return cls.from_predictions(
             values,
