@@ -22,6 +22,9 @@ are narrow where the noise is small and wide where it is large.
 # %%
 # Heteroscedastic data
 # --------------------
+# (``SKLEARN_ICLR26_QUICK=1`` shrinks the data and the trees.)
+import os
+
 import matplotlib.pyplot as plt
 import numpy as np
 from lightgbm import LGBMRegressor
@@ -31,17 +34,20 @@ from sklearn_iclr26.conformal import (
     ConformalizedQuantileRegressor,
 )
 
+quick = os.environ.get("SKLEARN_ICLR26_QUICK") == "1"
 rng = np.random.RandomState(0)
-n = 3000
+n = 1500 if quick else 3000
 X = rng.uniform(0, 5, size=(n, 1))
 y = np.sin(2 * X[:, 0]) + (0.1 + 0.3 * X[:, 0]) * rng.normal(size=n)
-X_fit, y_fit, X_test, y_test = X[:2000], y[:2000], X[2000:], y[2000:]
+n_fit = 2 * n // 3
+X_fit, y_fit, X_test, y_test = X[:n_fit], y[:n_fit], X[n_fit:], y[n_fit:]
 
 # %%
 # Fit both at the 90% level
 # -------------------------
-point = LGBMRegressor(n_estimators=100, verbose=-1)
-quantile = LGBMRegressor(objective="quantile", n_estimators=100, verbose=-1)
+n_trees = 40 if quick else 100
+point = LGBMRegressor(n_estimators=n_trees, verbose=-1)
+quantile = LGBMRegressor(objective="quantile", n_estimators=n_trees, verbose=-1)
 box = BonferroniBoxRegressor(point, random_state=0).fit(X_fit, y_fit)
 cqr = ConformalizedQuantileRegressor(quantile, random_state=0).fit(X_fit, y_fit)
 
