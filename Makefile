@@ -8,6 +8,9 @@ PY := $(VENV)/bin/python
 TORCH_SPEC ?= torch==2.13.0
 THREADS := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 PYTEST_ARGS ?=
+# the suite runs on this many worker processes (pytest-xdist): the machines
+# have 2 cores and every test is single-threaded (OMP_NUM_THREADS=1)
+TEST_WORKERS ?= 2
 
 .PHONY: install install-docs install-bench test test-fast demo lint format docs bench clean
 
@@ -27,10 +30,10 @@ install-bench: install
 	$(PY) -m pip install -e ".[benchmarks]"
 
 test: install
-	$(THREADS) $(PY) -m pytest $(PYTEST_ARGS)
+	$(THREADS) $(PY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 test-fast: install
-	$(THREADS) $(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(THREADS) $(PY) -m pytest -n $(TEST_WORKERS) -m "not slow" $(PYTEST_ARGS)
 
 demo: install
 	$(THREADS) $(PY) -m sklearn_iclr26.demo
