@@ -17,7 +17,6 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
-from sklearn_iclr26.utils._docstrings import substitute
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
 from sklearn_iclr26.utils._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
@@ -129,18 +128,11 @@ loss_term_curves_ : dict of str to list of float
 class BaseBackdoorAdjusted(BaseTorchEstimator):
     """Parameters, groups, module, loss and branches shared by both tasks."""
 
-    def __init_subclass__(cls, **kwargs):
-        # the family's shared texts first: the torch base then lists
-        # only the training parameters the docstring leaves out
-        doc = cls.__dict__.get("__doc__")
-        if doc:
-            cls.__doc__ = substitute(
-                doc,
-                cls,
-                backdoor_parameters=PARAMETERS_DOC,
-                backdoor_attributes=ATTRIBUTES_DOC,
-            )
-        super().__init_subclass__(**kwargs)
+    #: shared docstring texts, filled by the torch base before its own
+    _doc_texts = {
+        "backdoor_parameters": PARAMETERS_DOC,
+        "backdoor_attributes": ATTRIBUTES_DOC,
+    }
 
     _parameter_constraints: dict = {
         **BaseTorchEstimator._parameter_constraints,

@@ -16,7 +16,6 @@ import numpy as np
 from scipy.special import softmax
 
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
-from sklearn_iclr26.utils._docstrings import substitute
 from sklearn_iclr26.utils._sklearn_compat import Interval
 from sklearn_iclr26.utils._torch import forward_module
 from sklearn_iclr26.utils._torch_estimator import BaseTorchEstimator
@@ -58,18 +57,11 @@ def _attention_logits(module, xb, **aux):
 class BaseTabularAttention(BaseTorchEstimator):
     """Feature groups, module and attention weights shared by both tasks."""
 
-    def __init_subclass__(cls, **kwargs):
-        # the family's shared texts first: the torch base then lists
-        # only the training parameters the docstring leaves out
-        doc = cls.__dict__.get("__doc__")
-        if doc:
-            cls.__doc__ = substitute(
-                doc,
-                cls,
-                attention_parameters=PARAMETERS_DOC,
-                attention_attributes=ATTRIBUTES_DOC,
-            )
-        super().__init_subclass__(**kwargs)
+    #: shared docstring texts, filled by the torch base before its own
+    _doc_texts = {
+        "attention_parameters": PARAMETERS_DOC,
+        "attention_attributes": ATTRIBUTES_DOC,
+    }
 
     _parameter_constraints: dict = {
         **BaseTorchEstimator._parameter_constraints,

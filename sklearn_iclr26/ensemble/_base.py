@@ -20,7 +20,6 @@ from sklearn_iclr26.ensemble._hub import ModuleHub, _is_torch_mlp
 from sklearn_iclr26.ensemble._proxy import knn_proxy_predictions
 from sklearn_iclr26.ensemble._simplex import simplex_least_squares
 from sklearn_iclr26.utils._batching import batched
-from sklearn_iclr26.utils._docstrings import substitute
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions, _safe_indexing
 from sklearn_iclr26.utils._torch import _NonFiniteError, forward_module
 from sklearn_iclr26.utils._torch_estimator import BaseTorchEstimator
@@ -93,18 +92,11 @@ feature_names_in_ : ndarray of shape (`n_features_in_`,)
 class BaseAdaptiveComposition(BaseTorchEstimator):
     """Proxy, weight solve, merge and fine-tune shared by both estimators."""
 
-    def __init_subclass__(cls, **kwargs):
-        # the family's shared texts first: the torch base then lists
-        # only the training parameters the docstring leaves out
-        doc = cls.__dict__.get("__doc__")
-        if doc:
-            cls.__doc__ = substitute(
-                doc,
-                cls,
-                composition_parameters=PARAMETERS_DOC,
-                composition_attributes=ATTRIBUTES_DOC,
-            )
-        super().__init_subclass__(**kwargs)
+    #: shared docstring texts, filled by the torch base before its own
+    _doc_texts = {
+        "composition_parameters": PARAMETERS_DOC,
+        "composition_attributes": ATTRIBUTES_DOC,
+    }
 
     _parameter_constraints: dict = {
         **BaseTorchEstimator._parameter_constraints,

@@ -25,7 +25,6 @@ from numbers import Real
 import numpy as np
 
 from sklearn_iclr26.nas._base_search import BaseNASSearch, history_record
-from sklearn_iclr26.utils._docstrings import substitute
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
 from sklearn_iclr26.utils._torch import forward_module
 from sklearn_iclr26.utils._torch_estimator import (
@@ -203,17 +202,11 @@ class BaseGradientNASSearch(BaseNASSearch, BaseTorchEstimator):
     # the bilevel loss is the method: no other criterion replaces it
     _accepts_criterion = False
 
-    def __init_subclass__(cls, **kwargs):
-        doc = cls.__dict__.get("__doc__")
-        if doc:
-            cls.__doc__ = substitute(
-                doc,
-                cls,
-                search_training_parameters=_search_parameters_doc,
-                search_training_attributes=_SEARCH_ATTRIBUTES,
-            )
-        # the base expands %(training_parameters)s (dtype, device, n_jobs)
-        super().__init_subclass__(**kwargs)
+    #: shared docstring texts, filled by the torch base before its own
+    _doc_texts = {
+        "search_training_parameters": _search_parameters_doc,
+        "search_training_attributes": _SEARCH_ATTRIBUTES,
+    }
 
     @abstractmethod
     def _modify_arch_gradient(self, grad, arch_idx, cost, probs):

@@ -17,7 +17,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_iclr26.neural_network._base import _ACTIVATIONS
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
-from sklearn_iclr26.utils._docstrings import substitute
 from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._sklearn_compat import Hidden, Interval, StrOptions
 from sklearn_iclr26.utils._torch import forward_module
@@ -32,21 +31,130 @@ _AUGMENTERS = ("none", "gaussian", "mixup", "dropout")
 _DEFAULT_STRENGTH = {"none": 0.0, "gaussian": 0.1, "mixup": 0.2, "dropout": 0.1}
 
 
+_PARAMETERS_DOC = """hidden_layer_sizes : array-like of int, default=(32,)
+    Width of each hidden layer of the MLP.
+activation : {"relu", "tanh", "gelu"}, default="relu"
+    Hidden-layer non-linearity.
+augmenter : {"gaussian", "mixup", "dropout", "none"}, default="gaussian"
+    Augmentation whose strength is learned: additive Gaussian noise with
+    one scale per feature (in units of the feature's training std),
+    mixup with a learned Beta concentration, or feature dropout with a
+    learned rate (relaxed Bernoulli masks); ``"none"`` trains the plain
+    MLP.
+init_strength : float or None, default=None
+    Initial strength, also the centre of the prior: noise scale
+    (default 0.1), mixup concentration (0.2) or dropout rate (0.1).
+prior_scale : float, default=2.0
+    Std of the Gaussian prior on the unconstrained parameter ``rho``
+    (``strength = softplus(rho)``, or ``sigmoid(rho)`` for dropout).
+q_init_std : float, default=0.1
+    Initial std of the Gaussian posterior ``q(rho)``; 0 makes ``rho`` a
+    point estimate (then ``kl_weight`` must be 0).
+kl_weight : float, default=1.0
+    Weight of ``KL(q || p)`` in the objective; 0 drops the prior.
+kl_scale : {"n_samples", "batch"}, default="n_samples"
+    The KL is divided by the number of training rows (a per-example
+    ELBO) or by the batch size (the authors' ImageNet script, which
+    weights the prior ``n_samples / batch_size`` times more).
+likelihood : {"avg_loglik", "avg_func"}, default="avg_loglik"
+    Data term over the ``n_aug_samples`` copies: the mean of the
+    log-likelihoods (a Jensen bound), or the log of the mean likelihood.
+n_aug_samples : int, default=1
+    Augmented copies of each row per step (and at predict time with
+    ``aug_at_predict``).
+aug_at_predict : bool, default=False
+    Average the predictions over ``n_aug_samples`` augmentations drawn
+    from the posterior (seeded by ``random_state``); by default the
+    network predicts on clean inputs.
+learn_augmentation : bool, default=True
+    Learn the augmentation's posterior; with ``False`` and
+    ``q_init_std=0`` the augmentation has the fixed strength
+    ``init_strength`` (fixed-augmentation baseline).
+augmenter_learning_rate_ratio : float, default=10.0
+    Learning rate of the augmenter's parameters relative to
+    ``learning_rate_init`` (their own optimizer group, without weight
+    decay).
+augmenter_lr_ratio : float, default="deprecated"
+    Deprecated spelling of ``augmenter_learning_rate_ratio``: a value given
+    here is used, after a ``FutureWarning``. It will be removed in a future
+    release.
+strength_reward : float, default=0.0
+    Augerino's regulariser: subtracts ``strength_reward *
+    ||strength||`` from the objective (Augerino-style baseline:
+    ``kl_weight=0, q_init_std=0, strength_reward=0.01,
+    aug_at_predict=True, n_aug_samples=4``).
+categorical_blocks : list of list of int or str, default=None
+    One-hot column blocks that get relaxed categorical swap noise, each
+    a list of column positions or, when ``X`` is a DataFrame with string
+    column names, of feature names (e.g. the ``get_feature_names_out``
+    of a ``OneHotEncoder``). Blocks must be disjoint, have at least two
+    columns and be one-hot in the training ``X`` (0/1, exactly one 1 per
+    row); otherwise ``fit`` raises a ``ValueError`` (a ``TypeError``
+    for entries that are neither positions nor names). Per block, a swap
+    probability ``p_b = sigmoid(rho_b)`` is learned with the same
+    Gaussian posterior and prior as the other augmentation parameters
+    (``q_init_std``, ``prior_scale``, ``learn_augmentation``); each
+    row's block is redrawn from ``(1 - p_b) x_b + p_b pi_b`` (keep its
+    category, or swap in one drawn from the training frequencies
+    ``pi_b``) by Gumbel-softmax at ``swap_temperature``, a relaxed
+    one-hot through which the data term differentiates ``p_b``. The
+    ``"gaussian"`` and ``"dropout"`` augmenters then act on the other
+    columns only; with ``augmenter="none"`` only the swaps are learned.
+    Off at predict time unless ``aug_at_predict=True``. ``None`` (or an
+    empty list): no swap noise.
+init_swap_proba : float, default=0.1
+    Initial swap probability of every block, also the centre of its
+    prior (``logit(init_swap_proba)``); must be in (0, 1) unless the
+    augmentation is fixed (``learn_augmentation=False, q_init_std=0``).
+swap_temperature : float, default=0.5
+    Gumbel-softmax temperature of the swapped blocks: small values give
+    nearly one-hot draws (and higher-variance gradients), large values
+    smooth them toward the mixture's probabilities.
+mixup_draw : {"rsample", "sample"}, default="rsample"
+    How mixup draws its Beta weight ``lam ~ Beta(alpha, alpha)``:
+    reparameterised (``Beta.rsample``, the paper's ELBO: the data term
+    moves ``alpha``), or without a gradient (``Beta.sample``, as the
+    authors' ImageNet script does: ``alpha`` then moves only through the
+    KL, so its posterior relaxes toward the prior). Used by
+    ``augmenter="mixup"`` only.
+alpha : float, default=0.0
+    L2 penalty (Adam ``weight_decay``) of the network's weights (the
+    point-mass posterior of the weights); the augmenter has none."""
+
+_ATTRIBUTES_DOC = """n_features_in_ : int
+    Number of features seen during fit.
+feature_names_in_ : ndarray of shape (`n_features_in_`,)
+    Names of features seen during fit. Defined only when `X` has feature
+    names that are all strings.
+augmentation_posterior_ : dict
+    ``"strength"``: the strength at the posterior mean (per feature for
+    the Gaussian augmenter); for a learned augmenter also ``"mean"`` and
+    ``"std"`` of ``q(rho)``, ``"prior_mean"`` and ``"prior_scale"``
+    (with ``categorical_blocks``, the strength of the non-categorical
+    columns only). With ``categorical_blocks`` also ``"swap_proba"``,
+    the swap probability of each block at the posterior mean, and, when
+    learned, ``"swap_mean"``, ``"swap_std"`` and ``"swap_prior_mean"``
+    of ``q(rho_b)`` (logit scale).
+categorical_blocks_ : list of ndarray of int
+    Column positions of each one-hot block (empty without
+    ``categorical_blocks``).
+elbo_history_ : ndarray of shape (n_iter_,)
+    ``-loss_curve_``: the per-sample ELBO estimate per epoch (with
+    ``kl_weight=1``, ``kl_scale="n_samples"``; up to the Gaussian
+    constant for the regressor); ``loss_curve_`` is the mean training
+    objective (negative ELBO per sample). ``net_.module_.augmenter`` and
+    ``net_.module_.mlp`` are the parts of the fitted net.
+%(training_attributes)s"""
+
+
 class BaseBayesianAugmentation(BaseTorchEstimator):
     """Hyperparameters and training of the Bayesian-augmentation networks."""
 
-    def __init_subclass__(cls, **kwargs):
-        # the family's shared texts first: the torch base then lists
-        # only the training parameters the docstring leaves out
-        doc = cls.__dict__.get("__doc__")
-        if doc:
-            cls.__doc__ = substitute(
-                doc,
-                cls,
-                augmentation_parameters=_PARAMETERS_DOC,
-                augmentation_attributes=_ATTRIBUTES_DOC,
-            )
-        super().__init_subclass__(**kwargs)
+    #: shared docstring texts, filled by the torch base before its own
+    _doc_texts = {
+        "augmentation_parameters": _PARAMETERS_DOC,
+        "augmentation_attributes": _ATTRIBUTES_DOC,
+    }
 
     _parameter_constraints: dict = {
         **BaseTorchEstimator._parameter_constraints,
@@ -350,119 +458,3 @@ class BaseBayesianAugmentation(BaseTorchEstimator):
             n_jobs=self.n_jobs,
             func=func,
         )
-
-
-_PARAMETERS_DOC = """hidden_layer_sizes : array-like of int, default=(32,)
-    Width of each hidden layer of the MLP.
-activation : {"relu", "tanh", "gelu"}, default="relu"
-    Hidden-layer non-linearity.
-augmenter : {"gaussian", "mixup", "dropout", "none"}, default="gaussian"
-    Augmentation whose strength is learned: additive Gaussian noise with
-    one scale per feature (in units of the feature's training std),
-    mixup with a learned Beta concentration, or feature dropout with a
-    learned rate (relaxed Bernoulli masks); ``"none"`` trains the plain
-    MLP.
-init_strength : float or None, default=None
-    Initial strength, also the centre of the prior: noise scale
-    (default 0.1), mixup concentration (0.2) or dropout rate (0.1).
-prior_scale : float, default=2.0
-    Std of the Gaussian prior on the unconstrained parameter ``rho``
-    (``strength = softplus(rho)``, or ``sigmoid(rho)`` for dropout).
-q_init_std : float, default=0.1
-    Initial std of the Gaussian posterior ``q(rho)``; 0 makes ``rho`` a
-    point estimate (then ``kl_weight`` must be 0).
-kl_weight : float, default=1.0
-    Weight of ``KL(q || p)`` in the objective; 0 drops the prior.
-kl_scale : {"n_samples", "batch"}, default="n_samples"
-    The KL is divided by the number of training rows (a per-example
-    ELBO) or by the batch size (the authors' ImageNet script, which
-    weights the prior ``n_samples / batch_size`` times more).
-likelihood : {"avg_loglik", "avg_func"}, default="avg_loglik"
-    Data term over the ``n_aug_samples`` copies: the mean of the
-    log-likelihoods (a Jensen bound), or the log of the mean likelihood.
-n_aug_samples : int, default=1
-    Augmented copies of each row per step (and at predict time with
-    ``aug_at_predict``).
-aug_at_predict : bool, default=False
-    Average the predictions over ``n_aug_samples`` augmentations drawn
-    from the posterior (seeded by ``random_state``); by default the
-    network predicts on clean inputs.
-learn_augmentation : bool, default=True
-    Learn the augmentation's posterior; with ``False`` and
-    ``q_init_std=0`` the augmentation has the fixed strength
-    ``init_strength`` (fixed-augmentation baseline).
-augmenter_learning_rate_ratio : float, default=10.0
-    Learning rate of the augmenter's parameters relative to
-    ``learning_rate_init`` (their own optimizer group, without weight
-    decay).
-augmenter_lr_ratio : float, default="deprecated"
-    Deprecated spelling of ``augmenter_learning_rate_ratio``: a value given
-    here is used, after a ``FutureWarning``. It will be removed in a future
-    release.
-strength_reward : float, default=0.0
-    Augerino's regulariser: subtracts ``strength_reward *
-    ||strength||`` from the objective (Augerino-style baseline:
-    ``kl_weight=0, q_init_std=0, strength_reward=0.01,
-    aug_at_predict=True, n_aug_samples=4``).
-categorical_blocks : list of list of int or str, default=None
-    One-hot column blocks that get relaxed categorical swap noise, each
-    a list of column positions or, when ``X`` is a DataFrame with string
-    column names, of feature names (e.g. the ``get_feature_names_out``
-    of a ``OneHotEncoder``). Blocks must be disjoint, have at least two
-    columns and be one-hot in the training ``X`` (0/1, exactly one 1 per
-    row); otherwise ``fit`` raises a ``ValueError`` (a ``TypeError``
-    for entries that are neither positions nor names). Per block, a swap
-    probability ``p_b = sigmoid(rho_b)`` is learned with the same
-    Gaussian posterior and prior as the other augmentation parameters
-    (``q_init_std``, ``prior_scale``, ``learn_augmentation``); each
-    row's block is redrawn from ``(1 - p_b) x_b + p_b pi_b`` (keep its
-    category, or swap in one drawn from the training frequencies
-    ``pi_b``) by Gumbel-softmax at ``swap_temperature``, a relaxed
-    one-hot through which the data term differentiates ``p_b``. The
-    ``"gaussian"`` and ``"dropout"`` augmenters then act on the other
-    columns only; with ``augmenter="none"`` only the swaps are learned.
-    Off at predict time unless ``aug_at_predict=True``. ``None`` (or an
-    empty list): no swap noise.
-init_swap_proba : float, default=0.1
-    Initial swap probability of every block, also the centre of its
-    prior (``logit(init_swap_proba)``); must be in (0, 1) unless the
-    augmentation is fixed (``learn_augmentation=False, q_init_std=0``).
-swap_temperature : float, default=0.5
-    Gumbel-softmax temperature of the swapped blocks: small values give
-    nearly one-hot draws (and higher-variance gradients), large values
-    smooth them toward the mixture's probabilities.
-mixup_draw : {"rsample", "sample"}, default="rsample"
-    How mixup draws its Beta weight ``lam ~ Beta(alpha, alpha)``:
-    reparameterised (``Beta.rsample``, the paper's ELBO: the data term
-    moves ``alpha``), or without a gradient (``Beta.sample``, as the
-    authors' ImageNet script does: ``alpha`` then moves only through the
-    KL, so its posterior relaxes toward the prior). Used by
-    ``augmenter="mixup"`` only.
-alpha : float, default=0.0
-    L2 penalty (Adam ``weight_decay``) of the network's weights (the
-    point-mass posterior of the weights); the augmenter has none."""
-
-_ATTRIBUTES_DOC = """n_features_in_ : int
-    Number of features seen during fit.
-feature_names_in_ : ndarray of shape (`n_features_in_`,)
-    Names of features seen during fit. Defined only when `X` has feature
-    names that are all strings.
-augmentation_posterior_ : dict
-    ``"strength"``: the strength at the posterior mean (per feature for
-    the Gaussian augmenter); for a learned augmenter also ``"mean"`` and
-    ``"std"`` of ``q(rho)``, ``"prior_mean"`` and ``"prior_scale"``
-    (with ``categorical_blocks``, the strength of the non-categorical
-    columns only). With ``categorical_blocks`` also ``"swap_proba"``,
-    the swap probability of each block at the posterior mean, and, when
-    learned, ``"swap_mean"``, ``"swap_std"`` and ``"swap_prior_mean"``
-    of ``q(rho_b)`` (logit scale).
-categorical_blocks_ : list of ndarray of int
-    Column positions of each one-hot block (empty without
-    ``categorical_blocks``).
-elbo_history_ : ndarray of shape (n_iter_,)
-    ``-loss_curve_``: the per-sample ELBO estimate per epoch (with
-    ``kl_weight=1``, ``kl_scale="n_samples"``; up to the Gaussian
-    constant for the regressor); ``loss_curve_`` is the mean training
-    objective (negative ELBO per sample). ``net_.module_.augmenter`` and
-    ``net_.module_.mlp`` are the parts of the fitted net.
-%(training_attributes)s"""

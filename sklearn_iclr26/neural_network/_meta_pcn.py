@@ -16,28 +16,88 @@ from numbers import Integral, Real
 import numpy as np
 
 from sklearn_iclr26.neural_network._base import _ACTIVATIONS
-from sklearn_iclr26.utils._docstrings import substitute
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
 from sklearn_iclr26.utils._torch_estimator import BaseTorchEstimator
 from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 from sklearn_iclr26.utils._warnings import warn_user
 
+_PARAMETERS_DOC = """hidden_layer_sizes : array-like of int, default=(64, 64)
+    Width of each hidden (free, inferred) layer; at least one.
+activation : {"relu", "tanh", "gelu"}, default="gelu"
+    Non-linearity applied to hidden activities before they predict the
+    layer above.
+n_inference_steps : int, default=7
+    Inference steps ``T`` on the activities per batch (at least 1). With
+    the paper's meta-PE at step 1 and no momentum, ``T`` equal to the
+    number of hidden layers gives backprop's deltas exactly (more steps
+    leave them unchanged); ``fit`` warns when ``T`` is below it.
+inference_learning_rate : float, default=1.0
+    Step size of the activity updates. 1.0 suits the paper's meta-PE
+    (its inference is linear); vanilla PCN and ``"gauss_newton"`` need a
+    small step (about 0.1: at 1.0 they collapse, see the user guide).
+inference_momentum : float, default=0.0
+    Momentum of the activity updates (reset each batch); 0.3 is PCX's
+    setting for vanilla PCN.
+meta_pe : bool or {"paper", "gauss_newton"}, default=True
+    Inference rule. ``True`` (= ``"paper"``): Meta-PCN's meta-prediction
+    error as the paper's summary defines it: predictions frozen at the
+    feed-forward pass, each hidden layer's error ``d_l = z_l - c_l``
+    descends ``1/2 ||d_l - phi'(x_l^(0)) * (d_{l+1} W_{l+1})||^2`` with
+    the error of the layer above held fixed (a stop-gradient target),
+    and the weights learn at the feed-forward inputs. ``False``: vanilla
+    PCN inference on the energy ``F``, learning at the inferred
+    activities. ``"gauss_newton"``: this package's earlier
+    reconstruction, inference on ``F + meta_pe_weight * 1/2 sum_l
+    ||dF/dx_l||^2`` at the current activities (the slope held constant),
+    learning at the inferred activities; kept for comparison, it needs
+    about 3 x depth inference steps (see the user guide).
+meta_pe_weight : float, default=0.1
+    Weight of the meta-loss of ``meta_pe="gauss_newton"`` (the paper's
+    meta-PE has no weight; unused otherwise).
+weight_norm : bool, default=True
+    After every weight step (and at initialisation) rescale each weight
+    matrix to the ``norm_target``.
+norm_gain : float, default=1.0
+    Gain ``g`` of the weight normalisation.
+norm_target : {"fan_in", "spectral"}, default="fan_in"
+    ``"fan_in"``: ``fan_in * Var(W_l) = g ** 2`` exactly (spectral norm
+    about ``2 g`` for square layers). ``"spectral"``: the paper's ``W_l
+    <- g W_l / ((sqrt(m) + sqrt(n)) std(W_l))`` for an ``m x n`` matrix
+    (spectral norm about ``g``); on the MLPs measured here it shrinks
+    the signal to chance-level accuracy at depth 8 (see the user guide).
+weight_clip : float or None, default=None
+    Element-wise clipping ``|W_l| <= weight_clip`` after every step.
+spectral_clip : float or None, default=None
+    Rescale every weight matrix whose spectral norm exceeds
+    ``spectral_clip`` down to it after every step (applied after the
+    normalisation, which it can then break)."""
+
+_ATTRIBUTES_DOC = """n_features_in_ : int
+    Number of features seen during fit.
+feature_names_in_ : ndarray of shape (`n_features_in_`,)
+    Names of features seen during fit. Defined only when `X` has feature
+    names that are all strings.
+layer_energy_history_ : ndarray of shape (n_iter_, n_layers)
+    Per epoch, the mean energy of each layer (hidden layers
+    ``1/2 ||eps_l||^2``, then the output layer) at the end of inference:
+    the prediction-error-imbalance diagnostic. ``loss_curve_`` is the
+    mean total energy ``F`` per epoch (its row sums).
+weight_spectral_norms_ : ndarray of shape (n_iter_, n_layers)
+    Spectral norm of each weight matrix at the end of each epoch.
+n_diverged_batches_ : int
+    Batches whose inference diverged (activities reset; see the
+    warning).
+%(training_attributes)s"""
+
 
 class BaseMetaPCN(BaseTorchEstimator):
     """Predictive-coding parameters, module and net of the Meta-PCN estimators."""
 
-    def __init_subclass__(cls, **kwargs):
-        # the family's shared texts first: the torch base then lists
-        # only the training parameters the docstring leaves out
-        doc = cls.__dict__.get("__doc__")
-        if doc:
-            cls.__doc__ = substitute(
-                doc,
-                cls,
-                meta_pcn_parameters=_PARAMETERS_DOC,
-                meta_pcn_attributes=_ATTRIBUTES_DOC,
-            )
-        super().__init_subclass__(**kwargs)
+    #: shared docstring texts, filled by the torch base before its own
+    _doc_texts = {
+        "meta_pcn_parameters": _PARAMETERS_DOC,
+        "meta_pcn_attributes": _ATTRIBUTES_DOC,
+    }
 
     _parameter_constraints: dict = {
         **BaseTorchEstimator._parameter_constraints,
@@ -204,72 +264,3 @@ class BaseMetaPCN(BaseTorchEstimator):
                 "weight_norm=True.",
                 RuntimeWarning,
             )
-
-
-_PARAMETERS_DOC = """hidden_layer_sizes : array-like of int, default=(64, 64)
-    Width of each hidden (free, inferred) layer; at least one.
-activation : {"relu", "tanh", "gelu"}, default="gelu"
-    Non-linearity applied to hidden activities before they predict the
-    layer above.
-n_inference_steps : int, default=7
-    Inference steps ``T`` on the activities per batch (at least 1). With
-    the paper's meta-PE at step 1 and no momentum, ``T`` equal to the
-    number of hidden layers gives backprop's deltas exactly (more steps
-    leave them unchanged); ``fit`` warns when ``T`` is below it.
-inference_learning_rate : float, default=1.0
-    Step size of the activity updates. 1.0 suits the paper's meta-PE
-    (its inference is linear); vanilla PCN and ``"gauss_newton"`` need a
-    small step (about 0.1: at 1.0 they collapse, see the user guide).
-inference_momentum : float, default=0.0
-    Momentum of the activity updates (reset each batch); 0.3 is PCX's
-    setting for vanilla PCN.
-meta_pe : bool or {"paper", "gauss_newton"}, default=True
-    Inference rule. ``True`` (= ``"paper"``): Meta-PCN's meta-prediction
-    error as the paper's summary defines it: predictions frozen at the
-    feed-forward pass, each hidden layer's error ``d_l = z_l - c_l``
-    descends ``1/2 ||d_l - phi'(x_l^(0)) * (d_{l+1} W_{l+1})||^2`` with
-    the error of the layer above held fixed (a stop-gradient target),
-    and the weights learn at the feed-forward inputs. ``False``: vanilla
-    PCN inference on the energy ``F``, learning at the inferred
-    activities. ``"gauss_newton"``: this package's earlier
-    reconstruction, inference on ``F + meta_pe_weight * 1/2 sum_l
-    ||dF/dx_l||^2`` at the current activities (the slope held constant),
-    learning at the inferred activities; kept for comparison, it needs
-    about 3 x depth inference steps (see the user guide).
-meta_pe_weight : float, default=0.1
-    Weight of the meta-loss of ``meta_pe="gauss_newton"`` (the paper's
-    meta-PE has no weight; unused otherwise).
-weight_norm : bool, default=True
-    After every weight step (and at initialisation) rescale each weight
-    matrix to the ``norm_target``.
-norm_gain : float, default=1.0
-    Gain ``g`` of the weight normalisation.
-norm_target : {"fan_in", "spectral"}, default="fan_in"
-    ``"fan_in"``: ``fan_in * Var(W_l) = g ** 2`` exactly (spectral norm
-    about ``2 g`` for square layers). ``"spectral"``: the paper's ``W_l
-    <- g W_l / ((sqrt(m) + sqrt(n)) std(W_l))`` for an ``m x n`` matrix
-    (spectral norm about ``g``); on the MLPs measured here it shrinks
-    the signal to chance-level accuracy at depth 8 (see the user guide).
-weight_clip : float or None, default=None
-    Element-wise clipping ``|W_l| <= weight_clip`` after every step.
-spectral_clip : float or None, default=None
-    Rescale every weight matrix whose spectral norm exceeds
-    ``spectral_clip`` down to it after every step (applied after the
-    normalisation, which it can then break)."""
-
-_ATTRIBUTES_DOC = """n_features_in_ : int
-    Number of features seen during fit.
-feature_names_in_ : ndarray of shape (`n_features_in_`,)
-    Names of features seen during fit. Defined only when `X` has feature
-    names that are all strings.
-layer_energy_history_ : ndarray of shape (n_iter_, n_layers)
-    Per epoch, the mean energy of each layer (hidden layers
-    ``1/2 ||eps_l||^2``, then the output layer) at the end of inference:
-    the prediction-error-imbalance diagnostic. ``loss_curve_`` is the
-    mean total energy ``F`` per epoch (its row sums).
-weight_spectral_norms_ : ndarray of shape (n_iter_, n_layers)
-    Spectral norm of each weight matrix at the end of each epoch.
-n_diverged_batches_ : int
-    Batches whose inference diverged (activities reset; see the
-    warning).
-%(training_attributes)s"""

@@ -8,9 +8,11 @@ the docstring is touched: no ``str.format``, so doctests keep their literal
 ``{`` and ``}`` and ``%`` signs, with no escapes. A text may be a callable
 ``text(cls) -> str``, for a text that depends on the class (its defaults).
 
-A family base applies the same substitution to its subclasses from
-``__init_subclass__`` (``substitute(cls.__dict__["__doc__"], cls, **TEXTS)``),
-so an estimator's docstring only names the placeholder.
+A non-torch family base applies the same substitution to its subclasses from
+``__init_subclass__`` (``substitute(cls.__dict__["__doc__"], cls, **TEXTS)``);
+a torch family base only declares ``_doc_texts = {name: text}``, which the
+torch base's ``__init_subclass__`` fills before its own texts. Either way an
+estimator's docstring only names the placeholder.
 """
 
 # Authors: The sklearn-iclr26 developers

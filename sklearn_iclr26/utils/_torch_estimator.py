@@ -324,6 +324,13 @@ class BaseTorchEstimator(BaseEstimator, metaclass=ABCMeta):
         super().__init_subclass__(**kwargs)
         doc = cls.__dict__.get("__doc__")
         if doc:
+            # the family bases' shared texts first (their ``_doc_texts``, most
+            # derived first): the training parameters are then listed only
+            # where the docstring leaves them out
+            for base in cls.__mro__:
+                texts = base.__dict__.get("_doc_texts")
+                if texts:
+                    cls.__doc__ = substitute(cls.__doc__, cls, **texts)
             doc, parameters = _training_parameters_doc(cls)
             cls.__doc__ = substitute(
                 doc,
