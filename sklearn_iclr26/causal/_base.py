@@ -107,6 +107,26 @@ def check_treatment(treatment, n_samples):
     return t
 
 
+def check_covariates(estimator, X, *, reset):
+    """``X`` as an array-like (untouched otherwise), its shape and names checked.
+
+    Any dtype and missing values pass (the outcome models handle them);
+    ``reset=True`` (``fit``) records ``n_features_in_`` and
+    ``feature_names_in_`` and needs two rows, ``reset=False`` checks them.
+    """
+    X = _as_array_like(X)
+    check_array(
+        X,
+        dtype=None,
+        ensure_all_finite=False,
+        ensure_min_samples=2 if reset else 1,
+        input_name="X",
+    )
+    _check_feature_names(estimator, X, reset=reset)
+    _check_n_features(estimator, X, reset=reset)
+    return X
+
+
 def check_arms(t):
     n1 = int(t.sum())
     n0 = len(t) - n1
@@ -444,12 +464,7 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
             )
 
     def _validate_fit(self, X, y, treatment, sample_weight=None):
-        X = _as_array_like(X)
-        _check_feature_names(self, X, reset=True)
-        _check_n_features(self, X, reset=True)
-        check_array(
-            X, dtype=None, ensure_all_finite=False, ensure_min_samples=2, input_name="X"
-        )
+        X = check_covariates(self, X, reset=True)
         y = _check_y(y, y_numeric=True, estimator=self)
         y = column_or_1d(y, warn=True).astype(np.float64)
         check_consistent_length(X, y)
@@ -484,13 +499,7 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
 
     def _validate_predict(self, X):
         check_is_fitted(self)
-        X = _as_array_like(X)
-        check_array(
-            X, dtype=None, ensure_all_finite=False, ensure_min_samples=1, input_name="X"
-        )
-        _check_feature_names(self, X, reset=False)
-        _check_n_features(self, X, reset=False)
-        return self._split_treatment_column(X)
+        return self._split_treatment_column(check_covariates(self, X, reset=False))
 
     def _clone_child(self, estimator, seed):
         child = clone(estimator)

@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
-from sklearn.utils import check_array, column_or_1d
+from sklearn.utils import column_or_1d
 from sklearn.utils.validation import (
     check_consistent_length,
     check_is_fitted,
@@ -17,8 +17,8 @@ from sklearn.utils.validation import (
 )
 
 from sklearn_iclr26.causal._base import (
-    _as_array_like,
     check_arms,
+    check_covariates,
     check_treatment,
     default_propensity_estimator,
 )
@@ -29,8 +29,6 @@ from sklearn_iclr26.utils._sklearn_compat import (
     HasMethods,
     Interval,
     StrOptions,
-    _check_feature_names,
-    _check_n_features,
     _check_y,
     _fit_context,
     _num_samples,
@@ -358,10 +356,7 @@ class ConformalITERegressor(RegressorMixin, BaseEstimator):
         learner = (
             TLearnerRegressor() if self.cate_estimator is None else self.cate_estimator
         )
-        X = _as_array_like(X)
-        check_array(
-            X, dtype=None, ensure_all_finite=False, ensure_min_samples=2, input_name="X"
-        )
+        X = check_covariates(self, X, reset=True)
         y = _check_y(y, y_numeric=True, estimator=self)
         y = column_or_1d(y, warn=True).astype(np.float64)
         check_consistent_length(X, y)
@@ -378,8 +373,6 @@ class ConformalITERegressor(RegressorMixin, BaseEstimator):
             t_given = None
             strata = np.asarray(strata, dtype=np.float64)
         check_arms(strata)
-        _check_feature_names(self, X, reset=True)
-        _check_n_features(self, X, reset=True)
         rng = check_random_state(self.random_state)
 
         nested = self.ite_method == "nested"
@@ -558,13 +551,7 @@ class ConformalITERegressor(RegressorMixin, BaseEstimator):
     # ---------------------------------------------------------------- predict
     def _validate_predict(self, X):
         check_is_fitted(self)
-        X = _as_array_like(X)
-        check_array(
-            X, dtype=None, ensure_all_finite=False, ensure_min_samples=1, input_name="X"
-        )
-        _check_feature_names(self, X, reset=False)
-        _check_n_features(self, X, reset=False)
-        return X
+        return check_covariates(self, X, reset=False)
 
     def predict(self, X):
         """Conditional average treatment effect ``tau(x)`` of the CATE learner.
