@@ -23,6 +23,10 @@ from sklearn.utils.validation import (
     check_random_state,
 )
 
+from sklearn_iclr26.conformal._blockwise import (
+    calibrate_classifier_blocks,
+    predict_blocks,
+)
 from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
 from sklearn_iclr26.conformal._frozen import frozen_fitted
 from sklearn_iclr26.conformal._noisy_calibration import (
@@ -36,6 +40,7 @@ from sklearn_iclr26.conformal._row_uniforms import row_uniforms
 from sklearn_iclr26.metrics._set_metrics import _label_indices
 from sklearn_iclr26.utils._atomic import atomic_fit, scoped_params
 from sklearn_iclr26.utils._batching import batch_slices
+from sklearn_iclr26.utils._blockwise import is_dask_collection
 from sklearn_iclr26.utils._random import seed_from_random_state, set_child_random_state
 from sklearn_iclr26.utils._sklearn_compat import (
     HasMethods,
@@ -466,6 +471,8 @@ class BaseConformalClassifier(
         return bins
 
     def _fit_work(self, X, y, fit_params, bins=None):
+        if is_dask_collection(X):  # scores per block on the workers
+            return calibrate_classifier_blocks(self, X, y, fit_params, bins)
         self._init_fit_state()
         estimator = self._get_estimator()
         check_has_methods(estimator, ["predict_proba"])
@@ -943,6 +950,8 @@ class BaseConformalClassifier(
         y_pred : ndarray of shape (n_samples,)
             Predicted labels.
         """
+        if is_dask_collection(X):
+            return predict_blocks(self, "predict", X)
         X, _ = self._check_X(X)
         return self._map_batches(
             X, lambda Xb, rows: self.estimator_.predict(Xb), self.classes_.dtype
@@ -961,6 +970,8 @@ class BaseConformalClassifier(
         proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``.
         """
+        if is_dask_collection(X):
+            return predict_blocks(self, "predict_proba", X)
         X, _ = self._check_X(X)
         return self._map_batches(
             X, lambda Xb, rows: self.estimator_.predict_proba(Xb), np.float64
@@ -982,6 +993,8 @@ class BaseConformalClassifier(
         scores : ndarray of shape (n_samples, n_classes)
             Scores; columns follow ``classes_``.
         """
+        if is_dask_collection(X):
+            return predict_blocks(self, "conformity_scores", X)
         X, _ = self._check_X(X)
 
         def scores(Xb, rows):
@@ -1035,6 +1048,15 @@ class BaseConformalClassifier(
             ``(n_samples, n_classes, L)``, or a list of ``L`` CSR containers.
         """
         _check_output(output)
+        if is_dask_collection(X):  # lazy: the in-memory sets of each block
+            return predict_blocks(
+                self,
+                "predict_set",
+                X,
+                confidence_level=confidence_level,
+                output=output,
+                bins=bins,
+            )
         X, n_samples = self._check_X(X)
         levels, multi = _levels(confidence_level)
         groups = self._row_groups(bins, n_samples, "predict_set")
@@ -1115,6 +1137,8 @@ class BaseConformalClassifier(
         p_values : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``.
         """
+        if is_dask_collection(X):
+            return predict_blocks(self, "predict_p", X, bins=bins, smoothed=smoothed)
         X, n_samples = self._check_X(X)
         if smoothed and self.label_noise_matrix_ is not None:
             raise ValueError(

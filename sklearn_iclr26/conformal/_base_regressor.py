@@ -47,10 +47,15 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from sklearn_iclr26.conformal._blockwise import (
+    calibrate_regressor_blocks,
+    predict_blocks,
+)
 from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
 from sklearn_iclr26.conformal._frozen import frozen_fitted
 from sklearn_iclr26.utils._atomic import atomic_fit, scoped_params
 from sklearn_iclr26.utils._batching import batched
+from sklearn_iclr26.utils._blockwise import is_dask_collection
 from sklearn_iclr26.utils._docstrings import substitute
 from sklearn_iclr26.utils._random import set_child_random_state
 from sklearn_iclr26.utils._routing import fit_router, route_fit_params
@@ -400,6 +405,8 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
         return split_indices(n_samples, [self.calibration_size], random_state=rng)
 
     def _fit_work(self, X, y, fit_params=None):
+        if is_dask_collection(X):  # scores per block on the workers
+            return calibrate_regressor_blocks(self, X, y, fit_params)
         X = self._check_X(X, reset=True)
         y = self._validate_y(X, y)
         routed = self._route_fit_params(X, fit_params)
@@ -543,6 +550,8 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
             Predictions (1-D if ``y`` was 1-D in fit).
         """
+        if is_dask_collection(X):
+            return predict_blocks(self, "predict", X)
         check_is_fitted(self)
         X = self._check_X(X)
         out = batched(self._predict_batch, X, row_bytes=self._row_bytes())
@@ -588,6 +597,10 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
             Membership of each ``(x, y)``; all ``True`` when the calibration
             set is too small for the level (the region is the whole space).
         """
+        if is_dask_collection(X):  # lazy: the in-memory answer of each block
+            return predict_blocks(
+                self, "contains", X, y, confidence_level=confidence_level
+            )
         check_is_fitted(self)
         thresholds, several = self._thresholds(confidence_level)
         X = self._check_X(X)
@@ -723,6 +736,10 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
             Lower (``[:, 0]``) and upper (``[:, 1]``) bounds; ``-inf`` and
             ``inf`` where the calibration set is too small for the level.
         """
+        if is_dask_collection(X):  # lazy: the in-memory intervals of each block
+            return predict_blocks(
+                self, "predict_interval", X, confidence_level=confidence_level
+            )
         check_is_fitted(self)
         if self.n_outputs_ != 1:
             raise ValueError(
@@ -845,7 +862,7 @@ class BaseResidualRegion(BaseConformalRegressor):
         return getattr(self, "conformal_cv", "split") != "split"
 
     def _fit_work(self, X, y, fit_params=None):
-        if not self._cross_conformal():
+        if not self._cross_conformal() or is_dask_collection(X):
             return super()._fit_work(X, y, fit_params)
         return self._fit_cross(X, y, fit_params)
 

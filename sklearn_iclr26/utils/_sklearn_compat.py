@@ -98,6 +98,7 @@ __all__ = [
     "align_sparse_interface",
     "check_matplotlib_support",
     "get_chunk_n_rows",
+    "parametrize_with_checks",
     "sparse_interface",
     "validate_parameter_constraints",
     "validate_params",
@@ -116,6 +117,60 @@ def __getattr__(name):
 
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def parametrize_with_checks(
+    estimators, *, expected_failed_checks=None, xfail_strict=False
+):
+    """scikit-learn's ``parametrize_with_checks``, with ``xfail_strict`` before 1.8.
+
+    scikit-learn 1.8 added ``xfail_strict`` (an expected failure that passes
+    fails the test). Before it the expected failures are non-strict
+    ``xfail`` marks; here they are made strict the same way, so that a check
+    that starts passing is reported on every supported version.
+
+    Parameters
+    ----------
+    estimators : list of estimator instances
+        Estimators to generate checks for.
+    expected_failed_checks : callable, default=None
+        ``estimator -> {check name: reason}`` of the checks expected to fail.
+    xfail_strict : bool, default=False
+        Whether the expected failures are strict ``xfail`` marks.
+
+    Returns
+    -------
+    decorator : `pytest.mark.parametrize`
+        As scikit-learn's.
+    """
+    import inspect
+
+    import pytest
+    from sklearn.utils import estimator_checks
+
+    function = estimator_checks.parametrize_with_checks
+    if "xfail_strict" in inspect.signature(function).parameters:
+        return function(
+            estimators,
+            expected_failed_checks=expected_failed_checks,
+            xfail_strict=xfail_strict,
+        )
+    mark = function(estimators, expected_failed_checks=expected_failed_checks)
+    if not xfail_strict:
+        return mark
+    values = []
+    for value in mark.mark.args[1]:
+        marks = getattr(value, "marks", ())
+        if any(m.name == "xfail" for m in marks):
+            marks = [
+                pytest.mark.xfail(*m.args, **{**m.kwargs, "strict": True})
+                if m.name == "xfail"
+                else m
+                for m in marks
+            ]
+            value = pytest.param(*value.values, marks=marks, id=value.id)
+        values.append(value)
+    return pytest.mark.parametrize(mark.mark.args[0], values, **mark.mark.kwargs)
 
 
 def sparse_interface():

@@ -169,7 +169,8 @@ def parametrize_with_narrowed_checks(estimators, first):
     failures are those of :func:`get_expected_failed_checks`, strict.
     """
     import pytest
-    from sklearn.utils.estimator_checks import parametrize_with_checks
+
+    from sklearn_iclr26.utils._sklearn_compat import parametrize_with_checks
 
     argnames, argvalues, ids = ("estimator", "check"), [], None
     for estimator in estimators:
