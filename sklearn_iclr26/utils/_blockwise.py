@@ -266,6 +266,11 @@ def block_function(estimator, method, *, columns=None, iterator=False, **kwargs)
         ``function(block) -> pandas.DataFrame`` (or, with ``iterator=True``,
         ``function(blocks) -> iterator of pandas.DataFrame``).
 
+    See Also
+    --------
+    sklearn_iclr26.conformal.SplitConformalClassifier.predict_set : On a dask
+        collection, returns the lazy dask array of the same per-block sets.
+
     Examples
     --------
     >>> import pandas as pd
