@@ -133,9 +133,7 @@ def main():
     fitted = model()
 
     def conformal(**kw):
-        return SplitConformalClassifier(
-            FrozenEstimator(fitted), random_state=0, **kw
-        )
+        return SplitConformalClassifier(FrozenEstimator(fitted), random_state=0, **kw)
 
     cluster = LocalCluster(
         n_workers=args.workers,
