@@ -39,7 +39,9 @@ from sklearn.linear_model import LogisticRegression
 from sklearn_iclr26.conformal import SplitConformalClassifier
 
 quick = os.environ.get("SKLEARN_ICLR26_QUICK") == "1"
-n_rows = int(os.environ.get("SKLEARN_ICLR26_DASK_ROWS", 200_000 if quick else 10**6))
+n_rows = int(
+    os.environ.get("SKLEARN_ICLR26_DASK_ROWS") or (200_000 if quick else 10**6)
+)
 chunk = min(n_rows, 100_000 if quick else 500_000)
 n_features = 10
 coef = np.linspace(-1.0, 1.0, n_features)
