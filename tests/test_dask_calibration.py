@@ -200,3 +200,33 @@ def test_dask_calibration_needs_a_frozen_model(client):
         )
     with pytest.raises(ValueError, match="would train"):
         BonferroniBoxRegressor().fit(X_dask, y_dask)
+
+
+@pytest.mark.filterwarnings("ignore:noise_rate_:UserWarning")
+def test_noise_corrector_and_cate_effect_are_lazy_per_block(client):
+    from lightgbm import LGBMClassifier
+
+    from sklearn_iclr26.causal import TLearnerRegressor
+    from sklearn_iclr26.label_noise import InstanceNoiseCorrector
+
+    X, y = _memory_rows()
+    X_dask = da.from_array(X, chunks=(CHUNK, N_FEATURES))
+    corrector = InstanceNoiseCorrector(
+        LGBMClassifier(n_estimators=5, verbose=-1), random_state=0
+    ).fit(X[:500], y[:500])
+    proba = corrector.predict_proba(X_dask)
+    assert isinstance(proba, da.Array)
+    np.testing.assert_array_equal(proba.compute(), corrector.predict_proba(X))
+    np.testing.assert_array_equal(
+        corrector.predict(X_dask).compute(), corrector.predict(X)
+    )
+
+    treated = np.column_stack([(X[:, 0] > 0).astype(float), X[:, 1:]])
+    outcome = X[:, 1] + treated[:, 0] * (1 + X[:, 2])
+    cate = TLearnerRegressor(
+        LinearRegression(), treatment_column=0, treatment_threshold=0.5
+    ).fit(treated[:600], outcome[:600])
+    treated_dask = da.from_array(treated, chunks=(CHUNK, N_FEATURES))
+    effect = cate.effect(treated_dask)
+    assert isinstance(effect, da.Array)
+    np.testing.assert_array_equal(effect.compute(), cate.effect(treated))

@@ -40,6 +40,7 @@ from sklearn_iclr26.causal._inference import (
 )
 from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._batching import batched
+from sklearn_iclr26.utils._blockwise import is_dask_collection, lazy_method
 from sklearn_iclr26.utils._docstrings import substitute
 from sklearn_iclr26.utils._random import set_child_random_state
 from sklearn_iclr26.utils._sklearn_compat import (
@@ -839,8 +840,13 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         -------
         effect : ndarray of shape (n_samples,) or (n_samples, 1)
             ``(T1 - T0) * tau(x)`` at each row (with econml's output axis
-            when ``y`` was 2-D in ``fit``).
+            when ``y`` was 2-D in ``fit``); a lazy dask array for a dask
+            ``X`` (the effect of each block, on the workers).
         """
+        if is_dask_collection(X):
+            check_is_fitted(self)
+            tail = (1,) if getattr(self, "_y_2d", False) else ()
+            return lazy_method(self, "effect", X, tail=tail, T0=T0, T1=T1)
         return self._y_axis(self._effect_and_draws(X, T0, T1, "", draws=False)[0])
 
     def _bootstrap_draws(self, X, what):

@@ -19,7 +19,7 @@ from sklearn.utils import column_or_1d
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
-from sklearn_iclr26.utils._blockwise import gather_blocks, lazy_blocks
+from sklearn_iclr26.utils._blockwise import gather_rows, lazy_blocks
 from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._sklearn_compat import (
     _check_feature_names,
@@ -114,12 +114,8 @@ def calibrate_classifier_blocks(estimator, X, y, fit_params, bins):
             return scores
         return scores, estimator._label_index(y_block).astype(np.int32)
 
-    outputs = gather_blocks(block, X, y, progress=_progress(estimator))
-    if by_class:
-        scores = np.concatenate([out[0] for out in outputs])
-        groups = np.concatenate([out[1] for out in outputs])
-    else:
-        scores = np.concatenate(outputs)
+    outputs = gather_rows(block, X, y, progress=_progress(estimator))
+    scores, groups = outputs if by_class else (outputs, None)
     del outputs
     estimator.n_calibration_samples_ = int(scores.shape[0])
     if not by_class:
@@ -183,7 +179,7 @@ def calibrate_regressor_blocks(estimator, X, y, fit_params):
         return estimator._conformity_scores_batch(X_block, y_block)
 
     # one block at a time on the driver's side: only the scores come back
-    scores = np.concatenate(gather_blocks(block, X, y, progress=_progress(estimator)))
+    scores = gather_rows(block, X, y, progress=_progress(estimator))
     estimator.calibration_scores_ = np.sort(scores, axis=0)
     estimator.n_calibration_samples_ = int(scores.shape[0])
     estimator.threshold_ = estimator._threshold(

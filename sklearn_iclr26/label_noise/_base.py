@@ -16,6 +16,7 @@ from sklearn_iclr26.label_noise._common import validate_meta_fit, validate_meta_
 from sklearn_iclr26.label_noise._label_issues import RANKINGS, rank_issues
 from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._batching import batched
+from sklearn_iclr26.utils._blockwise import is_dask_collection, lazy_method
 from sklearn_iclr26.utils._random import set_child_random_state
 from sklearn_iclr26.utils._sklearn_compat import _fit_context
 from sklearn_iclr26.utils._validation import explain_overflow
@@ -160,8 +161,12 @@ class BaseNoiseCorrector(
         -------
         proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``. Rows are processed in batches sized by
-            scikit-learn's ``working_memory``.
+            scikit-learn's ``working_memory``. A lazy dask array for a dask
+            ``X`` (the probabilities of each block, on the workers).
         """
+        if is_dask_collection(X):
+            check_is_fitted(self)
+            return lazy_method(self, "predict_proba", X, tail=(len(self.classes_),))
         return self._batched_rows(self._predict_proba_rows, X)
 
     def predict(self, X):
@@ -177,6 +182,9 @@ class BaseNoiseCorrector(
         y_pred : ndarray of shape (n_samples,)
             The most probable class.
         """
+        if is_dask_collection(X):
+            check_is_fitted(self)
+            return lazy_method(self, "predict", X, dtype=self.classes_.dtype)
         return self._predict_labels(X)
 
     def _predict_labels(self, X):

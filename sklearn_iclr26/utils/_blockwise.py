@@ -27,8 +27,10 @@ __all__ = [
     "block_function",
     "check_no_dask",
     "gather_blocks",
+    "gather_rows",
     "is_dask_collection",
     "lazy_blocks",
+    "lazy_method",
 ]
 
 
@@ -134,7 +136,7 @@ def _client():
         return None
 
 
-def gather_blocks(func, X, *others, progress=None):
+def gather_blocks(func, X, *others, progress=None, consume=None):
     """``func`` on every row block, run on the workers; the outputs in order.
 
     Parameters
@@ -149,11 +151,16 @@ def gather_blocks(func, X, *others, progress=None):
     progress : callable, default=None
         ``progress(n_done, n_blocks)`` after each block arrives (in the order
         they complete, on a ``distributed`` client; at the end otherwise).
+    consume : callable, default=None
+        ``consume(block_index, output)`` for each block's output as it
+        arrives, which is then not kept (the driver holds one block's
+        output at a time beside what ``consume`` keeps).
 
     Returns
     -------
     outputs : list
-        ``func``'s output for each block, in row order.
+        ``func``'s output for each block, in row order (``None`` entries
+        with ``consume``).
     """
     from dask import delayed
 
@@ -164,6 +171,10 @@ def gather_blocks(func, X, *others, progress=None):
         import dask
 
         outputs = list(dask.compute(*tasks))
+        if consume is not None:
+            for i in range(len(outputs)):
+                consume(i, outputs[i])
+                outputs[i] = None
         if progress is not None:
             progress(len(outputs), len(outputs))
         return outputs
@@ -173,11 +184,55 @@ def gather_blocks(func, X, *others, progress=None):
     position = {future.key: i for i, future in enumerate(futures)}
     outputs = [None] * len(futures)
     for done, future in enumerate(as_completed(futures), start=1):
-        outputs[position[future.key]] = future.result()
+        i = position[future.key]
+        if consume is None:
+            outputs[i] = future.result()
+        else:
+            consume(i, future.result())
         future.release()
         if progress is not None:
             progress(done, len(futures))
     return outputs
+
+
+def gather_rows(func, X, *others, progress=None):
+    """:func:`gather_blocks` of a per-row output, concatenated along rows.
+
+    ``func`` returns an array with one entry per row of its block, or a
+    tuple of such arrays. Where ``X``'s row chunks are known (a dask array),
+    the result is allocated once and each block's output copied in as it
+    arrives, so the driver holds the result and one block's output at a
+    time; otherwise (a DataFrame) the outputs are concatenated at the end.
+
+    Returns
+    -------
+    result : ndarray or tuple of ndarray
+        One entry per row of ``X``, in row order.
+    """
+    _, lengths = _row_blocks(X)
+    if lengths is None:
+        outputs = gather_blocks(func, X, *others, progress=progress)
+        if outputs and isinstance(outputs[0], tuple):
+            return tuple(np.concatenate(parts) for parts in zip(*outputs))
+        return np.concatenate(outputs)
+    starts = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
+    state = {}
+
+    def consume(i, output):
+        state["tuple"] = isinstance(output, tuple)
+        parts = output if state["tuple"] else (output,)
+        if "out" not in state:
+            state["out"] = [
+                np.empty((starts[-1], *np.shape(part)[1:]), np.asarray(part).dtype)
+                for part in parts
+            ]
+        for dest, part in zip(state["out"], parts):
+            dest[starts[i] : starts[i + 1]] = part
+
+    gather_blocks(func, X, *others, progress=progress, consume=consume)
+    if "out" not in state:
+        raise ValueError("X has no row blocks: nothing to calibrate on.")
+    return tuple(state["out"]) if state["tuple"] else state["out"][0]
 
 
 def lazy_blocks(func, X, *others, tail=(), dtype=np.float64, sparse=False):
@@ -227,6 +282,18 @@ def lazy_blocks(func, X, *others, tail=(), dtype=np.float64, sparse=False):
         for i, blocks in enumerate(parts)
     ]
     return da.concatenate(arrays, axis=0)
+
+
+def lazy_method(estimator, method, X, *, tail=(), dtype=np.float64, **kwargs):
+    """The lazy dask array of ``estimator.method(X_block, **kwargs)`` by blocks.
+
+    The method's in-memory form runs on each block (its checks too, at
+    compute); a keyword argument that is itself a dask collection has no
+    block alignment here and raises.
+    """
+    check_no_dask(estimator, method, **kwargs)
+    bound = getattr(estimator, method)
+    return lazy_blocks(lambda Xb: bound(Xb, **kwargs), X, tail=tail, dtype=dtype)
 
 
 def block_function(estimator, method, *, columns=None, iterator=False, **kwargs):
