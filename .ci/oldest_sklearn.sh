@@ -3,7 +3,8 @@
 # (tests/test_common.py, tests/test_default_params.py), not the whole suite,
 # in a second virtual environment, .venv-oldest, with the floor of
 # pyproject.toml's scikit-learn pin (its latest patch release). Called by
-# .ci/run; runs alone as `.ci/oldest_sklearn.sh` from the repository root.
+# .ci/run; runs alone as `.ci/oldest_sklearn.sh` from the repository root
+# (further arguments go to pytest, e.g. `-k SplitConformalClassifier`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,5 +30,5 @@ if installed != sys.argv[1]:
 print(f"the oldest supported scikit-learn: {sklearn.__version__}")
 PY
 .venv-oldest/bin/python -m pytest -n "${TEST_WORKERS:-2}" -p no:cacheprovider \
-  tests/test_common.py tests/test_default_params.py
+  tests/test_common.py tests/test_default_params.py "$@"
 echo "oldest scikit-learn step: $((SECONDS - start)) s"
