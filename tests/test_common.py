@@ -51,12 +51,21 @@ def test_every_exported_estimator_is_discovered():
 
 def test_option_independent_checks_are_checks():
     # a misspelt or retired name would silently run nothing less; every name
-    # is a check some first instance runs
+    # is a check some first instance runs. Under an older supported
+    # scikit-learn (the CI's oldest-version step) a newer check may be missing
+    # from it (1.7 has no check_all_zero_sample_weights_error); under the
+    # newest (1.9) none may be
+    import sklearn
+    from sklearn.utils import estimator_checks
+
     names = {
         _check_name(getattr(value, "values", value)[1])
         for value in parametrize_with_checks(list(FIRST.values())).mark.args[1]
     }
-    assert OPTION_INDEPENDENT_CHECKS <= names, OPTION_INDEPENDENT_CHECKS - names
+    missing = OPTION_INDEPENDENT_CHECKS - names
+    if tuple(int(v) for v in sklearn.__version__.split(".")[:2]) < (1, 9):
+        missing = {name for name in missing if hasattr(estimator_checks, name)}
+    assert not missing, missing
 
 
 def test_runs_every_check_when_the_option_is_an_estimator():
