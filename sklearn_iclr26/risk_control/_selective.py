@@ -557,6 +557,15 @@ class SelectiveClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 "calibration rows or a larger target_risk."
             )
         elif not certified.any():
+            hint = ""
+            if self.method == "ltt" and self.fwer == "fixed_sequence":
+                hint = (
+                    f" Fixed-sequence testing stops at its first threshold "
+                    f"({grid[0]:.4g}), which accepts {int(n_eff[0])} calibration "
+                    "rows: a grid whose highest threshold accepts more rows (e.g. "
+                    "thresholds=np.linspace(0.5, 0.95, 10)) or "
+                    'fwer="bonferroni" may certify one.'
+                )
             warn_user(
                 f"{type(self).__name__}: no threshold of the grid is certified at "
                 f"target_risk={alpha:g}"
@@ -564,7 +573,7 @@ class SelectiveClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 + f" (smallest calibration risk {np.nanmin(risk, initial=1.0):.3g} "
                 f"on {n_relevant} {what}). Falling back to accepting nothing "
                 "(threshold_=inf, every row abstained on). Use more calibration "
-                "rows, a better model, a larger target_risk or another grid."
+                "rows, a better model, a larger target_risk or another grid." + hint
             )
         self.risk_curve_ = {
             "parameter": np.r_[np.inf, grid],

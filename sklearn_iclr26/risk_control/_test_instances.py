@@ -29,7 +29,7 @@ def _risk_control_display_case():
     X, y = make_classification(
         n_samples=400, n_features=6, n_informative=4, random_state=0
     )
-    return SelectiveClassifier(target_risk=0.15, random_state=0), X, y, {}
+    return SelectiveClassifier(target_risk=0.2, thresholds=10, random_state=0), X, y, {}
 
 
 DISPLAY_CASES = {"RiskControlDisplay": _risk_control_display_case}
