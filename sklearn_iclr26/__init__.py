@@ -56,6 +56,7 @@ from sklearn_iclr26.memorization import (
     RLPHeadClassifier,
     SampleGradientMemorization,
 )
+from sklearn_iclr26.metrics import RiskControlDisplay
 from sklearn_iclr26.nas import (
     ArchitectureFrontierDisplay,
     ConNASSearch,
@@ -72,7 +73,6 @@ from sklearn_iclr26.neural_network import (
     TorchMLPClassifier,
     TorchMLPRegressor,
 )
-from sklearn_iclr26.metrics import RiskControlDisplay
 from sklearn_iclr26.ot import TreeSlicedEmbedding
 from sklearn_iclr26.risk_control import SelectiveClassifier
 

@@ -26,7 +26,6 @@ from sklearn_iclr26.metrics import RiskControlDisplay, get_scorer
 from sklearn_iclr26.risk_control import SelectiveClassifier
 from sklearn_iclr26.utils._sklearn_compat import InvalidParameterError
 
-
 # a grid whose first (most confident) threshold accepts enough rows of this
 # moderately regularised model for fixed-sequence testing to get started
 GRID = np.linspace(0.5, 0.98, 25)
@@ -214,8 +213,8 @@ def test_ltt_validity_over_calibration_draws():
     30 calibration draws (600 rows) of a fixed model on a simulated
     population with 5 % label noise (its error floor);
     the number of draws whose test risk among accepted rows exceeds the
-    target is at most Binomial(30, 0.1)'s 99 % quantile (5) when the
-    guarantee holds (delta = 0.1). The population risk is estimated on
+    target is at most the 99 % quantile of Binomial(30, 0.1) when the
+    guarantee holds (delta = 0.1; 7 of 30). The population risk is estimated on
     20,000 test rows (its error is ~0.003 at the risks here).
     """
     X, y = make_classification(
