@@ -597,7 +597,8 @@ class SelectiveClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         log_progress(
             self,
             f"calibrated on {self.n_calibration_samples_} rows: threshold_="
-            f"{self.threshold_:.4g}, acceptance {self.calibration_acceptance_rate_:.3f}",
+            f"{self.threshold_:.4g}, acceptance "
+            f"{self.calibration_acceptance_rate_:.3f}",
         )
 
     # -- prediction ----------------------------------------------------------------
