@@ -86,7 +86,7 @@ class RiskControlDisplay:
     chosen_index : int
         Index of the chosen parameter.
     p_value : ndarray of shape (n_params,), default=None
-        p-value of each parameter (not drawn; kept for inspection).
+        The p-value of each parameter (not drawn; kept for inspection).
     target_risk : float, default=None
         Drawn as a horizontal line.
     test_risk : ndarray of shape (n_params,), default=None
@@ -94,9 +94,9 @@ class RiskControlDisplay:
     test_cost : ndarray of shape (n_params,), default=None
         Cost of each parameter on test rows.
     cost_name : str, default="cost"
-        x-axis label.
+        Label of the x-axis.
     risk_name : str, default="risk"
-        y-axis label.
+        Label of the y-axis.
     name : str, default=None
         Name of the estimator, used in the legend.
 
