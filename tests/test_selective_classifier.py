@@ -265,6 +265,16 @@ def test_display_and_scorers(cancer):
     assert acceptance == rate and neg_risk == -risk
     accepted = clf.accept(X[200:])
     assert rate == accepted.mean()
+    # weighted: integer weights equal repeated rows
+    w = np.random.RandomState(0).randint(1, 4, size=X[200:].shape[0])
+    repeated = clf.selective_risk(np.repeat(X[200:], w, axis=0), np.repeat(y[200:], w))
+    weighted = get_scorer("selective_acceptance")(
+        clf, X[200:], y[200:], sample_weight=w
+    )
+    assert weighted == pytest.approx(repeated[1])
+    assert clf.selective_risk(X[200:], y[200:], sample_weight=w)[0] == (
+        pytest.approx(repeated[0])
+    )
     assert risk == np.mean(clf.predict(X[200:])[accepted] != y[200:][accepted])
     search = GridSearchCV(
         SelectiveClassifier(target_risk=0.1, random_state=0),

@@ -37,16 +37,16 @@ def _final_and_X(estimator, X):
     )
 
 
-def selective_acceptance(estimator, X, y):
+def selective_acceptance(estimator, X, y, sample_weight=None):
     """Share of the rows of ``X`` accepted by a fitted selective classifier."""
     final, Xt = _final_and_X(estimator, X)
-    return final.selective_risk(Xt, y)[1]
+    return final.selective_risk(Xt, y, sample_weight=sample_weight)[1]
 
 
-def selective_risk(estimator, X, y):
+def selective_risk(estimator, X, y, sample_weight=None):
     """Risk among the accepted rows of ``(X, y)`` (smaller is better)."""
     final, Xt = _final_and_X(estimator, X)
-    return final.selective_risk(Xt, y)[0]
+    return final.selective_risk(Xt, y, sample_weight=sample_weight)[0]
 
 
 SCORERS = {

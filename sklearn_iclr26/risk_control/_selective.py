@@ -735,7 +735,7 @@ class SelectiveClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             "n_effective": np.r_[0, n_eff].astype(np.int64),
         }
 
-    def selective_risk(self, X, y):
+    def selective_risk(self, X, y, sample_weight=None):
         """Empirical risk of the fitted rule on ``(X, y)`` and its acceptance.
 
         Parameters
@@ -744,6 +744,8 @@ class SelectiveClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             Input data.
         y : array-like of shape (n_samples,)
             True labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights of both means.
 
         Returns
         -------
@@ -755,9 +757,17 @@ class SelectiveClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         X = self._check_X(X)
         y = column_or_1d(y)
         check_consistent_length(X, y)
+        w = (
+            np.ones(y.shape[0])
+            if sample_weight is None
+            else np.asarray(sample_weight, dtype=np.float64)
+        )
+        check_consistent_length(y, w)
         scores, answer = self._scores_and_labels(self._proba(X))
         losses, relevant = self._losses(answer, self._encode(y))
-        risk, acceptance, _ = selective_curve(
-            scores, losses, relevant, [self.threshold_]
-        )
-        return float(np.nan_to_num(risk[0])), float(acceptance[0])
+        accepted = scores >= self.threshold_
+        among = accepted if relevant is None else relevant
+        total = float(np.sum(w[among]))
+        risk = float(np.sum(w[accepted & losses]) / total) if total > 0 else 0.0
+        acceptance = float(np.sum(w[accepted]) / np.sum(w)) if np.sum(w) > 0 else 0.0
+        return risk, acceptance
