@@ -400,8 +400,12 @@ class SelectiveClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return answer != y_index, None
 
     def _encode(self, y):
-        index = np.searchsorted(self.classes_, y)
-        index = np.clip(index, 0, len(self.classes_) - 1)
+        order = np.argsort(self.classes_, kind="stable")
+        sorted_classes = self.classes_[order]
+        position = np.clip(
+            np.searchsorted(sorted_classes, y), 0, len(self.classes_) - 1
+        )
+        index = order[position]
         unseen = self.classes_[index] != y
         if np.any(unseen):
             raise ValueError(
@@ -679,7 +683,9 @@ class SelectiveClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def _inner_has(attr):
         def check(self):
-            inner = getattr(self, "estimator_", None) or self._get_estimator()
+            inner = getattr(self, "estimator_", None)
+            if inner is None:
+                inner = self._get_estimator()
             return hasattr(inner, attr)
 
         return check
