@@ -56,6 +56,7 @@ from sklearn_iclr26.memorization import (
     RLPHeadClassifier,
     SampleGradientMemorization,
 )
+from sklearn_iclr26.metrics import RiskControlDisplay
 from sklearn_iclr26.nas import (
     ArchitectureFrontierDisplay,
     ConNASSearch,
@@ -73,6 +74,7 @@ from sklearn_iclr26.neural_network import (
     TorchMLPRegressor,
 )
 from sklearn_iclr26.ot import TreeSlicedEmbedding
+from sklearn_iclr26.risk_control import SelectiveClassifier
 
 __version__ = "0.1.0.dev0"
 
@@ -110,8 +112,10 @@ __all__ = [
     "RandomNASSearch",
     "RegionDisplay",
     "ResamplingUtilityEstimator",
+    "RiskControlDisplay",
     "SOCOPClassifier",
     "SampleGradientMemorization",
+    "SelectiveClassifier",
     "SetSizeDisplay",
     "SparseAutoencoder",
     "SplitConformalClassifier",

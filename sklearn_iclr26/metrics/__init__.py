@@ -16,6 +16,7 @@ from sklearn_iclr26.metrics._region_metrics import (
     region_coverage_score,
     worst_slab_coverage_score,
 )
+from sklearn_iclr26.metrics._risk_control_display import RiskControlDisplay
 from sklearn_iclr26.metrics._scorers import MethodScorer, get_scorer, get_scorer_names
 from sklearn_iclr26.metrics._set_metrics import (
     conditional_coverage_score,
@@ -35,6 +36,7 @@ from sklearn_iclr26.utils._risk_control import (
 
 __all__ = [
     "MethodScorer",
+    "RiskControlDisplay",
     "concept_identifiability_score",
     "conditional_coverage_score",
     "conformal_risk_control",
