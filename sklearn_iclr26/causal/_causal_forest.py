@@ -26,8 +26,8 @@ from sklearn_iclr26.causal._inference import (
     miscoverage,
 )
 from sklearn_iclr26.causal._r_learner import RLearnerRegressor
-from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
-from sklearn_iclr26.utils._validation import store_params
+from sklearn_iclr26.utils._sklearn_compat import Interval, RealNotInt, StrOptions
+from sklearn_iclr26.utils._validation import N_JOBS_CONSTRAINT, store_params
 from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["CausalForestRegressor"]
@@ -173,7 +173,7 @@ class CausalForestRegressor(RLearnerRegressor):
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
         "max_features": [
             Interval(Integral, 1, None, closed="left"),
-            Interval(Real, 0, 1, closed="right"),
+            Interval(RealNotInt, 0, 1, closed="right"),
             StrOptions({"auto", "sqrt", "log2"}),
             None,
         ],
@@ -181,7 +181,7 @@ class CausalForestRegressor(RLearnerRegressor):
         "min_balancedness_tol": [Interval(Real, 0, 0.5, closed="both")],
         "honest": ["boolean"],
         "subforest_size": [Interval(Integral, 1, None, closed="left")],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS_CONSTRAINT,
     }
 
     def __init__(
