@@ -155,8 +155,9 @@ class CausalForestRegressor(RLearnerRegressor):
     >>> y = X[:, 0] + t * (X[:, 1] > 0) + rng.normal(scale=0.1, size=400)
     >>> est = CausalForestRegressor(LinearRegression(), random_state=0)
     >>> est = est.fit(X, y, treatment=t)
-    >>> np.round(est.predict([[0.0, -1.0], [0.0, 1.0]]), 1)
-    array([0., 1.])
+    >>> tau = est.predict([[0.0, -1.0], [0.0, 1.0]])
+    >>> bool(abs(tau[0]) < 0.2 and abs(tau[1] - 1.0) < 0.2)
+    True
     >>> lower, upper = est.effect_interval([[0.0, 1.0]], confidence_level=0.9)
     """
 
