@@ -362,3 +362,23 @@ def test_causal_forest_needs_numeric_x_and_names_econml(monkeypatch):
     monkeypatch.setitem(sys.modules, "econml.grf", None)
     with pytest.raises(ImportError, match="pip install econml"):
         CausalForestRegressor(Ridge(), n_estimators=8).fit(X, y, treatment=t)
+
+
+def test_cate_display_draws_the_forest_intervals():
+    pytest.importorskip("econml")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sklearn_iclr26.causal import CATEDisplay
+
+    X, y, t, _ = confounded(11, n=200)
+    forest = CausalForestRegressor(Ridge(), n_estimators=8, random_state=0)
+    forest.fit(X, y, treatment=t)
+    disp = CATEDisplay.from_estimator(forest, X, feature=1, confidence_level=0.8)
+    assert disp.band_ is not None
+    lo, hi = forest.effect_interval(X, confidence_level=0.8)
+    assert_allclose(np.sort(disp.lower), np.sort(lo))
+    assert_allclose(np.sort(disp.upper), np.sort(hi))
+    plt.close("all")

@@ -161,6 +161,9 @@ class CausalForestRegressor(RLearnerRegressor):
     >>> lower, upper = est.effect_interval([[0.0, 1.0]], confidence_level=0.9)
     """
 
+    # effect_interval needs no bootstrap refits (CATEDisplay draws it)
+    _has_own_effect_intervals = True
+
     _parameter_constraints: dict = {
         **{
             k: v
