@@ -19,7 +19,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.compose import make_column_transformer
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
-from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
@@ -332,6 +332,20 @@ def test_dataframe_pipeline_outcome_model_gets_x_untouched():
         )
         assert est.predict(X).shape == (n,)
         assert list(est.feature_names_in_) == ["a", "g"]
+
+
+def test_cv_splitters():
+    """``cv`` takes an int, a splitter (TreatmentStratifiedKFold gets the
+    treatment) or a list of folds; a splitter equals its folds as a list."""
+    X, y, t, _ = confounded(12, n=120)
+    splitter = TreatmentStratifiedKFold(3, shuffle=True, random_state=0)
+    folds = list(splitter.split(X, y, treatment=t))
+    a = DRLearnerRegressor(Ridge(), cv=splitter).fit(X, y, treatment=t)
+    b = DRLearnerRegressor(Ridge(), cv=folds).fit(X, y, treatment=t)
+    assert len(a.outcome_estimators_) == 3
+    assert_array_equal(a.predict(X), b.predict(X))
+    c = RLearnerRegressor(Ridge(), cv=KFold(4)).fit(X, y, treatment=t)
+    assert len(c.outcome_estimators_) == 4
 
 
 def test_errors():

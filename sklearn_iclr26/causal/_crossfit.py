@@ -12,6 +12,7 @@ folds can be handed to econml).
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import inspect
 from numbers import Integral
 
 import numpy as np
@@ -36,9 +37,12 @@ def crossfit_folds(cv, t, rng):
         splitter = StratifiedKFold(n_splits=cv, shuffle=True, random_state=seed)
     else:
         splitter = check_cv(cv, t.astype(int), classifier=True)
+    kwargs = {}
+    if "treatment" in inspect.signature(splitter.split).parameters:
+        kwargs["treatment"] = t  # TreatmentStratifiedKFold
     folds = [
         (np.asarray(train, dtype=np.intp), np.asarray(test, dtype=np.intp))
-        for train, test in splitter.split(np.zeros((n, 1)), t.astype(int))
+        for train, test in splitter.split(np.zeros((n, 1)), t.astype(int), **kwargs)
     ]
     seen = np.zeros(n, dtype=int)
     for k, (train, test) in enumerate(folds):
