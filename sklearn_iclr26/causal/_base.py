@@ -310,8 +310,10 @@ att_aipw_ : float
 att_aipw_stderr_ : float
     Its influence-function standard error.
 final_estimator_ : regressor or None
-    With controls ``W``: the effect model, ``estimator`` fitted on ``X``
-    to the learner's nuisance-level effect; ``None`` without ``W``.
+    The effect model on ``X`` alone. T-, X- and G-learners: with controls
+    ``W``, ``estimator`` fitted on ``X`` to the learner's nuisance-level
+    effect, ``None`` without ``W``; DR-, R-learner and causal forest: always
+    their final stage.
 bootstrap_estimators_ : list of estimators
     The ``n_bootstrap`` refits (empty when ``n_bootstrap=0``).
 n_controls_in_ : int
