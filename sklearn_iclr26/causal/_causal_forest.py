@@ -40,7 +40,8 @@ def _causal_forest_class():
         raise ImportError(
             "CausalForestRegressor grows econml's generalized random forest "
             "(econml.grf.CausalForest), an optional dependency: install it with "
-            "`pip install econml`. DRLearnerRegressor and RLearnerRegressor need "
+            "`pip install econml` (or `pip install 'sklearn-iclr26[causal]'`). "
+            "DRLearnerRegressor and RLearnerRegressor need "
             "no extra package."
         ) from exc
     return CausalForest
