@@ -207,10 +207,21 @@ SKOPS_INNER_TYPES = {
     "InstanceNoiseCorrector": _LIGHTGBM | {"lightgbm.sklearn.LGBMClassifier"},
 }
 
+# estimators skops cannot load (pickle works: the pickle round trip above)
+SKOPS_UNSUPPORTED = {
+    "CausalForestRegressor": (
+        "its forest is econml's generalized random forest, whose Cython tree "
+        "(econml.tree._tree.Tree) skops cannot rebuild (it has a loader for "
+        "scikit-learn's tree only)"
+    ),
+}
+
 
 @pytest.mark.parametrize("name", NAMES)
 def test_skops_round_trip_is_bit_identical(name):
     sio = pytest.importorskip("skops.io")
+    if name in SKOPS_UNSUPPORTED:
+        pytest.skip(SKOPS_UNSUPPORTED[name])
     estimator = _FIRST[name]
     X, y = _data(estimator)
     fitted = _fit(estimator, X, y)

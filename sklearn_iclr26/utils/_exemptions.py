@@ -88,4 +88,16 @@ DEFAULT_PARAMS_EXEMPTIONS = {
         "reason": "fit needs a binary treatment vector (see GeodesicCATERegressor).",
         "missing": "`treatment`",
     },
+    "CausalForestRegressor": {
+        "reason": "fit needs a binary treatment vector (see GeodesicCATERegressor).",
+        "missing": "`treatment`",
+    },
+    "DRLearnerRegressor": {
+        "reason": "fit needs a binary treatment vector (see GeodesicCATERegressor).",
+        "missing": "`treatment`",
+    },
+    "RLearnerRegressor": {
+        "reason": "fit needs a binary treatment vector (see GeodesicCATERegressor).",
+        "missing": "`treatment`",
+    },
 }
