@@ -35,6 +35,7 @@ from sklearn_iclr26.decomposition import SparseAutoencoder
 from sklearn_iclr26.deferral import (
     ConfidenceThresholdDeferrer,
     DeferralCurveDisplay,
+    RiskControlledDeferrer,
     TopKDeferralRegressor,
     TopKDeferrer,
 )
@@ -110,6 +111,7 @@ __all__ = [
     "RandomNASSearch",
     "RegionDisplay",
     "ResamplingUtilityEstimator",
+    "RiskControlledDeferrer",
     "SOCOPClassifier",
     "SampleGradientMemorization",
     "SetSizeDisplay",
