@@ -573,16 +573,16 @@ class RiskControlledDeferrer(MetaEstimatorMixin, BaseEstimator):
         if len(train):
             X_train = inner._validate_input(_safe_indexing(X, train), reset=False)
             grid_table = policy.table(X_train)
-        self.parameters_ = self._grid(policy, grid_table)
-        self._calibrate(policy, X_cal, y_cal)
+        self._calibrate(policy, X_cal, y_cal, grid_table)
         return self
 
     def _grid(self, policy, table):
         """Increasing thresholds: quantiles of the training margins, both ends.
 
-        ``table`` is ``None`` for a frozen deferrer (no training rows): a
-        fixed grid then, since a grid drawn from the calibration rows would
-        void the fixed-sequence test.
+        ``table`` is that of the training rows, or of the ordering rows for a
+        frozen deferrer; ``None`` (a frozen deferrer, no ordering rows): a
+        fixed grid, since a grid drawn from the tested rows would void the
+        test.
         """
         inner = policy.inner
         confidence = isinstance(policy, _ConfidencePolicy)
@@ -604,11 +604,18 @@ class RiskControlledDeferrer(MetaEstimatorMixin, BaseEstimator):
             middle = np.nextafter(middle, np.inf)
         return np.unique(np.r_[low, middle, high])
 
-    def _calibrate(self, policy, X_cal, y_cal):
+    def _calibrate(self, policy, X_cal, y_cal, grid_table):
         inner = policy.inner
         table = policy.table(X_cal)
-        grid = self.parameters_
-        n, m = len(y_cal), len(grid)
+        n = len(y_cal)
+        order_rows, test_rows = self._ordering_split(n)
+        if grid_table is None and len(order_rows):
+            # a frozen deferrer: the grid from the ordering rows (never tested)
+            grid_table = tuple(
+                None if a is None else a[order_rows] for a in table
+            )
+        self.parameters_ = grid = self._grid(policy, grid_table)
+        m = len(grid)
         n_experts = inner.n_experts_
         losses = np.empty((n, m + n_experts))
         fees = np.empty(m + n_experts)
@@ -633,7 +640,6 @@ class RiskControlledDeferrer(MetaEstimatorMixin, BaseEstimator):
             fb_p = hoeffding_bentkus_p_values(risks[m:], n, alpha, binary_loss=binary)
             p_values[m:] = fb_p
             certified[m:] = fb_p <= fb_level / n_experts
-        order_rows, test_rows = self._ordering_split(n)
         path, star = self._path(grid_losses[order_rows])
         tested = grid_losses[test_rows]
         n_test = len(test_rows)
