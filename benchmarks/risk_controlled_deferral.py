@@ -91,9 +91,9 @@ def run_seed(seed, splits, done, out, args):
         np.arange(len(y)), train_size=0.4, random_state=seed, stratify=y
     )
     inners = {
-        "topk": TopKDeferrer(
-            expert_columns=columns, costs=fees, random_state=seed
-        ).fit(X[train], y[train]),
+        "topk": TopKDeferrer(expert_columns=columns, costs=fees, random_state=seed).fit(
+            X[train], y[train]
+        ),
         "confidence": ConfidenceThresholdDeferrer(
             expert_columns=columns, costs=fees, random_state=seed
         ).fit(X[train], y[train]),
@@ -106,7 +106,7 @@ def run_seed(seed, splits, done, out, args):
         cal, test = order[: args.n_cal], order[args.n_cal :]
         row = {"seed": seed, "split": split}
 
-        def calibrate(inner, **params):
+        def calibrate(inner, params, split=split, cal=cal):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
                 return RiskControlledDeferrer(
@@ -125,7 +125,7 @@ def run_seed(seed, splits, done, out, args):
         }
         fitted = {}
         for rule, (inner, params) in configs.items():
-            est = fitted[rule] = calibrate(inner, **params)
+            est = fitted[rule] = calibrate(inner, params)
             risk, fee = _evaluate(est, X[test], y[test])
             row[rule] = [risk, fee, bool(est.certified_)]
         est = fitted["topk_ltt"]
@@ -152,14 +152,20 @@ def summarise(rows, target):
     # 99% two-sided binomial band around 1 - confidence_level
     upper = binom.ppf(0.995, n, 1 - LEVEL) / n
     lines = [
-        f"satimage, 4 experts (coverage 0.7), target_risk={target}, "
-        f"confidence_level={LEVEL}, {n} calibration/test splits",
+        (
+            f"satimage, 4 experts (coverage 0.7), target_risk={target}, "
+            f"confidence_level={LEVEL}, {n} calibration/test splits"
+        ),
         "",
-        f"LTT validity: share of splits above the target <= {1 - LEVEL:.2f} "
-        f"(99% binomial band upper edge for {n} splits: {upper:.3f})",
+        (
+            f"LTT validity: share of splits above the target <= {1 - LEVEL:.2f} "
+            f"(99% binomial band upper edge for {n} splits: {upper:.3f})"
+        ),
         "",
-        "| rule | share of splits with test error > target | mean test error | "
-        "mean test fee | share certified |",
+        (
+            "| rule | share of splits with test error > target | mean test error | "
+            "mean test fee | share certified |"
+        ),
         "|---|---|---|---|---|",
     ]
     summary = {"n_splits": n, "target": target, "band_upper": upper, "rules": {}}

@@ -143,7 +143,7 @@ def test_missing_expert_columns_at_predict_raise_clearly():
         est.predict(X[:, :8])
     names = [f"f{i}" for i in range(8)] + ["ann", "bob", "cy"]
     df = pd.DataFrame(X, columns=names)
-    X_, y_, fees = _data()
+    fees = _data()[2]
     inner = TopKDeferrer(expert_columns=["ann", "bob", "cy"], costs=fees, cv=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -158,7 +158,7 @@ def test_missing_expert_columns_at_predict_raise_clearly():
 
 def test_regression_needs_a_bounded_loss():
     X, y = load_diabetes(return_X_y=True)
-    E, fees = make_experts(X, y, n_experts=3, random_state=0)
+    E, _ = make_experts(X, y, n_experts=3, random_state=0)
     X_all = np.hstack([X, E])
     inner = TopKDeferralRegressor(expert_columns=[10, 11, 12], costs=0.0, cv=3)
     with pytest.raises(ValueError, match="tolerance"):
@@ -181,7 +181,7 @@ def test_regression_needs_a_bounded_loss():
 
 @pytest.mark.parametrize("method", ["ltt", "crc"])
 def test_risk_curve_protocol_and_the_cheapest_certified_rule(method):
-    est, X, y = _fit(method=method)
+    est = _fit(method=method)[0]
     curve = est.risk_curve_
     n_rules = len(est.parameters_) + 3
     for key in ["parameter", "risk", "cost", "p_value", "certified"]:
@@ -203,9 +203,7 @@ def test_risk_curve_protocol_and_the_cheapest_certified_rule(method):
 
 
 def test_ltt_certificate_equals_learn_then_test_on_the_loss_matrix():
-    inner = TopKDeferrer(
-        expert_columns=EXPERTS, costs=_data()[2], cv=3, random_state=0
-    )
+    inner = TopKDeferrer(expert_columns=EXPERTS, costs=_data()[2], cv=3, random_state=0)
     X, y, _ = _data()
     inner.fit(X[:700], y[:700])
     est = RiskControlledDeferrer(
@@ -303,9 +301,7 @@ def test_sample_weight_reaches_the_inner_deferrer():
             return self.model_.predict(X)
 
     X, y, fees = _data(n_samples=600)
-    inner = TopKDeferrer(
-        predictor=Recorder(), expert_columns=EXPERTS, costs=fees, cv=3
-    )
+    inner = TopKDeferrer(predictor=Recorder(), expert_columns=EXPERTS, costs=fees, cv=3)
     w = np.arange(1, 601, dtype=float)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -314,9 +310,9 @@ def test_sample_weight_reaches_the_inner_deferrer():
     assert got is not None and len(got) == 600 - 180
     assert set(got) <= set(w)
     with pytest.raises(TypeError):
-        RiskControlledDeferrer(
-            ConfidenceThresholdDeferrer(expert_columns=EXPERTS)
-        ).fit(X, y, sample_weight=w)
+        RiskControlledDeferrer(ConfidenceThresholdDeferrer(expert_columns=EXPERTS)).fit(
+            X, y, sample_weight=w
+        )
 
 
 def test_fee_at_target_risk_scorer_tunes_the_inner_deferrer():

@@ -611,9 +611,7 @@ class RiskControlledDeferrer(MetaEstimatorMixin, BaseEstimator):
         order_rows, test_rows = self._ordering_split(n)
         if grid_table is None and len(order_rows):
             # a frozen deferrer: the grid from the ordering rows (never tested)
-            grid_table = tuple(
-                None if a is None else a[order_rows] for a in table
-            )
+            grid_table = tuple(None if a is None else a[order_rows] for a in table)
         self.parameters_ = grid = self._grid(policy, grid_table)
         m = len(grid)
         n_experts = inner.n_experts_
