@@ -9,8 +9,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.frozen import FrozenEstimator
 from sklearn.metrics import accuracy_score, r2_score
-from sklearn.utils import get_tags
-from sklearn.utils._tags import ClassifierTags, RegressorTags
+from sklearn.utils import ClassifierTags, RegressorTags, get_tags
 from sklearn.utils.validation import (
     check_consistent_length,
     check_is_fitted,
@@ -262,7 +261,10 @@ class RiskControlledDeferrer(MetaEstimatorMixin, BaseEstimator):
         test starts at the parameter of least risk on them and walks toward
         the cheaper ones. The other calibration rows test. ``0``: every row
         tests, and the walk starts at the most deferring parameter (best
-        when deferring more never hurts).
+        when deferring more never hurts). With a frozen deferrer these rows
+        also give the grid (whatever ``fwer``); otherwise the grid comes
+        from the deferrer's training rows and ``fwer="bonferroni"`` tests
+        on every calibration row.
     loss : callable or None, default=None
         ``loss(y_true, y_pred) -> array`` of per-row losses in [0, 1].
         ``None``: the 0-1 error for a classifier, ``|y_pred - y| >
@@ -608,7 +610,7 @@ class RiskControlledDeferrer(MetaEstimatorMixin, BaseEstimator):
         inner = policy.inner
         table = policy.table(X_cal)
         n = len(y_cal)
-        order_rows, test_rows = self._ordering_split(n)
+        order_rows, test_rows = self._ordering_split(n, grid_table is None)
         if grid_table is None and len(order_rows):
             # a frozen deferrer: the grid from the ordering rows (never tested)
             grid_table = tuple(None if a is None else a[order_rows] for a in table)
@@ -723,10 +725,14 @@ class RiskControlledDeferrer(MetaEstimatorMixin, BaseEstimator):
         self.expected_fee_ = float(fees[self.chosen_index_])
         self.calibration_risk_ = float(risks[self.chosen_index_])
 
-    def _ordering_split(self, n):
-        """Calibration rows that order the grid, and those that test it."""
+    def _ordering_split(self, n, frozen=False):
+        """Calibration rows that order the grid, and those that test it.
+
+        A frozen deferrer (no training rows) also takes its grid from the
+        ordering rows, whatever the procedure.
+        """
         rows = np.arange(n)
-        uses_order = self.method == "crc" or self.fwer == "fixed_sequence"
+        uses_order = frozen or self.method == "crc" or self.fwer == "fixed_sequence"
         if not uses_order or self.ordering_size == 0 or n < 2:
             return rows[:0], rows
         n_order = min(max(round(self.ordering_size * n), 1), n - 1)
