@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import binom
+from sklearn import config_context
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.datasets import load_diabetes, make_classification
 from sklearn.frozen import FrozenEstimator
@@ -309,10 +310,26 @@ def test_sample_weight_reaches_the_inner_deferrer():
     got = est.deferrer_.predictor_.weights_
     assert got is not None and len(got) == 600 - 180
     assert set(got) <= set(w)
+    baseline = ConfidenceThresholdDeferrer(expert_columns=EXPERTS)
     with pytest.raises(TypeError):
-        RiskControlledDeferrer(ConfidenceThresholdDeferrer(expert_columns=EXPERTS)).fit(
-            X, y, sample_weight=w
+        RiskControlledDeferrer(baseline).fit(X, y, sample_weight=w)
+    # with metadata routing: what the predictor requested, and nothing else
+    with config_context(enable_metadata_routing=True):
+        requested = TopKDeferrer(
+            predictor=Recorder().set_fit_request(sample_weight=True),
+            expert_columns=EXPERTS,
+            costs=fees,
+            cv=3,
         )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            est = RiskControlledDeferrer(requested, random_state=0).fit(
+                X, y, sample_weight=w
+            )
+        assert len(est.deferrer_.predictor_.weights_) == 600 - 180
+        unrequested = clone(requested).set_params(predictor=Recorder())
+        with pytest.raises(ValueError, match="sample_weight"):
+            RiskControlledDeferrer(unrequested).fit(X, y, sample_weight=w)
 
 
 def test_fee_at_target_risk_scorer_tunes_the_inner_deferrer():
