@@ -208,7 +208,7 @@ def test_ltt_certificate_equals_learn_then_test_on_the_loss_matrix():
     X, y, _ = _data()
     inner.fit(X[:700], y[:700])
     est = RiskControlledDeferrer(
-        FrozenEstimator(inner), fwer="bonferroni", target_risk=0.1
+        FrozenEstimator(inner), fwer="bonferroni", target_risk=0.1, ordering_size=0
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
