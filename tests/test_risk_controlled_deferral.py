@@ -279,6 +279,21 @@ def test_predict_allocation_and_predict_agree_with_the_chosen_rule():
     assert est.score(X, y) == pytest.approx(np.mean(y_pred == y))
 
 
+def test_risk_curve_on_new_rows_measures_every_rule():
+    est, X, y = _fit()
+    curve = est.risk_curve(X[:500], y[:500])
+    y_pred, fee = est._predict_with_fees(X[:500])
+    i = est.chosen_index_
+    assert curve["risk"][i] == pytest.approx(np.mean(y_pred != y[:500]))
+    assert curve["cost"][i] == pytest.approx(fee.mean())
+    for key in ["risk", "cost"]:
+        assert curve[key].shape == est.risk_curve_["risk"].shape
+    with config_context(working_memory=0.01):  # batches of rows
+        small = est.risk_curve(X[:500], y[:500])
+    np.testing.assert_allclose(small["risk"], curve["risk"])
+    np.testing.assert_allclose(small["cost"], curve["cost"])
+
+
 def test_random_state_is_bit_identical():
     a, X, _ = _fit(random_state=3)
     b, _, _ = _fit(random_state=3)

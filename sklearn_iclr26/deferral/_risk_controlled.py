@@ -717,6 +717,8 @@ class RiskControlledDeferrer(MetaEstimatorMixin, BaseEstimator):
             "p_value": p_values,
             "certified": certified,
             "cost_name": "expected fee",
+            "risk_name": "system error" if self.loss is None else "system risk",
+            "parameter_name": "threshold on the allocator's scores",
             "rule": np.array(names, dtype=object),
         }
         chosen = self.chosen_index_
@@ -804,6 +806,60 @@ class RiskControlledDeferrer(MetaEstimatorMixin, BaseEstimator):
         ``None``: the deployed rule (``chosen_index_``).
         """
         return self._run(X, "predict", index)
+
+    def risk_curve(self, X, y):
+        """The risk and expected fee of every rule of ``risk_curve_`` on ``(X, y)``.
+
+        The same rules, in the same order (the grid, then "always ask
+        expert j"), measured on new rows, e.g. test rows, without p-values:
+        what :class:`~sklearn_iclr26.metrics.RiskControlDisplay` draws beside
+        the calibration curve.
+
+        Parameters
+        ----------
+        X : {array-like, DataFrame} of shape (n_samples, n_features)
+            Features and the expert columns.
+        y : array-like of shape (n_samples,)
+            True targets.
+
+        Returns
+        -------
+        curve : dict
+            ``"parameter"``, ``"risk"`` and ``"cost"`` (mean fee per query).
+        """
+        check_is_fitted(self)
+        self._check_expert_columns(X)
+        inner = self._unwrap(self.deferrer_)
+        policy = _policy(inner)
+        X = inner._validate_input(X, reset=False)
+        y = column_or_1d(y, warn=True)
+        check_consistent_length(X, y)
+        n_rules = len(self.risk_curve_["parameter"])
+        parts = batched(
+            lambda Xb, yb: self._curve_batch(policy, Xb, yb, n_rules),
+            X,
+            y,
+            row_bytes=self._row_bytes(),
+            combine=False,
+        )
+        sums = np.zeros((2, n_rules))
+        for part in parts:
+            sums += part
+        n = max(_num_samples(X), 1)
+        return {
+            "parameter": self.risk_curve_["parameter"].copy(),
+            "risk": sums[0] / n,
+            "cost": sums[1] / n,
+        }
+
+    def _curve_batch(self, policy, X, y, n_rules):
+        table = policy.table(X)
+        out = np.empty((2, n_rules))
+        for index in range(n_rules):
+            y_pred, fee = self._rule(policy, table, index, "predict")
+            out[0, index] = np.sum(self._losses(y, y_pred))
+            out[1, index] = np.sum(fee)
+        return out
 
     def predict(self, X):
         """Answer of the certified rule (the model's or the experts').
