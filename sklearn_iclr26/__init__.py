@@ -38,6 +38,7 @@ from sklearn_iclr26.decomposition import SparseAutoencoder
 from sklearn_iclr26.deferral import (
     ConfidenceThresholdDeferrer,
     DeferralCurveDisplay,
+    RiskControlledDeferrer,
     TopKDeferralRegressor,
     TopKDeferrer,
 )
@@ -119,6 +120,7 @@ __all__ = [
     "RegionDisplay",
     "ResamplingUtilityEstimator",
     "RiskControlDisplay",
+    "RiskControlledDeferrer",
     "SOCOPClassifier",
     "SampleGradientMemorization",
     "SelectiveClassifier",
