@@ -76,7 +76,7 @@ class RiskControlDisplay:
     Parameters
     ----------
     parameter : ndarray of shape (n_params,)
-        The grid.
+        The grid; NaN marks a rule outside it (drawn apart from the curve).
     risk : ndarray of shape (n_params,)
         Empirical calibration risk of each parameter.
     cost : ndarray of shape (n_params,)
@@ -106,6 +106,9 @@ class RiskControlDisplay:
         The calibration curve.
     certified_line_ : matplotlib Line2D or None
         The certified points.
+    other_rules_line_ : matplotlib Line2D or None
+        Rules outside the grid (a NaN ``parameter``, e.g. a deferrer's
+        fallback "always ask expert j"), drawn as crosses off the curve.
     chosen_line_ : matplotlib Line2D
         The chosen point.
     test_line_ : matplotlib Line2D or None
@@ -173,12 +176,25 @@ class RiskControlDisplay:
         cost = np.asarray(self.cost, dtype=np.float64)
         risk = np.asarray(self.risk, dtype=np.float64)
         certified = np.asarray(self.certified, dtype=bool)
-        order = np.argsort(cost, kind="stable")
+        # rules outside the grid (a NaN parameter, e.g. a deferrer's fallback
+        # "always ask expert j") are points of their own, not on the curve
+        grid = ~np.isnan(np.asarray(self.parameter, dtype=np.float64))
+        order = np.flatnonzero(grid)[np.argsort(cost[grid], kind="stable")]
         line_kwargs = _validate_style_kwargs(
             {"marker": ".", "color": "C0", "label": f"{prefix}calibration risk"},
             kwargs,
         )
         (self.line_,) = ax.plot(cost[order], risk[order], **line_kwargs)
+        self.other_rules_line_ = None
+        if not grid.all():
+            (self.other_rules_line_,) = ax.plot(
+                cost[~grid],
+                risk[~grid],
+                linestyle="none",
+                marker="x",
+                color="k",
+                label=f"{prefix}rules outside the grid",
+            )
         self.certified_line_ = None
         if certified.any():
             (self.certified_line_,) = ax.plot(
@@ -193,7 +209,9 @@ class RiskControlDisplay:
         self.test_line_ = None
         if self.test_risk is not None:
             test_cost = cost if self.test_cost is None else np.asarray(self.test_cost)
-            test_order = np.argsort(test_cost, kind="stable")
+            test_order = np.flatnonzero(grid)[
+                np.argsort(test_cost[grid], kind="stable")
+            ]
             (self.test_line_,) = ax.plot(
                 test_cost[test_order],
                 np.asarray(self.test_risk, dtype=np.float64)[test_order],
