@@ -21,6 +21,7 @@ from sklearn_iclr26.conformal._cqr import ConformalizedQuantileRegressor
 from sklearn_iclr26.conformal._cvqr import CVQRRegressor
 from sklearn_iclr26.conformal._ellipsoid_region import EllipsoidRegressor
 from sklearn_iclr26.conformal._otcp import OTCPRegressor
+from sklearn_iclr26.conformal._predictive_system import ConformalPredictiveRegressor
 from sklearn_iclr26.conformal._region_display import RegionDisplay
 from sklearn_iclr26.conformal._set_size_display import SetSizeDisplay
 from sklearn_iclr26.conformal._socop import SOCOPClassifier
@@ -32,6 +33,7 @@ __all__ = [
     "BonferroniBoxRegressor",
     "CVQRRegressor",
     "ConditionalCoverageDisplay",
+    "ConformalPredictiveRegressor",
     "ConformalizedQuantileRegressor",
     "EllipsoidRegressor",
     "OTCPRegressor",
