@@ -384,22 +384,16 @@ class ConformalPredictiveRegressor(RegressorMixin, BaseEstimator):
         self.calibration_scores_ = np.sort(scores)
         if self.mondrian is None:
             self.bins_, self.bin_counts_ = None, None
-            self._bin_scores = {None: self.calibration_scores_}
+            self._sorted_scores = [self.calibration_scores_]
         else:
             bins = self._bins(X_cal)
-            labels = np.unique(bins)
-            self.bins_ = labels
-            self._bin_scores = {}
-            counts = []
-            for b in labels:
-                s = np.sort(scores[bins == b])
-                self._bin_scores[_bin_key(b)] = s
-                counts.append(s.shape[0])
-            self.bin_counts_ = np.asarray(counts, dtype=np.intp)
-        self._abs_bin_scores = {
-            key: np.sort(np.abs(s)) for key, s in self._bin_scores.items()
-        }
-        self._max_bin = max((s.shape[0] for s in self._bin_scores.values()), default=1)
+            self.bins_ = np.unique(bins)
+            self._sorted_scores = [np.sort(scores[bins == b]) for b in self.bins_]
+            self.bin_counts_ = np.asarray(
+                [s.shape[0] for s in self._sorted_scores], dtype=np.intp
+            )
+        self._sorted_abs_scores = [np.sort(np.abs(s)) for s in self._sorted_scores]
+        self._max_bin = max(s.shape[0] for s in self._sorted_scores)
         # the fitted level's policy: warn now (never raise) when too small
         level = self.confidence_level
         needed = (
@@ -500,16 +494,21 @@ class ConformalPredictiveRegressor(RegressorMixin, BaseEstimator):
         return 8 * 4 * (getattr(self, "_max_bin", 1) + 4)
 
     def _groups(self, X):
-        """``[(key, rows)]``: the rows of each bin of a batch."""
+        """``[(index, rows)]``: the rows of each bin of a batch.
+
+        ``index`` is the bin's position in ``bins_`` (0 without ``mondrian``),
+        ``-1`` for a bin that had no calibration rows.
+        """
         if self.mondrian is None:
-            return [(None, np.arange(_num_samples(X)))]
+            return [(0, np.arange(_num_samples(X)))]
+        position = {_bin_key(b): i for i, b in enumerate(self.bins_)}
         bins = self._bins(X)
         out = []
         unseen = []
         for b in np.unique(bins):
-            key = _bin_key(b)
-            if key not in self._bin_scores:
-                unseen.append(key)
+            key = position.get(_bin_key(b), -1)
+            if key < 0:
+                unseen.append(_bin_key(b))
             out.append((key, np.flatnonzero(bins == b)))
         if unseen:
             warn_user(
@@ -520,8 +519,9 @@ class ConformalPredictiveRegressor(RegressorMixin, BaseEstimator):
         return out
 
     def _scores_of(self, key, absolute=False):
-        table = self._abs_bin_scores if absolute else self._bin_scores
-        return table.get(key, np.empty(0))
+        if key < 0:
+            return np.empty(0)
+        return (self._sorted_abs_scores if absolute else self._sorted_scores)[key]
 
     def _ranked(self, key, level, side):
         """Per-bin order statistic of the scores at a level (+-inf outside)."""
@@ -638,7 +638,7 @@ class ConformalPredictiveRegressor(RegressorMixin, BaseEstimator):
         return out[:, 0] if one_d else out
 
     def predict_quantile(self, X, quantile, *, side="auto"):
-        """Quantiles of each row's predictive distribution.
+        """Predict quantiles of each row's predictive distribution.
 
         The ``ceil(q (n + 1))``-th smallest of ``yhat(x) + sigma(x) r_i``
         (``side="higher"``, ``+inf`` past ``n``) or the ``floor(q (n +
@@ -687,7 +687,7 @@ class ConformalPredictiveRegressor(RegressorMixin, BaseEstimator):
         return self._quantiles(X, levels, sides, scalar)
 
     def _smallest_bin(self):
-        return min((s.shape[0] for s in self._bin_scores.values()), default=0)
+        return min(s.shape[0] for s in self._sorted_scores)
 
     def _quantiles(self, X, levels, sides, scalar=False):
         def quantiles_of(Xb):
