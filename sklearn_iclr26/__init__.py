@@ -31,6 +31,7 @@ from sklearn_iclr26.conformal import (
     SetSizeDisplay,
     SOCOPClassifier,
     SplitConformalClassifier,
+    VennAbersClassifier,
 )
 from sklearn_iclr26.decomposition import SparseAutoencoder
 from sklearn_iclr26.deferral import (
@@ -126,6 +127,7 @@ __all__ = [
     "TorchMLPRegressor",
     "TreeSlicedEmbedding",
     "TwoKeyAttentionRegressor",
+    "VennAbersClassifier",
     "XLearnerRegressor",
     "__version__",
 ]
