@@ -236,3 +236,197 @@ def test_bad_inputs_raise_clear_errors():
         est.predict_quantile(X[:3], 1.5)
     with pytest.raises(ValueError, match="names a column"):
         ConformalPredictiveRegressor(mondrian="a").fit(X, y)
+
+
+# --------------------------------------------------------------- Venn-Abers
+def _classification(n_classes, n=900, seed=0):
+    from sklearn.datasets import make_classification
+
+    return make_classification(
+        n, n_features=8, n_informative=5, n_classes=n_classes, random_state=seed
+    )
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_venn_abers_prefit_equals_mapie(n_classes):
+    from mapie.calibration import VennAbersCalibrator
+    from sklearn.naive_bayes import GaussianNB
+
+    from sklearn_iclr26.conformal import VennAbersClassifier
+
+    X, y = _classification(n_classes)
+    clf = GaussianNB().fit(X[:300], y[:300])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = VennAbersCalibrator(clf, cv="prefit").fit(X[300:600], y[300:600])
+        ref = ref.predict_proba(X[600:])
+    # MAPIE's prefit multi-class rule is one-vs-one
+    ours = VennAbersClassifier(FrozenEstimator(clf), multi_class="ovo")
+    ours = ours.fit(X[300:600], y[300:600]).predict_proba(X[600:])
+    np.testing.assert_allclose(ours, ref, rtol=0, atol=1e-12)
+
+
+def test_venn_abers_one_vs_rest_equals_mapie():
+    from mapie._venn_abers import predict_proba_prefitted_va
+    from sklearn.naive_bayes import GaussianNB
+
+    from sklearn_iclr26.conformal import VennAbersClassifier
+
+    X, y = _classification(4)
+    clf = GaussianNB().fit(X[:300], y[:300])
+    ref, _ = predict_proba_prefitted_va(
+        clf.predict_proba(X[300:600]),
+        y[300:600],
+        clf.predict_proba(X[600:]),
+        va_tpe="one_vs_all",
+    )
+    ours = VennAbersClassifier(clf).calibrate(X[300:600], y[300:600])
+    # MAPIE's p1 of a score above every calibration score of its class is
+    # not the isotonic fit's value (row 222 here: 0.8 where the fit with
+    # (s, 1) appended is 1.0, see the next test); the other rows are equal
+    above = np.any(clf.predict_proba(X[600:]) > clf.predict_proba(X[300:600]).max(0), 1)
+    assert above.sum() <= 10
+    np.testing.assert_allclose(
+        ours.predict_proba(X[600:])[~above], ref[~above], rtol=0, atol=1e-12
+    )
+
+
+def test_cross_venn_abers_equals_mapie_on_the_same_folds():
+    from mapie.calibration import VennAbersCalibrator
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold
+
+    from sklearn_iclr26.conformal import VennAbersClassifier
+
+    X, y = _classification(2, n=600, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = VennAbersCalibrator(
+            LogisticRegression(), inductive=False, n_splits=5, random_state=0
+        ).fit(X[:400], y[:400])
+        ref = ref.predict_proba(X[400:])
+    ours = VennAbersClassifier(
+        LogisticRegression(), cv=StratifiedKFold(5, shuffle=True, random_state=0)
+    ).fit(X[:400], y[:400])
+    np.testing.assert_allclose(ours.predict_proba(X[400:]), ref, rtol=0, atol=1e-12)
+    assert ours.predict_p0_p1(X[400:]).shape == (200, 1, 5, 2)
+
+
+def test_venn_abers_pair_is_isotonic_regression_with_the_test_point():
+    # by definition: p_b(s) is the isotonic fit at s with (s, b) added
+    from sklearn.isotonic import IsotonicRegression
+
+    from sklearn_iclr26.conformal._venn_abers import venn_abers_p0_p1
+
+    rng = np.random.RandomState(0)
+    s = rng.uniform(size=60)
+    lab = (rng.uniform(size=60) < s).astype(int)
+    # test scores inside, below and above the calibration scores
+    test = np.r_[rng.uniform(size=7), -1.0, 2.0]
+    pairs = venn_abers_p0_p1(s, lab, test)
+    for t, (p0, p1) in zip(test, pairs):
+        for b, value in ((0, p0), (1, p1)):
+            iso = IsotonicRegression().fit(np.r_[s, t], np.r_[lab, b])
+            assert value == pytest.approx(iso.predict([t])[0], abs=1e-12)
+    assert np.all(pairs[:, 0] <= pairs[:, 1])
+
+
+def test_venn_abers_bad_inputs_raise():
+    from sklearn.linear_model import LogisticRegression
+
+    from sklearn_iclr26.conformal import VennAbersClassifier
+
+    X, y = _classification(2, n=100)
+    with pytest.raises(TypeError, match="FrozenEstimator"):
+        VennAbersClassifier(FrozenEstimator(LogisticRegression().fit(X, y)), cv=3).fit(
+            X, y
+        )
+    with pytest.raises(ValueError, match="class"):
+        VennAbersClassifier().fit(X, np.zeros(100))
+
+
+def test_expected_calibration_error_by_hand():
+    from sklearn_iclr26.metrics import expected_calibration_error
+
+    y = np.array([0, 1, 1, 0])
+    proba = np.array([[0.9, 0.1], [0.2, 0.8], [0.4, 0.6], [0.3, 0.7]])
+    # bins of width 0.2: {0.9, 0.8} all right (|1 - 0.85|), {0.6, 0.7} half
+    # right (|0.5 - 0.65|), each half the rows
+    assert expected_calibration_error(y, proba, n_bins=5) == pytest.approx(0.15)
+    with pytest.raises(ValueError, match="labels"):
+        expected_calibration_error(y, np.c_[proba, proba[:, :1]])
+
+
+# ------------------------------------------------------------- martingales
+def test_martingale_equals_crepes_and_mapie_simple_jumper():
+    from crepes.martingales import SimpleJumper
+    from mapie.exchangeability_testing import OnlineMartingaleTest
+
+    from sklearn_iclr26.conformal import ExchangeabilityMartingale
+
+    p = np.random.RandomState(0).uniform(size=1500) ** 1.2
+    ours = ExchangeabilityMartingale().partial_fit(p[:700]).partial_fit(p[700:])
+    np.testing.assert_allclose(ours.martingale_, SimpleJumper().apply(p), rtol=1e-10)
+    omt = OnlineMartingaleTest(task="regression", jump_size=0.01, random_state=0)
+    ref = [omt.update_simple_jumper_martingale(float(v)) for v in p[:800]]
+    ours = ExchangeabilityMartingale(epsilons=(-1, 0, 1)).partial_fit(p[:800])
+    np.testing.assert_allclose(ours.martingale_, ref, rtol=1e-10)
+
+
+def test_online_p_values_equal_crepes_semi_online():
+    from crepes.martingales import semi_online_p_values
+
+    from sklearn_iclr26.conformal import online_p_values
+
+    s = np.random.RandomState(1).randint(0, 20, size=400).astype(float)
+    np.testing.assert_array_equal(
+        online_p_values(s, random_state=3), semi_online_p_values(s, seed=3)
+    )
+    # a reference set is the stream's past: the same p-values as the tail
+    # of the whole sequence
+    whole = online_p_values(np.r_[s[:100], s[100:]], random_state=3)
+    tau = check_random_state(3).uniform(size=400)
+    assert whole.shape == (400,) and np.all((0 < whole) & (whole <= 1))
+    tail = online_p_values(s[100:], reference_scores=s[:100][::-1], random_state=4)
+    tau_tail = check_random_state(4).uniform(size=300)
+    for t in (0, 57, 299):
+        past = s[: 100 + t]
+        gt, eq = np.sum(past > s[100 + t]), np.sum(past == s[100 + t])
+        assert tail[t] == pytest.approx((gt + tau_tail[t] * (eq + 1)) / (101 + t))
+    del tau
+
+
+def test_ville_false_alarm_rate_under_exchangeability():
+    # 200 exchangeable streams of 300 rows: online p-values of iid scores
+    # (through a fixed calibration bag), each stream's martingale at level
+    # 0.9 (threshold 10). Ville: P(sup M >= 10) <= 0.1; the count of
+    # rejections exceeds binom(200, 0.1)'s 0.999 quantile with probability
+    # below 1e-3.
+    from sklearn_iclr26.conformal import ExchangeabilityMartingale, online_p_values
+
+    rng = np.random.RandomState(0)
+    n_streams, rejected = 200, 0
+    for _ in range(n_streams):
+        scores = rng.exponential(size=350)
+        p = online_p_values(scores[50:], reference_scores=scores[:50], random_state=rng)
+        test = ExchangeabilityMartingale(confidence_level=0.9).partial_fit(p)
+        rejected += test.rejected_
+    assert rejected <= binom.ppf(1 - 1e-3, n_streams, 0.1)
+
+
+def test_martingale_rejects_small_p_values_and_checks_inputs():
+    from sklearn_iclr26.conformal import ExchangeabilityMartingale
+
+    # p = 0.01 forever: the epsilon = -1 expert gains 1.49 per step, so M
+    # passes 100 within 30 steps by construction
+    test = ExchangeabilityMartingale().partial_fit(np.full(30, 0.01))
+    assert test.rejected_ and test.rejection_index_ < 30
+    assert test.max_martingale_ >= test.threshold_ == pytest.approx(100)
+    # no overflow on long strange streams: the log stays finite
+    long = ExchangeabilityMartingale().partial_fit(np.zeros(5000))
+    assert np.isfinite(long.log_martingale_[-1])
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        ExchangeabilityMartingale().partial_fit([0.5, 1.5])
+    with pytest.raises(ValueError, match="epsilons"):
+        ExchangeabilityMartingale(epsilons=(3,)).partial_fit([0.5])
+    assert ExchangeabilityMartingale().reset().n_seen_ == 0

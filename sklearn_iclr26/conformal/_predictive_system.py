@@ -761,7 +761,8 @@ class ConformalPredictiveRegressor(RegressorMixin, BaseEstimator):
 
         tags = super().__sklearn_tags__()
         child = get_tags(self._get_estimator()).input_tags
-        needs_numeric = isinstance(self.normalizer, str)
+        # the kNN normalizer and the Mondrian bins compute on X itself
+        needs_numeric = isinstance(self.normalizer, str) or self.mondrian is not None
         tags.input_tags.allow_nan = child.allow_nan and not needs_numeric
         tags.input_tags.sparse = child.sparse and not needs_numeric
         return tags

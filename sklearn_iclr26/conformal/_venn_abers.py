@@ -22,7 +22,6 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.frozen import FrozenEstimator
-from sklearn.isotonic import isotonic_regression
 from sklearn.utils.validation import (
     check_is_fitted,
     check_random_state,
@@ -43,6 +42,7 @@ from sklearn_iclr26.utils._sklearn_compat import (
     StrOptions,
     _check_method_params,
     _fit_context,
+    _inplace_contiguous_isotonic_regression,
     _num_samples,
     _safe_indexing,
 )
@@ -85,13 +85,25 @@ def venn_abers_p0_p1(calibration_scores, calibration_labels, scores):
     means = sums / np.maximum(counts, 1)
     weights = counts.astype(np.float64)
     out = np.empty((scores.shape[0], 2))
+    pav = _inplace_contiguous_isotonic_regression
+    k = c.shape[0]
+    y_buf, w_buf = np.empty(k + 1), np.empty(k + 1)
     for col, (label, side) in enumerate(((0.0, "right"), (1.0, "left"))):
         slots = np.searchsorted(c, scores, side=side)
         for slot in np.unique(slots):
-            y_ins = np.insert(means, slot, label)
-            w_ins = np.insert(weights, slot, 1.0)
-            value = isotonic_regression(y_ins, sample_weight=w_ins)[slot]
-            out[slots == slot, col] = value
+            # the calibration groups with (s, label) inserted at the slot
+            y_buf[:slot], y_buf[slot], y_buf[slot + 1 :] = (
+                means[:slot],
+                label,
+                means[slot:],
+            )
+            w_buf[:slot], w_buf[slot], w_buf[slot + 1 :] = (
+                weights[:slot],
+                1.0,
+                weights[slot:],
+            )
+            pav(y_buf, w_buf)
+            out[slots == slot, col] = y_buf[slot]
     return out
 
 
@@ -444,7 +456,7 @@ class VennAbersClassifier(ClassifierMixin, BaseEstimator):
         )
 
     def predict_p0_p1(self, X):
-        """Venn-Abers multiprobability pairs of every binary problem.
+        """Predict the Venn-Abers multiprobability pairs of every binary problem.
 
         Parameters
         ----------
@@ -463,7 +475,7 @@ class VennAbersClassifier(ClassifierMixin, BaseEstimator):
         return batched(self._p0_p1_batch, X, row_bytes=self._row_bytes())
 
     def predict_proba(self, X):
-        """Venn-Abers calibrated class probabilities.
+        """Predict the Venn-Abers calibrated class probabilities.
 
         Parameters
         ----------

@@ -3,12 +3,25 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from numbers import Integral
+
 import numpy as np
 from sklearn.utils.validation import check_array, column_or_1d
+
+from sklearn_iclr26.utils._sklearn_compat import Interval, validate_params
 
 __all__ = ["expected_calibration_error"]
 
 
+@validate_params(
+    {
+        "y_true": ["array-like"],
+        "y_proba": ["array-like"],
+        "labels": ["array-like", None],
+        "n_bins": [Interval(Integral, 1, None, closed="left")],
+    },
+    prefer_skip_nested_validation=True,
+)
 def expected_calibration_error(y_true, y_proba, *, labels=None, n_bins=15):
     """Top-label expected calibration error (ECE) with equal-width bins.
 
@@ -55,8 +68,6 @@ def expected_calibration_error(y_true, y_proba, *, labels=None, n_bins=15):
             f"y_proba has {proba.shape[1]} columns for {labels.shape[0]} labels; "
             "pass labels= (e.g. the estimator's classes_)."
         )
-    if int(n_bins) < 1:
-        raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}.")
     confidence = proba.max(axis=1)
     correct = labels[np.argmax(proba, axis=1)] == y_true
     which = np.minimum((confidence * n_bins).astype(int), n_bins - 1)

@@ -8,9 +8,19 @@ import bisect
 import numpy as np
 from sklearn.utils import check_random_state
 
+from sklearn_iclr26.utils._sklearn_compat import validate_params
+
 __all__ = ["online_p_values"]
 
 
+@validate_params(
+    {
+        "scores": ["array-like"],
+        "reference_scores": ["array-like", None],
+        "random_state": ["random_state"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def online_p_values(scores, *, reference_scores=None, random_state=None):
     """Smoothed online conformal p-values of a stream of nonconformity scores.
 
