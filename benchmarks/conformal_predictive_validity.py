@@ -213,51 +213,75 @@ def run_stream(name, stream, n_estimators):
     return row
 
 
+def _tables(header, body, out_md_lines, out_rst):
+    """A table as markdown lines (appended) and as an rst list-table file."""
+    out_md_lines += [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(row) + " |" for row in body),
+        "",
+    ]
+    rst = [".. list-table::", "   :header-rows: 1", ""]
+    for row in [header, *body]:
+        rst.append("   * - " + (row[0] or " "))
+        rst += [f"     - {cell or ' '}" for cell in row[1:]]
+    out_rst.write_text("\n".join(rst) + "\n")
+
+
+def _cps_rows(cps):
+    body = []
+    for name in REG_SETS:
+        sub = [r for r in cps if r["set"] == name]
+        if not sub:
+            continue
+        for variant in ("plain", "knn", "mondrian"):
+            c = np.array([r[variant]["coverage"] for r in sub])
+            se = c.std(ddof=1) / np.sqrt(len(c)) if len(c) > 1 else np.nan
+            cs = np.mean([r[variant]["coverage_symmetric"] for r in sub])
+            w = np.mean([r[variant]["width"] for r in sub])
+            ws = np.mean([r[variant]["width_symmetric"] for r in sub])
+            ks = np.mean([r[variant]["ks"] for r in sub])
+            rej = np.mean([r[variant]["ks_pvalue"] < 0.01 for r in sub])
+            body.append(
+                [
+                    name,
+                    variant,
+                    str(len(sub)),
+                    f"{c.mean():.3f} ({se:.3f})",
+                    f"{cs:.3f}",
+                    f"{w:.3g} / {ws:.3g}",
+                    f"{ks:.3f}",
+                    f"{rej:.3f}",
+                ]
+            )
+        bc = np.array(
+            [
+                [np.nan if v is None else v for v in r["mondrian"]["bin_coverage"]]
+                for r in sub
+            ]
+        )
+        per_bin = ", ".join(f"{v:.3f}" for v in np.nanmean(bc, axis=0))
+        body.append([name, "mondrian, per tertile", "", per_bin, "", "", "", ""])
+    return body
+
+
 def summarize(rows, out_md, out_png):
+    stem = out_md.with_suffix("")
     lines = ["# Conformal predictive systems, Venn-Abers, martingales", ""]
     cps = [r for r in rows if r["part"] == "cps"]
     if cps:
-        lines += [
-            f"## Predictive systems: coverage at {LEVEL} and PIT uniformity",
-            "",
-            (
-                "| set | variant | splits | coverage (se) | symmetric | width | "
-                "width sym. | mean KS | KS rejected at 0.01 |"
-            ),
-            "|---|---|---|---|---|---|---|---|---|",
+        lines += [f"## Predictive systems: coverage at {LEVEL} and PIT", ""]
+        header = [
+            "set",
+            "variant",
+            "splits",
+            "coverage (se)",
+            "symmetric coverage",
+            "width / symmetric",
+            "mean KS",
+            "KS rejects at 0.01",
         ]
-        for name in REG_SETS:
-            sub = [r for r in cps if r["set"] == name]
-            for variant in ("plain", "knn", "mondrian"):
-                if not sub:
-                    continue
-                c = np.array([r[variant]["coverage"] for r in sub])
-                se = c.std(ddof=1) / np.sqrt(len(c)) if len(c) > 1 else np.nan
-                cs = np.mean([r[variant]["coverage_symmetric"] for r in sub])
-                w = np.mean([r[variant]["width"] for r in sub])
-                ws = np.mean([r[variant]["width_symmetric"] for r in sub])
-                ks = np.mean([r[variant]["ks"] for r in sub])
-                rej = np.mean([r[variant]["ks_pvalue"] < 0.01 for r in sub])
-                lines.append(
-                    f"| {name} | {variant} | {len(sub)} | {c.mean():.3f} ({se:.3f}) "
-                    f"| {cs:.3f} | {w:.3g} | {ws:.3g} | {ks:.3f} | {rej:.3f} |"
-                )
-            if sub:
-                bc = np.array(
-                    [
-                        [
-                            np.nan if v is None else v
-                            for v in r["mondrian"]["bin_coverage"]
-                        ]
-                        for r in sub
-                    ]
-                )
-                lines.append(
-                    f"| {name} | mondrian, per tertile | | "
-                    + ", ".join(f"{v:.3f}" for v in np.nanmean(bc, axis=0))
-                    + " | | | | | |"
-                )
-        lines.append("")
+        _tables(header, _cps_rows(cps), lines, Path(f"{stem}_cps.rst"))
         _plot_pit(cps, out_png)
     va = [r for r in rows if r["part"] == "va"]
     if va:
@@ -267,9 +291,8 @@ def summarize(rows, out_md, out_png):
             "",
             "Mean over splits of the test log-loss / Brier / top-label ECE.",
             "",
-            "| set | splits | " + " | ".join(methods) + " |",
-            "|---|---|" + "---|" * len(methods),
         ]
+        body = []
         for name in CLF_SETS:
             sub = [r for r in va if r["set"] == name]
             if not sub:
@@ -281,34 +304,31 @@ def summarize(rows, out_md, out_png):
                     for k in ("log_loss", "brier", "ece")
                 ]
                 cells.append(" / ".join(f"{v:.3f}" for v in vals))
-            lines.append(f"| {name} | {len(sub)} | " + " | ".join(cells) + " |")
-        lines.append("")
+            body.append([name, str(len(sub)), *cells])
+        _tables(["set", "splits", *methods], body, lines, Path(f"{stem}_va.rst"))
     mart = [r for r in rows if r["part"] == "martingale"]
     if mart:
-        lines += [
-            (
-                f"## Exchangeability martingale at level {LEVEL} (threshold "
-                f"{1 / (1 - LEVEL):.0f})"
-            ),
-            "",
-            (
-                "| set | streams | random order: rejected | sorted by x0: rejected "
-                "(median first index) | sorted by y: rejected (median first index) |"
-            ),
-            "|---|---|---|---|---|",
-        ]
+        lines += [f"## Exchangeability martingale at level {LEVEL} (threshold 10)", ""]
+        body = []
         for name in STREAM_SETS:
             sub = [r for r in mart if r["set"] == name]
             if not sub:
                 continue
-            rnd = np.mean([r["random"]["rejected"] for r in sub])
-            srt = np.mean([r["sorted"]["rejected"] for r in sub])
-            idx = [
-                r["sorted"]["index"] for r in sub if r["sorted"]["index"] is not None
-            ]
-            med = f"{np.median(idx):.0f}" if idx else "-"
-            lines.append(f"| {name} | {len(sub)} | {rnd:.3f} | {srt:.3f} | {med} |")
-        lines.append("")
+            cells = [f"{np.mean([r['random']['rejected'] for r in sub]):.3f}"]
+            for order in ("sorted", "sorted_y"):
+                rate = np.mean([r[order]["rejected"] for r in sub])
+                idx = [r[order]["index"] for r in sub if r[order]["index"] is not None]
+                med = f"{np.median(idx):.0f}" if idx else "-"
+                cells.append(f"{rate:.3f} ({med})")
+            body.append([name, str(len(sub)), *cells])
+        header = [
+            "set",
+            "streams",
+            "random order: rejected",
+            "sorted by x0: rejected (median first index)",
+            "sorted by y: rejected (median first index)",
+        ]
+        _tables(header, body, lines, Path(f"{stem}_martingale.rst"))
     text = "\n".join(lines)
     out_md.write_text(text + "\n")
     print(text)
@@ -352,6 +372,9 @@ def main():
     parser.add_argument("--va-splits", type=int, default=20)
     parser.add_argument("--streams", type=int, default=200)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--summary-only", action="store_true", help="summarize what --out holds"
+    )
     args = parser.parse_args()
     if args.quick:
         args.splits, args.va_splits, args.streams = 10, 2, 20
@@ -365,6 +388,8 @@ def main():
         + [("martingale", s, k) for k in range(args.streams) for s in STREAM_SETS]
     )
     start = time.process_time()
+    if args.summary_only:
+        jobs = []
     with args.out.open("a") as out:
         for part, name, k in jobs:
             if (part, name, k) in done:
