@@ -201,9 +201,13 @@ class VennAbersClassifier(ClassifierMixin, BaseEstimator):
     >>> X, y = load_breast_cancer(return_X_y=True)
     >>> va = VennAbersClassifier(random_state=0).fit(X[:400], y[:400])
     >>> va.predict_proba(X[400:403]).round(3)
-    array([[0.   , 1.   ],
-           [0.   , 1.   ],
-           [0.996, 0.004]])
+    array([[0.963, 0.037],
+           [0.025, 0.975],
+           [0.037, 0.963]])
+    >>> va.predict_p0_p1(X[400:403])[:, 0, 0].round(3)  # (p0, p1) of class 1
+    array([[0.   , 0.038],
+           [0.974, 1.   ],
+           [0.962, 1.   ]])
     """
 
     _parameter_constraints: dict = {
