@@ -430,3 +430,24 @@ def test_martingale_rejects_small_p_values_and_checks_inputs():
     with pytest.raises(ValueError, match="epsilons"):
         ExchangeabilityMartingale(epsilons=(3,)).partial_fit([0.5])
     assert ExchangeabilityMartingale().reset().n_seen_ == 0
+
+
+def test_mondrian_column_of_a_dataframe_and_calibrate_with_a_normalizer():
+    pd = pytest.importorskip("pandas")
+    X, y = _data(n=400)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(g=(X[:, 2] > 0).astype(int))
+    by_name = ConformalPredictiveRegressor(mondrian="g", random_state=0).fit(frame, y)
+    by_call = ConformalPredictiveRegressor(
+        mondrian=lambda F: np.asarray(F["g"]), random_state=0
+    ).fit(frame, y)
+    np.testing.assert_array_equal(by_name.bin_counts_, by_call.bin_counts_)
+    np.testing.assert_array_equal(
+        by_name.predict_interval(frame), by_call.predict_interval(frame)
+    )
+    # a frozen model with a normalizer: the normalizer still learns from a
+    # training part of the calibrate rows, the model is never refit
+    model = LinearRegression().fit(X[:200], y[:200])
+    est = ConformalPredictiveRegressor(model, normalizer="knn", calibration_size=0.5)
+    est.calibrate(X[200:], y[200:])
+    assert est.n_calibration_samples_ == 100
+    np.testing.assert_array_equal(est.predict(X[:5]), model.predict(X[:5]))
