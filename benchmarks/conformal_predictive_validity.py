@@ -238,8 +238,12 @@ def _cps_rows(cps):
             c = np.array([r[variant]["coverage"] for r in sub])
             se = c.std(ddof=1) / np.sqrt(len(c)) if len(c) > 1 else np.nan
             cs = np.mean([r[variant]["coverage_symmetric"] for r in sub])
-            w = np.mean([r[variant]["width"] for r in sub])
-            ws = np.mean([r[variant]["width_symmetric"] for r in sub])
+            # median over splits: a split whose smallest Mondrian bin is too
+            # small for the level has infinite bounds (counted in the cell)
+            widths = np.array([r[variant]["width"] for r in sub])
+            w = np.median(widths)
+            ws = np.median([r[variant]["width_symmetric"] for r in sub])
+            n_inf = int(np.sum(~np.isfinite(widths)))
             ks = np.mean([r[variant]["ks"] for r in sub])
             rej = np.mean([r[variant]["ks_pvalue"] < 0.01 for r in sub])
             body.append(
@@ -249,7 +253,7 @@ def _cps_rows(cps):
                     str(len(sub)),
                     f"{c.mean():.3f} ({se:.3f})",
                     f"{cs:.3f}",
-                    f"{w:.3g} / {ws:.3g}",
+                    f"{w:.3g} / {ws:.3g}" + (f" ({n_inf} inf)" if n_inf else ""),
                     f"{ks:.3f}",
                     f"{rej:.3f}",
                 ]
@@ -277,7 +281,7 @@ def summarize(rows, out_md, out_png):
             "splits",
             "coverage (se)",
             "symmetric coverage",
-            "width / symmetric",
+            "median width / symmetric",
             "mean KS",
             "KS rejects at 0.01",
         ]
