@@ -451,3 +451,27 @@ def test_mondrian_column_of_a_dataframe_and_calibrate_with_a_normalizer():
     est.calibrate(X[200:], y[200:])
     assert est.n_calibration_samples_ == 100
     np.testing.assert_array_equal(est.predict(X[:5]), model.predict(X[:5]))
+
+
+def test_predict_like_methods_batch_by_working_memory():
+    # LinearRegression's BLAS predictions may differ by an ulp between batch
+    # sizes: the family's tolerance (tests/test_batching_common.py)
+    import sklearn
+
+    est, _, _, X_test, y_test = _fitted("knn", _bins_of)
+    X_test, y_test = X_test[:60], y_test[:60]
+    calls = {
+        "cdf": lambda: est.predict_cdf(X_test, y_test),
+        "grid": lambda: est.predict_cdf(X_test, np.c_[y_test, y_test + 1]),
+        "quantile": lambda: est.predict_quantile(X_test, [0.1, 0.5, 0.9]),
+        "interval": lambda: est.predict_interval(X_test),
+        "sigma": lambda: est.predict_sigma(X_test),
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        whole = {k: f() for k, f in calls.items()}
+        with sklearn.config_context(working_memory=1e-4):
+            for k, f in calls.items():
+                np.testing.assert_allclose(
+                    f(), whole[k], rtol=1e-12, atol=1e-12, err_msg=k
+                )
