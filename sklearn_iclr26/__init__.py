@@ -26,6 +26,7 @@ from sklearn_iclr26.conformal import (
     BonferroniBoxRegressor,
     ConditionalCoverageDisplay,
     ConformalizedQuantileRegressor,
+    ConformalPredictiveRegressor,
     CVQRRegressor,
     EllipsoidRegressor,
     OTCPRegressor,
@@ -33,6 +34,7 @@ from sklearn_iclr26.conformal import (
     SetSizeDisplay,
     SOCOPClassifier,
     SplitConformalClassifier,
+    VennAbersClassifier,
 )
 from sklearn_iclr26.decomposition import SparseAutoencoder
 from sklearn_iclr26.deferral import (
@@ -99,6 +101,7 @@ __all__ = [
     "ConditionalCoverageDisplay",
     "ConfidenceThresholdDeferrer",
     "ConformalITERegressor",
+    "ConformalPredictiveRegressor",
     "ConformalizedQuantileRegressor",
     "DRLearnerRegressor",
     "DeferralCurveDisplay",
@@ -136,6 +139,7 @@ __all__ = [
     "TorchMLPRegressor",
     "TreeSlicedEmbedding",
     "TwoKeyAttentionRegressor",
+    "VennAbersClassifier",
     "XLearnerRegressor",
     "__version__",
 ]

@@ -20,11 +20,15 @@ from sklearn_iclr26.conformal._coverage_display import ConditionalCoverageDispla
 from sklearn_iclr26.conformal._cqr import ConformalizedQuantileRegressor
 from sklearn_iclr26.conformal._cvqr import CVQRRegressor
 from sklearn_iclr26.conformal._ellipsoid_region import EllipsoidRegressor
+from sklearn_iclr26.conformal._martingale import ExchangeabilityMartingale
 from sklearn_iclr26.conformal._otcp import OTCPRegressor
+from sklearn_iclr26.conformal._predictive_system import ConformalPredictiveRegressor
 from sklearn_iclr26.conformal._region_display import RegionDisplay
 from sklearn_iclr26.conformal._set_size_display import SetSizeDisplay
 from sklearn_iclr26.conformal._socop import SOCOPClassifier
 from sklearn_iclr26.conformal._split_classifier import SplitConformalClassifier
+from sklearn_iclr26.conformal._venn_abers import VennAbersClassifier
+from sklearn_iclr26.utils._p_values import online_p_values
 from sklearn_iclr26.utils._weighted_quantile import weighted_conformal_quantile
 
 __all__ = [
@@ -32,19 +36,23 @@ __all__ = [
     "BonferroniBoxRegressor",
     "CVQRRegressor",
     "ConditionalCoverageDisplay",
+    "ConformalPredictiveRegressor",
     "ConformalizedQuantileRegressor",
     "EllipsoidRegressor",
+    "ExchangeabilityMartingale",
     "OTCPRegressor",
     "RegionDisplay",
     "SOCOPClassifier",
     "SetSizeDisplay",
     "SplitConformalClassifier",
+    "VennAbersClassifier",
     "aps_scores",
     "conformal_quantile",
     "conformity_scores",
     "lac_scores",
     "lac_sets",
     "margin_scores",
+    "online_p_values",
     "raps_scores",
     "socop_scores",
     "socop_sets",

@@ -12,6 +12,13 @@ def _lightgbm():
     return LGBMClassifier(n_estimators=20, min_child_samples=5, n_jobs=1, verbose=-1)
 
 
+def _sign_bins(X):
+    """Mondrian bins of the predictive-system instance: the sign of column 0."""
+    import numpy as np
+
+    return (np.asarray(X)[:, 0] > 0).astype(int)
+
+
 TEST_PARAMS = {
     # a small, fast network; the default confidence_level (0.9) with the
     # checks' tiny data sets exercises the calibration policy (warn, threshold
@@ -41,6 +48,11 @@ TEST_PARAMS = {
     ],
     "BonferroniBoxRegressor": [{}, {"conformal_cv": 3}],
     "ConformalizedQuantileRegressor": [{}, {"symmetric_correction": True}],
+    # normalized (kNN difficulty) Mondrian variant of the predictive system
+    "ConformalPredictiveRegressor": [
+        {},
+        {"normalizer": "knn", "n_neighbors": 5, "mondrian": _sign_bins},
+    ],
     "EllipsoidRegressor": [
         {},
         {"covariance": "local", "n_neighbors": 10},
@@ -62,6 +74,8 @@ TEST_PARAMS = {
         {"conditional": "class"},
         {"label_noise": 0.1},
     ],
+    # cross Venn-Abers with the one-vs-one coupling
+    "VennAbersClassifier": [{}, {"cv": 3, "multi_class": "ovo"}],
 }
 
 EXPECTED_FAILED_CHECKS = {}

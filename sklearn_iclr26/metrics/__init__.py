@@ -3,6 +3,7 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from sklearn_iclr26.metrics._calibration_metrics import expected_calibration_error
 from sklearn_iclr26.metrics._identifiability import (
     concept_identifiability_score,
     counterfactual_identifiability_check,
@@ -42,6 +43,7 @@ __all__ = [
     "conformal_risk_control",
     "counterfactual_identifiability_check",
     "coverage_score",
+    "expected_calibration_error",
     "fwer_control",
     "get_scorer",
     "get_scorer_names",
