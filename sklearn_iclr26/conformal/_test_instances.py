@@ -12,11 +12,21 @@ def _lightgbm():
     return LGBMClassifier(n_estimators=20, min_child_samples=5, n_jobs=1, verbose=-1)
 
 
-def _sign_bins(X):
-    """Mondrian bins of the predictive-system instance: the sign of column 0."""
-    import numpy as np
+class _SignBins:
+    """Mondrian bins of the predictive-system instance: the sign of column 0.
 
-    return (np.asarray(X)[:, 0] > 0).astype(int)
+    A class with a fixed ``repr`` (a function's repr holds its address, which
+    differs between the test processes of ``pytest -n``, so their test ids
+    would not match).
+    """
+
+    def __call__(self, X):
+        import numpy as np
+
+        return (np.asarray(X)[:, 0] > 0).astype(int)
+
+    def __repr__(self):
+        return "_SignBins()"
 
 
 TEST_PARAMS = {
@@ -51,7 +61,7 @@ TEST_PARAMS = {
     # normalized (kNN difficulty) Mondrian variant of the predictive system
     "ConformalPredictiveRegressor": [
         {},
-        {"normalizer": "knn", "n_neighbors": 5, "mondrian": _sign_bins},
+        {"normalizer": "knn", "n_neighbors": 5, "mondrian": _SignBins()},
     ],
     "EllipsoidRegressor": [
         {},
