@@ -450,9 +450,11 @@ class BaseConformalRegressor(
             fit_params=self._take_params(X, routed, train_idx),
         )
         X_cal, y_cal = _safe_indexing(X, cal_idx), y[cal_idx]
-        if X_target is not None:
-            # drawn last: the split and the model see the same stream
-            self._shift_seed = rng.randint(2**31 - 1)
+        if X_target is None:
+            self._calibrate(X_cal, y_cal)
+            return
+        # drawn last: the split and the model see the same stream
+        self._shift_seed = rng.randint(2**31 - 1)
         self._calibrate(X_cal, y_cal, X_target=X_target)
 
     def _calibrate(self, X, y, X_target=None):
