@@ -117,9 +117,13 @@ calibration_weights_ : ndarray of shape (`n_calibration_samples_`,) or None
     of its label).
 effective_sample_size_ : float or None
     With ``shift``: the Kish effective size ``(sum w)^2 / sum w^2`` of
-    ``calibration_weights_``; a warning is raised when it is below
-    ``confidence_level / (1 - confidence_level)``, the size that a
-    unit-weight point needs for a finite threshold.
+    ``calibration_weights_``, for covariate shift capped by the median
+    over the target rows of ``sum_i w_i / w(x)`` (the number of
+    calibration rows a typical target point's own mass is worth: with
+    clipped ratios and poor overlap the calibration weights can be
+    nearly equal while the target masses dwarf them). A warning is
+    raised when it is below ``confidence_level / (1 -
+    confidence_level)``, the size a finite threshold needs.
 target_priors_ : ndarray of shape (n_classes,) or None
     With ``shift="label"``: the estimated target class priors
     (``source_priors_``: the calibration rows', ``class_weights_``: their
@@ -157,6 +161,12 @@ def _check_target(est, X, X_target):
 
 def _ess_warning(est, weights, level, test_weights=None):
     ess = effective_sample_size(weights)
+    if test_weights is not None and weights.size and test_weights.size:
+        # a target point of weight w(x) is worth sum_i w_i / w(x) calibration
+        # rows: with clipped ratios and poor overlap the calibration weights
+        # can be nearly equal (Kish size near n) while the target points'
+        # own masses dwarf them
+        ess = min(ess, float(np.median(np.sum(weights) / test_weights)))
     needed = math.ceil(level / (1.0 - level) - 1e-9)
     if ess < needed:
         warn_user(
@@ -447,7 +457,8 @@ calibration_weights_ : ndarray of shape (`n_calibration_samples_`,) or None
     row (in calibration-row order; ``calibration_scores_`` is sorted).
     ``threshold_`` is then the threshold of a test point of ratio 1.
 effective_sample_size_ : float or None
-    With ``shift``: the Kish effective size of ``calibration_weights_``
+    With ``shift``: the Kish effective size of ``calibration_weights_``,
+    capped by the median over the target rows of ``sum_i w_i / w(x)``
     (a warning below ``confidence_level / (1 - confidence_level)``)."""
 
 
