@@ -14,8 +14,8 @@ Shifts constructed from real data, per replicate:
 
 Methods: ``plain`` (today's split-conformal threshold on the same fitted
 model and calibration scores; classifiers with ``allow_empty=True``, so that
-coverage is the threshold's, not inflated by filled empty sets) and ``weighted`` (``shift="covariate"`` or
-``"label"``). Recorded per replicate: target coverage, mean set size (or
+coverage is the threshold's, not inflated by filled empty sets) and
+``weighted`` (``shift="covariate"`` or ``"label"``). Recorded per replicate: target coverage, mean set size (or
 median interval width / log-volume over the finite ones), the share of
 infinite thresholds, the effective sample size ``effective_sample_size_``,
 whether the ESS warning fired, ``shift_pvalue_``.
@@ -240,9 +240,11 @@ def run_replicate(setting, rep, cache):
 def summarize(records, n_test_of):
     lines = [
         f"shift-weighted conformal, target coverage at level {LEVEL}",
-        "setting | method | R | mean coverage [99% band of a valid method] | "
-        "reps in per-rep 99% band | size (ratio to plain) | infinite | "
-        "median ESS | ESS warning | median shift p",
+        (
+            "setting | method | R | mean coverage [99% band of a valid method] | "
+            "reps in per-rep 99% band | size (ratio to plain) | infinite | "
+            "median ESS | ESS warning | median shift p"
+        ),
     ]
     for setting in SETTINGS:
         rows = [r for r in records if r["setting"] == setting]
