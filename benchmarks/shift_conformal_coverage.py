@@ -15,8 +15,9 @@ Shifts constructed from real data, per replicate:
 Methods: ``plain`` (today's split-conformal threshold on the same fitted
 model and calibration scores; classifiers with ``allow_empty=True``, so that
 coverage is the threshold's, not inflated by filled empty sets) and
-``weighted`` (``shift="covariate"`` or ``"label"``). Recorded per replicate: target coverage, mean set size (or
-median interval width / log-volume over the finite ones), the share of
+``weighted`` (``shift="covariate"`` or ``"label"``). Recorded per replicate:
+target coverage, mean set size (or median interval width / log-volume over
+the finite ones), the share of
 infinite thresholds, the effective sample size ``effective_sample_size_``,
 whether the ESS warning fired, ``shift_pvalue_``.
 
@@ -159,8 +160,9 @@ def _classifier_run(X, y, src, X_target, test, shift):
         )
     if shift.startswith("label"):
         out[1]["prior_error"] = float(
-            np.abs(clf.target_priors_ - np.bincount(y_test, minlength=10) / len(test))
-            .max()
+            np.abs(
+                clf.target_priors_ - np.bincount(y_test, minlength=10) / len(test)
+            ).max()
         )
     return out
 
