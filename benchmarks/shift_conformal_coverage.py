@@ -42,7 +42,8 @@ coverage most), then fixed.
 
 Level 0.9. Results: one JSON line per (setting, replicate, method) appended to
 ``benchmarks/results/shift_conformal_coverage.jsonl`` (a rerun skips what is
-there), summary in ``benchmarks/results/shift_conformal_coverage.txt`` with,
+there), summary in ``benchmarks/results/shift_conformal_coverage.txt`` (figure:
+``shift_conformal_coverage.png``, copied to ``doc/images/``) with,
 per setting and method, the mean coverage and its 99 % band for a valid
 method (mean of ``R`` replicates of ``n_test`` Bernoulli(0.9) draws:
 ``0.9 +- 2.576 sqrt(0.09 / (R n_test))``, which ignores the calibration
@@ -281,6 +282,45 @@ def summarize(records, n_test_of):
     return "\n".join(lines)
 
 
+def figure(records, path):
+    """Per-replicate target coverage, plain against weighted, per setting."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover
+        return
+    settings = [s for s in SETTINGS if any(r["setting"] == s for r in records)]
+    fig, ax = plt.subplots(figsize=(10, 4))
+    for i, setting in enumerate(settings):
+        for j, (method, color) in enumerate(
+            (("plain", "tab:red"), ("weighted", "tab:blue"))
+        ):
+            cov = [
+                r["coverage"]
+                for r in records
+                if r["setting"] == setting and r["method"] == method
+            ]
+            parts = ax.violinplot(
+                [cov],
+                positions=[i + (j - 0.5) * 0.35],
+                widths=0.3,
+                showmeans=True,
+            )
+            for body in parts["bodies"]:
+                body.set_facecolor(color)
+            if i == 0:
+                ax.plot([], [], color=color, label=method, linewidth=6)
+    ax.axhline(LEVEL, color="k", linestyle="--", linewidth=1)
+    ax.set_xticks(range(len(settings)), settings, rotation=20, fontsize=8)
+    ax.set_ylabel("target coverage per replicate")
+    ax.set_title(f"shift-weighted conformal at level {LEVEL}")
+    ax.legend(loc="lower left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--replicates", type=int, default=100)
@@ -316,6 +356,7 @@ def main():
 
     summary = summarize(records, n_test_of)
     (RESULTS / f"{NAME}.txt").write_text(summary + "\n")
+    figure(records, RESULTS / f"{NAME}.png")
     print(summary)
 
 

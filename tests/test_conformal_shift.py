@@ -336,3 +336,26 @@ def test_x_target_is_routable_metadata():
     for fitted in out["estimator"]:
         assert fitted.calibration_weights_ is not None
         assert fitted.shift_pvalue_ is not None
+
+
+def test_predict_time_weights_are_batched_by_working_memory():
+    X, y, rng = _classifier_data(600)
+    X_target = X[:300] + np.array([0.8, 0, 0, 0])
+    X_test = rng.normal(size=(500, 4)) + np.array([0.8, 0, 0, 0])
+    clf = SplitConformalClassifier(shift="covariate", random_state=0)
+    clf.fit(X, y, X_target=X_target)
+    reg = EllipsoidRegressor(shift="covariate", random_state=0)
+    reg.fit(X, X[:, :2] + rng.normal(size=(600, 2)), X_target=X_target)
+    whole = (
+        clf.predict_set(X_test),
+        clf.predict_p(X_test),
+        reg.contains(X_test, X_test[:, :2]),
+    )
+    with sklearn.config_context(working_memory=0.0005):  # batches of ~10 rows
+        batched = (
+            clf.predict_set(X_test),
+            clf.predict_p(X_test),
+            reg.contains(X_test, X_test[:, :2]),
+        )
+    for a, b in zip(whole, batched):
+        np.testing.assert_array_equal(a, b)
