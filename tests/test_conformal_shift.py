@@ -265,6 +265,12 @@ def test_shift_check_warns_when_shift_is_ignored():
     assert 0 < clf.shift_pvalue_ <= 1
     # without X_target nothing is tested
     assert SplitConformalClassifier().fit(X, y).shift_pvalue_ is None
+    # OT-CP has no weighted calibration, but runs the check
+    from sklearn_iclr26.conformal import OTCPRegressor
+
+    with pytest.warns(UserWarning, match="shift=None"):
+        otcp = OTCPRegressor(random_state=0).fit(X, X[:, :2], X_target=X_target)
+    assert otcp.shift_pvalue_ < 0.01
 
 
 def test_permutation_p_value_is_valid_under_no_shift():

@@ -203,7 +203,7 @@ def _check_shift_params(est):
 def _shift_check(est, X_cal, X_target, rng, fit_ratio):
     """Run the domain-classifier test; keep the ratio when ``fit_ratio``."""
     ratio = fit_domain_ratio(
-        est.shift_estimator,
+        getattr(est, "shift_estimator", None),
         X_cal,
         X_target,
         n_splits=N_SPLITS,
@@ -213,7 +213,7 @@ def _shift_check(est, X_cal, X_target, rng, fit_ratio):
     )
     est.shift_auc_ = float(ratio.auc)
     est.shift_pvalue_ = float(ratio.pvalue)
-    if est.shift is None and ratio.pvalue < SHIFT_ALPHA:
+    if getattr(est, "shift", None) is None and ratio.pvalue < SHIFT_ALPHA:
         warn_user(
             f"The calibration and target rows differ (domain classifier "
             f"out-of-fold AUC {ratio.auc:.3f}, permutation p-value "
