@@ -347,7 +347,7 @@ def test_x_target_is_routable_metadata():
 def test_predict_time_weights_are_batched_by_working_memory():
     X, y, rng = _classifier_data(600)
     X_target = X[:300] + np.array([0.8, 0, 0, 0])
-    X_test = rng.normal(size=(500, 4)) + np.array([0.8, 0, 0, 0])
+    X_test = rng.normal(size=(200, 4)) + np.array([0.8, 0, 0, 0])
     clf = SplitConformalClassifier(shift="covariate", random_state=0)
     clf.fit(X, y, X_target=X_target)
     reg = EllipsoidRegressor(shift="covariate", random_state=0)
@@ -357,7 +357,7 @@ def test_predict_time_weights_are_batched_by_working_memory():
         clf.predict_p(X_test),
         reg.contains(X_test, X_test[:, :2]),
     )
-    with sklearn.config_context(working_memory=0.0005):  # batches of ~10 rows
+    with sklearn.config_context(working_memory=0.002):  # batches of ~10 rows
         batched = (
             clf.predict_set(X_test),
             clf.predict_p(X_test),
