@@ -342,6 +342,17 @@ def test_x_target_is_routable_metadata():
     for fitted in out["estimator"]:
         assert fitted.calibration_weights_ is not None
         assert fitted.shift_pvalue_ is not None
+    rng = np.random.RandomState(0)
+    Y = X[:, :2] + rng.normal(size=(X.shape[0], 2))
+    with sklearn.config_context(enable_metadata_routing=True):
+        box = BonferroniBoxRegressor(shift="covariate", random_state=0)
+        box.set_fit_request(X_target=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            out = cross_validate(
+                box, X, Y, cv=3, params={"X_target": X_target}, return_estimator=True
+            )
+    assert all(f.calibration_weights_ is not None for f in out["estimator"])
 
 
 def test_predict_time_weights_are_batched_by_working_memory():

@@ -350,14 +350,17 @@ class BaseConformalRegressor(
 
         With ``sklearn.set_config(enable_metadata_routing=True)``, the inner
         estimator receives what it requested (``set_fit_request``), for the
-        rows it is fitted on; the calibration itself is unweighted.
+        rows it is fitted on; the calibration itself is unweighted (but for
+        the ``shift`` weights). ``X_target`` is the estimator's own fit
+        metadata (``set_fit_request(X_target=True)``).
 
         Returns
         -------
         routing : MetadataRouter
             The routing information.
         """
-        return fit_router(self, self._routing_children())
+        # self request: X_target, the owner's own fit metadata
+        return fit_router(self, self._routing_children(), self_request=True)
 
     def _route_fit_params(self, X, fit_params):
         """``{child: params}`` of ``fit(X, y, **fit_params)``, checked."""
