@@ -28,6 +28,11 @@ classes, default logistic-regression pipeline; ``enb``: energy efficiency,
 * ``pen-tilt``: SplitConformalClassifier (LAC), tilt beta=1 on feature 2;
 * ``pen-prior``: SplitConformalClassifier (LAC), class priors moved (BBSE);
 * ``pen-prior-em``: the same with ``label_shift_method="em"``;
+* ``pen-tilt-noise``: ``pen-tilt`` with 20 % symmetric noise on the source
+  (training and calibration) labels; ``weighted`` is ``shift="covariate"``
+  with ``label_noise=0.2`` (both corrections in one calibration), ``plain``
+  neither, ``noise-only`` the noisy-label correction alone; coverage of the
+  clean target labels;
 * ``enb-cqr-tilt``: ConformalizedQuantileRegressor (two
   HistGradientBoosting quantile models) on target 0, tilt beta=1 on
   feature 4 (the building height);
@@ -83,6 +88,8 @@ LEVEL = 0.9
 # digits (the order of their plain LAC coverage in a pilot split, hardest
 # first: the shift that moves plain coverage most)
 PRIOR_ORDER = [5, 1, 8, 0, 9, 7, 3, 2, 4, 6]
+# symmetric label noise of the source labels in pen-tilt-noise
+NOISE = 0.2
 
 SETTINGS = {
     # name: (data, kind, shift, beta or None, feature, noise columns, main?)
@@ -92,6 +99,7 @@ SETTINGS = {
     "enb-cqr-tilt": ("enb", "cqr", "covariate", 1.0, 4, 0, True),
     "enb-box-tilt": ("enb", "box", "covariate", 1.0, 4, 0, True),
     "enb-ellipsoid-tilt": ("enb", "ellipsoid", "covariate", 1.0, 4, 0, True),
+    "pen-tilt-noise": ("pen", "clf", "covariate+noise", 1.0, 2, 0, True),
     "pen-tilt-overlap": ("pen", "clf", "covariate", -2.0, 1, 0, False),
     "pen-tilt-highdim": ("pen", "clf", "covariate", 1.0, 2, 300, False),
 }
@@ -125,17 +133,29 @@ def _target_probability(X, y, pool, beta, feature):
     return p / p.sum()
 
 
-def _classifier_run(X, y, src, X_target, test, shift):
+def _classifier_run(X, y, src, X_target, test, shift, rng):
     label_method = "em" if shift == "label-em" else "bbse"
+    y_fit = y[src]
+    noise = None
+    if shift == "covariate+noise":
+        # symmetric noise on the source labels: each flipped w.p. NOISE to a
+        # uniformly random other class; coverage is of the clean labels
+        noise = NOISE
+        classes = np.unique(y)
+        flip = rng.uniform(size=src.shape[0]) < NOISE
+        other = rng.randint(1, classes.shape[0], size=src.shape[0])
+        index = np.searchsorted(classes, y_fit)
+        y_fit = np.where(flip, classes[(index + other) % classes.shape[0]], y_fit)
     clf = SplitConformalClassifier(
         shift="label" if shift.startswith("label") else "covariate",
+        label_noise=noise,
         label_shift_method=label_method,
         allow_empty=True,
         random_state=0,
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        clf.fit(X[src], y[src], X_target=X_target)
+        clf.fit(X[src], y_fit, X_target=X_target)
     fired = any("effective sample size" in str(w.message) for w in caught)
     y_test = np.searchsorted(clf.classes_, y[test])
     rows = np.arange(test.shape[0])
@@ -148,8 +168,12 @@ def _classifier_run(X, y, src, X_target, test, shift):
         "pvalue": clf.shift_pvalue_,
         "n_cal": clf.n_calibration_samples_,
     }
+    methods = [("plain", plain), ("weighted", weighted)]
+    if noise is not None:
+        # the noisy-label correction alone (unweighted de-mixed threshold)
+        methods.append(("noise-only", scores <= clf._demixed[0].threshold(LEVEL)))
     out = []
-    for method, sets in (("plain", plain), ("weighted", weighted)):
+    for method, sets in methods:
         out.append(
             {
                 "method": method,
@@ -236,7 +260,7 @@ def run_replicate(setting, rep, cache):
     X_target = X[_draw(rng, pool, p, n_target)]
     test = _draw(rng, pool, p, n_test)
     if kind == "clf":
-        return _classifier_run(X, y, src, X_target, test, shift)
+        return _classifier_run(X, y, src, X_target, test, shift, rng)
     return _regressor_run(X, y, src, X_target, test, kind)
 
 
@@ -256,8 +280,10 @@ def summarize(records, n_test_of):
             continue
         n_test = n_test_of(setting)
         plain_size = np.median([r["size"] for r in rows if r["method"] == "plain"])
-        for method in ("plain", "weighted"):
+        for method in ("plain", "noise-only", "weighted"):
             sub = [r for r in rows if r["method"] == method]
+            if not sub:
+                continue
             R = len(sub)
             cov = np.array([r["coverage"] for r in sub])
             half = 2.576 * np.sqrt(LEVEL * (1 - LEVEL) / (R * n_test))
