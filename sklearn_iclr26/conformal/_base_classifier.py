@@ -33,6 +33,12 @@ from sklearn_iclr26.conformal._noisy_calibration import (
     noise_transition_matrix,
 )
 from sklearn_iclr26.conformal._row_uniforms import row_uniforms
+from sklearn_iclr26.conformal._shift_calibration import (
+    SHIFT_CONSTRAINTS,
+    ShiftClassifierMixin,
+    _check_shift_params,
+    _check_target,
+)
 from sklearn_iclr26.metrics._set_metrics import _label_indices
 from sklearn_iclr26.utils._atomic import atomic_fit, scoped_params
 from sklearn_iclr26.utils._batching import batch_slices
@@ -287,7 +293,11 @@ feature_names_in_ : ndarray of shape (`n_features_in_`,)
 
 
 class BaseConformalClassifier(
-    MetaEstimatorMixin, ClassifierMixin, BaseEstimator, metaclass=ABCMeta
+    ShiftClassifierMixin,
+    MetaEstimatorMixin,
+    ClassifierMixin,
+    BaseEstimator,
+    metaclass=ABCMeta,
 ):
     """Split-conformal prediction sets around any probabilistic classifier.
 
@@ -315,6 +325,7 @@ class BaseConformalClassifier(
         "conditional": [StrOptions({"class", "bins"}), None],
         "label_noise": [Interval(Real, 0, 1, closed="left"), "array-like", None],
         "label_noise_correction": [StrOptions({"auto", "plugin", "finite_sample"})],
+        **SHIFT_CONSTRAINTS,
         "verbose": ["verbose"],
         "random_state": ["random_state"],
     }
@@ -396,9 +407,9 @@ class BaseConformalClassifier(
         return y
 
     @atomic_fit
-    def _fit_conformal(self, X, y, bins=None, **fit_params):
+    def _fit_conformal(self, X, y, bins=None, X_target=None, **fit_params):
         """Fit and calibrate; all or nothing (the family's ``fit``)."""
-        self._fit_work(X, y, fit_params, bins)
+        self._fit_work(X, y, fit_params, bins, X_target=X_target)
         return self
 
     def _init_fit_state(self):
@@ -406,7 +417,7 @@ class BaseConformalClassifier(
 
     @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
-    def calibrate(self, X, y, bins=None):
+    def calibrate(self, X, y, bins=None, X_target=None):
         """Calibrate a model fitted elsewhere on every row of ``(X, y)``.
 
         ``estimator`` (already fitted) is used as it is, as
@@ -426,6 +437,8 @@ class BaseConformalClassifier(
         bins : array-like of shape (n_samples,), default=None
             Mondrian bin of every row; required with ``conditional="bins"``
             and rejected otherwise.
+        X_target : array-like of shape (n_target, n_features), default=None
+            Unlabeled rows of the target population (see ``shift``).
 
         Returns
         -------
@@ -435,7 +448,7 @@ class BaseConformalClassifier(
         frozen = frozen_fitted(self.estimator, self)
         self._check_calibrate_params()
         scoped_params(self, estimator=frozen)
-        self._fit_work(X, y, {}, bins)
+        self._fit_work(X, y, {}, bins, X_target=X_target)
         return self
 
     def _check_calibrate_params(self):
@@ -465,8 +478,9 @@ class BaseConformalClassifier(
             raise ValueError("bins contains NaN.")
         return bins
 
-    def _fit_work(self, X, y, fit_params, bins=None):
+    def _fit_work(self, X, y, fit_params, bins=None, X_target=None):
         self._init_fit_state()
+        _check_shift_params(self)
         estimator = self._get_estimator()
         check_has_methods(estimator, ["predict_proba"])
         X = _indexable(X)
@@ -475,6 +489,7 @@ class BaseConformalClassifier(
         # recorded without converting X: the inner estimator sees it untouched
         _check_feature_names(self, X, reset=True)
         _check_n_features(self, X, reset=True)
+        X_target = _check_target(self, X, X_target)
         prefit = isinstance(estimator, FrozenEstimator)
         if prefit and fit_params:
             raise TypeError(
@@ -562,9 +577,22 @@ class BaseConformalClassifier(
             cal_scores = cal_matrix[np.arange(cal_y.shape[0]), cal_y]
         self.calibration_scores_ = np.sort(cal_scores)
         self.n_calibration_samples_ = int(cal_scores.shape[0])
+        self._fit_shift(
+            X,
+            y,
+            cal_index,
+            X_target,
+            cal_scores,
+            None if T is None else cal_matrix,
+            T,
+            level,
+        )
         if T is not None:
             self._fit_demixed(cal_matrix, cal_y, T, bins, cal_index)
-        if T is not None and self.conditional is None:
+        if self.shift is not None:
+            self.threshold_ = self._shift_threshold(level)
+            shown = np.array2string(np.asarray(self.threshold_), precision=4)
+        elif T is not None and self.conditional is None:
             self.threshold_ = self._demixed_thresholds(level)
             shown = f"{self.threshold_:.6g}"
         elif self.conditional is None:
@@ -790,6 +818,8 @@ class BaseConformalClassifier(
         if confidence_level is None:
             return self.threshold_
         level = check_confidence_level(confidence_level)
+        if self.shift is not None:
+            return self._shift_threshold(level)
         if self.label_noise_matrix_ is not None:
             return self._demixed_thresholds(level)
         if self.conditional is not None:
@@ -1046,7 +1076,10 @@ class BaseConformalClassifier(
             g = None if groups is None else groups[rows]
             scores = self._score_matrix(proba, u) if multi else None
             out = []
-            for threshold in thresholds:
+            batch_thresholds = (
+                thresholds if self.shift is None else self._row_thresholds(levels, Xb)
+            )
+            for threshold in batch_thresholds:
                 sets = self._sets_at(proba, threshold, g, u, scores)
                 if not self.allow_empty:
                     self._fill_empty(sets, proba, u)
@@ -1116,6 +1149,11 @@ class BaseConformalClassifier(
             Columns follow ``classes_``.
         """
         X, n_samples = self._check_X(X)
+        if smoothed and self.shift is not None:
+            raise ValueError(
+                "predict_p(smoothed=True) is not defined with shift: use "
+                "smoothed=False (the weighted p-values, which reproduce the sets)."
+            )
         if smoothed and self.label_noise_matrix_ is not None:
             raise ValueError(
                 "predict_p(smoothed=True) is not defined with label_noise: the "
@@ -1134,6 +1172,8 @@ class BaseConformalClassifier(
             u = self._uniforms(Xb)
             scores = self._score_matrix(proba, u)
             t = None if tau is None else tau[rows]
+            if self.shift is not None:
+                return self._shift_p_values(scores, Xb)
             if self.conditional is None:
                 return self._group_p_values(0, scores, t)
             out = np.empty_like(scores)

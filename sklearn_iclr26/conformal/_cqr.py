@@ -14,6 +14,7 @@ from sklearn.pipeline import Pipeline
 from sklearn_iclr26.conformal._base_regressor import BaseConformalRegressor
 from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
 from sklearn_iclr26.conformal._frozen import frozen_fitted
+from sklearn_iclr26.conformal._shift_calibration import SHIFT_REGRESSOR_CONSTRAINTS
 from sklearn_iclr26.utils._atomic import atomic_fit, scoped_params
 from sklearn_iclr26.utils._random import set_child_random_state
 from sklearn_iclr26.utils._sklearn_compat import HasMethods, _fit_context, _num_samples
@@ -132,6 +133,7 @@ class ConformalizedQuantileRegressor(BaseConformalRegressor):
         Fraction (float in (0, 1)) or number (int) of samples held out for
         calibration. Unused with fitted models (``FrozenEstimator``, or
         :meth:`calibrate`): every row calibrates.
+    %(shift_parameters)s
     random_state : int, RandomState instance or None, default=None
         Seeds the split (and the regressors' ``random_state`` parameters that
         are ``None``).
@@ -157,6 +159,7 @@ class ConformalizedQuantileRegressor(BaseConformalRegressor):
         ``symmetric_correction=True``; ``inf`` when the calibration set is
         too small for the level: ``2 / alpha - 1`` points per side without
         the symmetric correction, ``1 / alpha - 1`` with it).
+    %(shift_attributes)s
 
     See Also
     --------
@@ -189,6 +192,7 @@ class ConformalizedQuantileRegressor(BaseConformalRegressor):
         **BaseConformalRegressor._parameter_constraints,
         "estimator": [HasMethods(["fit", "predict"]), list, tuple, None],
         "symmetric_correction": ["boolean"],
+        **SHIFT_REGRESSOR_CONSTRAINTS,
     }
 
     def __init__(
@@ -198,6 +202,8 @@ class ConformalizedQuantileRegressor(BaseConformalRegressor):
         confidence_level=0.9,
         symmetric_correction=False,
         calibration_size=0.25,
+        shift=None,
+        shift_estimator=None,
         random_state=None,
         verbose=0,
     ):
@@ -335,7 +341,13 @@ class ConformalizedQuantileRegressor(BaseConformalRegressor):
         # each bound at miscoverage alpha / 2 needs 2 / alpha - 1 points
         return math.ceil(2.0 / (1.0 - confidence_level) - 1.0 - 1e-9)
 
-    def _threshold_at(self, confidence_level):
+    def _threshold_at(self, confidence_level, mass=None):
+        if mass is not None:  # covariate shift: one column per test row
+            if self.symmetric_correction:
+                t = self._column_quantiles(confidence_level, mass)[0]
+                return np.stack([t, t])
+            level = 1.0 - (1.0 - confidence_level) / 2.0
+            return self._column_quantiles(level, mass)
         if self.symmetric_correction:
             t = conformal_quantile(self.calibration_scores_, confidence_level)
             return np.array([t, t])

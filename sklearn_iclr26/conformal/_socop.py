@@ -20,6 +20,10 @@ from sklearn_iclr26.conformal._conformity_scores import (
     socop_scores,
     socop_sets,
 )
+from sklearn_iclr26.conformal._shift_calibration import (
+    SHIFT_ATTRIBUTES_DOC,
+    SHIFT_DOC,
+)
 from sklearn_iclr26.metrics import set_size_stratified_coverage_violation
 from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._docstrings import Substitution
@@ -61,6 +65,8 @@ def _knee_index(sizes, multiple_rates):
 @Substitution(
     conditional_parameter=CONDITIONAL_DOC,
     label_noise_parameters=LABEL_NOISE_DOC,
+    shift_parameters=SHIFT_DOC,
+    shift_attributes=SHIFT_ATTRIBUTES_DOC,
     conformal_attributes=ATTRIBUTES_DOC,
 )
 class SOCOPClassifier(BaseConformalClassifier):
@@ -126,6 +132,7 @@ class SOCOPClassifier(BaseConformalClassifier):
         marginal threshold, and each label's score is then compared with its
         class's (or the row's bin's) quantile.
     %(label_noise_parameters)s
+    %(shift_parameters)s
     verbose : int, default=0
         Print the fitting, tuning and calibration steps when positive.
     random_state : int, RandomState instance or None, default=None
@@ -145,6 +152,7 @@ class SOCOPClassifier(BaseConformalClassifier):
         (P(size > ``k0``)), ``"coverage"`` and ``"sscv"`` on the tuning split
         for every candidate. ``None`` with a numeric ``lam``.
     %(conformal_attributes)s
+    %(shift_attributes)s
 
     See Also
     --------
@@ -202,6 +210,9 @@ class SOCOPClassifier(BaseConformalClassifier):
         conditional=None,
         label_noise=None,
         label_noise_correction="auto",
+        shift=None,
+        shift_estimator=None,
+        label_shift_method="bbse",
         verbose=0,
         random_state=None,
     ):
@@ -281,7 +292,7 @@ class SOCOPClassifier(BaseConformalClassifier):
 
     @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, bins=None, **fit_params):
+    def fit(self, X, y, bins=None, X_target=None, **fit_params):
         """Fit the classifier, choose ``lam`` and calibrate.
 
         Parameters
@@ -294,6 +305,10 @@ class SOCOPClassifier(BaseConformalClassifier):
         bins : array-like of shape (n_samples,), default=None
             Mondrian bin of every row (only with ``conditional="bins"``,
             where it is required); only the calibration rows' bins are used.
+        X_target : array-like of shape (n_target, n_features), default=None
+            Unlabeled rows of the target population (required with
+            ``shift``; without it, only the shift check runs). Metadata:
+            with routing, ``set_fit_request(X_target=True)``.
         **fit_params : dict
             Passed to ``estimator.fit`` on the training part (per-sample
             arrays such as ``sample_weight`` are split accordingly); with
@@ -304,7 +319,7 @@ class SOCOPClassifier(BaseConformalClassifier):
         self : object
             Fitted estimator.
         """
-        return self._fit_conformal(X, y, bins=bins, **fit_params)
+        return self._fit_conformal(X, y, bins=bins, X_target=X_target, **fit_params)
 
     def _init_fit_state(self):
         if not isinstance(self.lam, str):

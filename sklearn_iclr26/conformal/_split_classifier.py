@@ -18,6 +18,10 @@ from sklearn_iclr26.conformal._conformity_scores import (
     _raps_with_uniforms,
     conformity_scores,
 )
+from sklearn_iclr26.conformal._shift_calibration import (
+    SHIFT_ATTRIBUTES_DOC,
+    SHIFT_DOC,
+)
 from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._docstrings import Substitution
 from sklearn_iclr26.utils._sklearn_compat import StrOptions, _fit_context
@@ -33,6 +37,8 @@ _SCORES = sorted(set(SCORE_NAMES) - {"socop"})
 @Substitution(
     conditional_parameter=CONDITIONAL_DOC,
     label_noise_parameters=LABEL_NOISE_DOC,
+    shift_parameters=SHIFT_DOC,
+    shift_attributes=SHIFT_ATTRIBUTES_DOC,
     conformal_attributes=ATTRIBUTES_DOC,
 )
 class SplitConformalClassifier(BaseConformalClassifier):
@@ -76,6 +82,7 @@ class SplitConformalClassifier(BaseConformalClassifier):
         If ``False`` the top label is added to empty sets.
     %(conditional_parameter)s
     %(label_noise_parameters)s
+    %(shift_parameters)s
     verbose : int, default=0
         Print the fitting and calibration steps when positive.
     random_state : int, RandomState instance or None, default=None
@@ -90,6 +97,7 @@ class SplitConformalClassifier(BaseConformalClassifier):
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     %(conformal_attributes)s
+    %(shift_attributes)s
 
     See Also
     --------
@@ -124,6 +132,9 @@ class SplitConformalClassifier(BaseConformalClassifier):
         conditional=None,
         label_noise=None,
         label_noise_correction="auto",
+        shift=None,
+        shift_estimator=None,
+        label_shift_method="bbse",
         verbose=0,
         random_state=None,
     ):
@@ -166,7 +177,7 @@ class SplitConformalClassifier(BaseConformalClassifier):
 
     @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, bins=None, **fit_params):
+    def fit(self, X, y, bins=None, X_target=None, **fit_params):
         """Fit the classifier and calibrate.
 
         Parameters
@@ -178,6 +189,10 @@ class SplitConformalClassifier(BaseConformalClassifier):
         bins : array-like of shape (n_samples,), default=None
             Mondrian bin of every row (only with ``conditional="bins"``,
             where it is required); only the calibration rows' bins are used.
+        X_target : array-like of shape (n_target, n_features), default=None
+            Unlabeled rows of the target population (required with
+            ``shift``; without it, only the shift check runs). Metadata:
+            with routing, ``set_fit_request(X_target=True)``.
         **fit_params : dict
             Passed (split) to ``estimator.fit``.
 
@@ -187,7 +202,7 @@ class SplitConformalClassifier(BaseConformalClassifier):
             Fitted estimator.
         """
         self._check_calibrate_params()
-        return self._fit_conformal(X, y, bins=bins, **fit_params)
+        return self._fit_conformal(X, y, bins=bins, X_target=X_target, **fit_params)
 
     def _check_calibrate_params(self):
         # score_params checked once, by the score function itself; a fixed
