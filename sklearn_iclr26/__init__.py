@@ -44,6 +44,8 @@ from sklearn_iclr26.ensemble import (
 )
 from sklearn_iclr26.inference import (
     MultiPPIMeanEstimator,
+    PerformanceMonitor,
+    PerformanceMonitorDisplay,
     ResamplingUtilityEstimator,
 )
 from sklearn_iclr26.label_noise import (
@@ -105,6 +107,8 @@ __all__ = [
     "MultiPPIMeanEstimator",
     "OTCPRegressor",
     "PenaltyNASSearch",
+    "PerformanceMonitor",
+    "PerformanceMonitorDisplay",
     "RLPHeadClassifier",
     "RandomLabelProbe",
     "RandomNASSearch",
