@@ -298,7 +298,10 @@ class PerformanceMonitor(BaseEstimator):
                 "clone keeps it fitted."
             ) from None
         metric = self.metric
-        has = lambda *methods: all(hasattr(est, m) for m in methods)  # noqa: E731
+
+        def has(*methods):
+            return all(hasattr(est, m) for m in methods)
+
         if metric == "accuracy" and not has("predict", "classes_"):
             raise ValueError(
                 f"metric='accuracy' needs a classifier (predict and classes_); "
@@ -737,10 +740,13 @@ class PerformanceMonitor(BaseEstimator):
                 )
             return pi
         pending = self._pending
-        if pending is not None and pending["n"] == n:
-            if pending["hash"] == joblib_hash(X):
-                self._pending = None
-                return pending["probability"]
+        if (
+            pending is not None
+            and pending["n"] == n
+            and pending["hash"] == joblib_hash(X)
+        ):
+            self._pending = None
+            return pending["probability"]
         return None
 
     # ------------------------------------------------------------ estimation
