@@ -954,6 +954,7 @@ class PerformanceMonitor(BaseEstimator):
                 subsets=subsets,
                 a=a,
                 burn_in=burn_in,
+                solver="slsqp",  # a few subsets: SLSQP alone is as good, faster
             )
             for j, s in enumerate(present):
                 labels[s] = plan.relaxed_counts.get((2 * j, 2 * j + 1), 0.0)
