@@ -14,7 +14,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.validation import _num_samples, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from sklearn_iclr26.inference._allocate import multippi_allocate
 from sklearn_iclr26.utils._atomic import atomic_fit
@@ -24,6 +24,7 @@ from sklearn_iclr26.utils._sklearn_compat import (
     Interval,
     StrOptions,
     _fit_context,
+    _num_samples,
 )
 from sklearn_iclr26.utils._validation import store_params
 
@@ -859,7 +860,7 @@ class PerformanceMonitor(BaseEstimator):
     # -------------------------------------------------------- active labels
     @atomic_fit(keep_fitted=True)
     def suggest_labels(self, X, budget):
-        """Rows of a batch to send for labelling, for an expected budget.
+        """Pick the rows of a batch to send for labelling, for an expected budget.
 
         The budget is spread over quantile strata of the combined proxy by
         :func:`multippi_allocate` (each stratum's covariance of metric and
