@@ -200,7 +200,7 @@ def test_conformal_coverage_and_set_size():
     assert_array_equal(m, sets[500:600, :][np.arange(100), y[1500:1600]])
     # the size needs no label: exact mean over the rows, zero width
     size = PerformanceMonitor(frozen, metric="set_size", threshold=1.5)
-    size.fit(X[1000:1500], y[1000:1500])
+    size.fit(X[1000:1500])  # no label needed
     size.partial_fit(X[1500:2500])
     assert_allclose(size.estimate_, sets[500:1500].sum(axis=1).mean())
     assert_array_equal(size.interval_, [size.estimate_, size.estimate_])
@@ -360,3 +360,26 @@ def test_api_checks_pickle_skops_and_clone():
     assert copy.fit(_X[500:1500], _Y[500:1500]).reference_metric_ == (
         fitted.reference_metric_
     )
+
+
+def test_all_gold_labels_equal_do_not_give_a_zero_width_interval():
+    # a model right on every labelled row: the sample variance is 0 and a
+    # plain CLT interval has zero width; the rule of succession's variance
+    # keeps it honest (Wilson-like width ~ 1/n)
+    monitor = PerformanceMonitor(_MODEL).fit(_X[500:1500], _Y[500:1500])
+    pred = _MODEL.predict(_X[1500:2000])
+    y = np.full(500, np.nan)
+    right = np.flatnonzero(pred == _Y[1500:2000])[:30]
+    y[right] = _Y[1500:2000][right]
+    monitor.partial_fit(_X[1500:2000], y)
+    lower, upper = monitor.interval_
+    assert upper - lower > 0.02
+    assert upper == 1.0 and lower < 0.99
+
+
+def test_labels_outside_the_classes_warn():
+    monitor = PerformanceMonitor(_MODEL).fit(_X[500:1500], _Y[500:1500])
+    y = np.array(["a"] * 10 + [None] * 90, dtype=object)
+    with pytest.warns(UserWarning, match="not among the monitored model's classes_"):
+        monitor.partial_fit(_X[1500:1600], y)
+    assert monitor.n_labeled_ == 10

@@ -27,6 +27,7 @@ from sklearn_iclr26.utils._sklearn_compat import (
     _num_samples,
 )
 from sklearn_iclr26.utils._validation import store_params
+from sklearn_iclr26.utils._warnings import warn_user
 
 __all__ = ["PerformanceMonitor"]
 
@@ -378,6 +379,7 @@ class PerformanceMonitor(BaseEstimator):
         y = np.asarray(y)[rows]
         if metric == "coverage":
             if "sets" in outputs:
+                self._warn_unknown_labels(y)
                 column = {c: j for j, c in enumerate(self.estimator.classes_)}
                 sets = outputs["sets"][rows]
                 return np.array(
@@ -391,9 +393,20 @@ class PerformanceMonitor(BaseEstimator):
             return ((bounds[:, 0] <= y) & (y <= bounds[:, 1])).astype(np.float64)
         pred = outputs["pred"][rows]
         if self._is_classification():
+            self._warn_unknown_labels(y)
             correct = (pred == y).astype(np.float64)
             return correct if metric == "accuracy" else 1.0 - correct
         return np.abs(y.astype(np.float64) - pred.astype(np.float64))
+
+    def _warn_unknown_labels(self, y):
+        known = set(self.estimator.classes_.tolist())
+        unknown = sorted({v for v in y.tolist() if v not in known}, key=str)
+        if unknown:
+            warn_user(
+                f"Gold labels {unknown[:5]} are not among the monitored model's "
+                f"classes_ {sorted(known, key=str)[:10]}: they count as errors "
+                "(check the labels' type and encoding)."
+            )
 
     def _confidence_features(self, outputs):
         """The model's own confidence: ``(names, columns)``."""
@@ -544,7 +557,7 @@ class PerformanceMonitor(BaseEstimator):
     # ------------------------------------------------------------------ fit
     @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y=None):
         """Learn how the proxies predict the metric on labelled reference rows.
 
         Resets the stream: the next :meth:`partial_fit` starts a new one.
@@ -554,8 +567,9 @@ class PerformanceMonitor(BaseEstimator):
         X : {array-like, DataFrame}
             Reference rows, as the monitored estimator takes them (not rows
             it was trained on: its errors there are not representative).
-        y : array-like of shape (n_samples,)
-            Their gold labels (every row labelled).
+        y : array-like of shape (n_samples,), default=None
+            Their gold labels (every row labelled); ``None`` only for
+            ``metric="set_size"``, which needs no label.
 
         Returns
         -------
@@ -564,12 +578,12 @@ class PerformanceMonitor(BaseEstimator):
         """
         self._check_estimator()
         n = _num_samples(X)
-        if y is None:
+        if y is None and _METRICS[self.metric]["needs_label"]:
             raise ValueError(
                 "PerformanceMonitor requires y to be passed, but the target y is "
                 "None (the reference rows' gold labels)."
             )
-        y = self._check_y(y, n)
+        y = np.zeros(n) if y is None else self._check_y(y, n)
         if n < 2:
             raise ValueError(f"fit needs at least 2 reference rows, got {n}.")
         if not _labelled_mask(y).all():
@@ -770,6 +784,12 @@ class PerformanceMonitor(BaseEstimator):
         var_u = s["upp"] / N - u_bar**2 if N > 0 else 0.0
         estimate = lam * u_bar + m_bar - lam * p_bar + self._center[0]
         var_r = max(var_m - 2 * lam * cov + lam**2 * var_p, 0.0)
+        if self._binary and var_m <= 1e-12:
+            # every gold label gave the same 0/1 value (a model right on every
+            # labelled row): the sample variance 0 would give a zero-width
+            # interval; use the rule of succession's variance instead
+            q = (n * (m_bar + self._center[0]) + 1) / (n + 2)
+            var_r = max(var_r, q * (1 - q))
         variance = var_r / n + (lam**2 * max(var_u, 0.0) / N if N > 0 else 0.0)
         return estimate, math.sqrt(variance), lam
 
@@ -948,17 +968,22 @@ class PerformanceMonitor(BaseEstimator):
                 a[2 * j] = sizes[s] / n
                 subsets.append((2 * j, 2 * j + 1))
                 burn_in[(2 * j + 1,)] = int(sizes[s])
-            plan = multippi_allocate(
-                cov,
-                dict.fromkeys(subsets, 1.0),
-                spend,
-                subsets=subsets,
-                a=a,
-                burn_in=burn_in,
-                solver="slsqp",  # a few subsets: SLSQP alone is as good, faster
-            )
-            for j, s in enumerate(present):
-                labels[s] = plan.relaxed_counts.get((2 * j, 2 * j + 1), 0.0)
+            try:
+                plan = multippi_allocate(
+                    cov,
+                    dict.fromkeys(subsets, 1.0),
+                    spend,
+                    subsets=subsets,
+                    a=a,
+                    burn_in=burn_in,
+                    solver="slsqp",  # a few subsets: SLSQP alone is as good
+                )
+                for j, s in enumerate(present):
+                    labels[s] = plan.relaxed_counts.get((2 * j, 2 * j + 1), 0.0)
+            except ValueError:
+                # a degenerate covariance: Neyman's allocation on the metric
+                sd = np.sqrt([covs[s][0, 0] for s in present])
+                labels[present] = spend * sizes[present] * sd / (sizes[present] @ sd)
             # no stratum can get more labels than it has rows
             for _ in range(present.size):
                 over = labels > sizes
