@@ -50,6 +50,8 @@ from sklearn_iclr26.ensemble import (
 )
 from sklearn_iclr26.inference import (
     MultiPPIMeanEstimator,
+    PerformanceMonitor,
+    PerformanceMonitorDisplay,
     ResamplingUtilityEstimator,
 )
 from sklearn_iclr26.label_noise import (
@@ -116,6 +118,8 @@ __all__ = [
     "MultiPPIMeanEstimator",
     "OTCPRegressor",
     "PenaltyNASSearch",
+    "PerformanceMonitor",
+    "PerformanceMonitorDisplay",
     "RLPHeadClassifier",
     "RLearnerRegressor",
     "RandomLabelProbe",
