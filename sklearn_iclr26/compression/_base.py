@@ -133,7 +133,8 @@ def import_constriction():
 
 
 def symbols_crc(symbols, crc=0):
-    return zlib.crc32(np.asarray(symbols, dtype="<u4").tobytes(), crc)
+    # zlib reads the array's buffer: one conversion, no bytes copy
+    return zlib.crc32(np.ascontiguousarray(symbols, dtype="<u4"), crc)
 
 
 def _uv(value):
