@@ -12,10 +12,11 @@ row's set. The sets are the numpy path's bit for bit:
   may differ by a few ulps, but rows whose margin is within ``1e-9 (1 + 1/q)``
   of zero are settled by the exact ``tau*`` of the sorted path in both paths,
   and outside that band a few ulps cannot change the sign;
-- the validation accepts a row only when its sequential sum is inside the
-  tolerance by a margin far above any summation order's rounding; otherwise
-  (or on a NaN, an infinity or a negative entry) the numpy path reruns and
-  raises, or not, exactly as it always did.
+- the validation accepts a row only when its sum (in any order) is inside
+  the tolerance by a margin far above any summation order's rounding and no
+  entry has its sign bit set; otherwise (a NaN, an infinity, a negative
+  entry, a ``-0.0``) the numpy path reruns and raises, or not, exactly as it
+  always did.
 
 ``tests/test_socop_kernels.py`` checks the two paths equal on random,
 tied and boundary rows. numba is an optional dependency (the
@@ -38,34 +39,37 @@ _SUM_MARGIN = 1e-9
 _COMPILED = {}
 
 
-def _socop_rows(P, cut, inverse_q, tolerance, ratio_cut, validate, sum_low, sets):
+def _socop_rows(P, U, cut, inverse_q, tolerance, ratio_cut, validate, sum_low, sets):
     """Fill ``sets`` row by row; return ``(status, close)``.
 
-    ``status`` is 1 when ``validate`` is set and some row is not surely
-    valid (the caller then runs the numpy path). ``close`` marks the rows
-    whose margin is within ``tolerance`` of zero (settled exactly by the
-    caller).
+    ``U`` is ``P``'s uint64 view (sign bits). ``status`` is 1 when
+    ``validate`` is set and some row is not surely valid (the caller then
+    runs the numpy path). ``close`` marks the rows whose margin is within
+    ``tolerance`` of zero (settled exactly by the caller). The first loop
+    (row sum, sign bits, hinge sum) vectorises: the sums reassociate, which
+    the sum margin and the tolerance band absorb.
     """
     n, K = P.shape
     close = np.zeros(n, dtype=np.bool_)
     for i in range(n):
         total = 0.0
-        low = P[i, 0]
-        top = 0
-        top_p = P[i, 0]
         hinge = 0.0
+        bits = np.uint64(0)
         for j in range(K):
             x = P[i, j]
             total += x
-            if x < low:  # noqa: PLR1730 (NaN: keep the first, as Python)
-                low = x
-            if x > top_p:
-                top_p = x
-                top = j
-            if x > cut:
-                hinge += x - cut
-        if validate and (not (abs(total - 1.0) <= sum_low) or not (low >= 0.0)):
+            hinge += max(x - cut, 0.0)
+            bits |= U[i, j]
+        if validate and (
+            not (abs(total - 1.0) <= sum_low) or (bits >> np.uint64(63)) != 0
+        ):
             return 1, close
+        top = 0
+        top_p = P[i, 0]
+        for j in range(1, K):  # the first maximum, as np.argmax
+            if P[i, j] > top_p:
+                top_p = P[i, j]
+                top = j
         margin = hinge - max(top_p - cut, 0.0) - inverse_q
         tau_ok = margin >= 0.0
         if abs(margin) <= tolerance:
@@ -83,7 +87,9 @@ def _kernel():
         except ImportError:
             _COMPILED["socop"] = None
         else:
-            _COMPILED["socop"] = numba.njit(cache=True, nogil=True)(_socop_rows)
+            _COMPILED["socop"] = numba.njit(
+                cache=True, nogil=True, fastmath={"reassoc"}
+            )(_socop_rows)
     return _COMPILED["socop"]
 
 
@@ -120,6 +126,7 @@ def socop_sets_fused(proba, lam, quantile, *, validate):
     sets = np.empty(P.shape, dtype=bool)
     status, close = kernel(
         P,
+        P.view(np.uint64),
         lam / quantile,
         inverse_q,
         1e-9 * (1.0 + inverse_q),
