@@ -1,10 +1,11 @@
-"""SOCOP sets (``k0 = 1``) in one compiled pass per row, when numba is installed.
+"""SOCOP sets (``k0 = 1``) in one compiled kernel, when numba is installed.
 
 The numpy path (``_conformity_scores._socop_sets``) makes about eight passes
 over each cache block (validation, ``argmax``, the hinge sum, the cut, the
-top-label write); the kernel here reads each row once for the validation
-sums, the arg-max and the hinge sum, and once more, from L1, to write the
-row's set. The sets are the numpy path's bit for bit:
+top-label write); the kernel here reads each row from memory once (the
+validation sums, the sign bits and the hinge sum, in one vectorised loop)
+and twice more from L1 (the arg-max, then the row's set). The sets are the
+numpy path's bit for bit:
 
 - the cell test ``p >= c`` and the top-label test are the same comparisons
   against the same float64 cut;
