@@ -571,6 +571,11 @@ def socop_sets(proba, lam, quantile, k0=1):
     """
     if k0 != 1:
         return socop_scores(proba, lam=lam, k0=k0) <= quantile
+    from sklearn_iclr26.conformal._socop_kernels import socop_sets_fused
+
+    sets = socop_sets_fused(proba, float(lam), float(quantile), validate=True)
+    if sets is not None:  # numba: one compiled pass, the same sets
+        return sets
     proba, blocks = _checked_blocks(proba)
     return _socop_sets(proba, float(lam), float(quantile), blocks)
 

@@ -24,6 +24,7 @@ from sklearn_iclr26.conformal._shift_calibration import (
     SHIFT_ATTRIBUTES_DOC,
     SHIFT_DOC,
 )
+from sklearn_iclr26.conformal._socop_kernels import socop_sets_fused
 from sklearn_iclr26.metrics import set_size_stratified_coverage_violation
 from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._docstrings import Substitution
@@ -230,7 +231,12 @@ class SOCOPClassifier(BaseConformalClassifier):
     def _sets(self, proba, threshold, uniforms=None):
         if np.ndim(threshold) == 0 and self.k0 == 1:
             # proba is validated already (_predict_proba_checked)
-            return _socop_sets(proba, float(self.lam_), float(threshold))
+            sets = socop_sets_fused(
+                proba, float(self.lam_), float(threshold), validate=False
+            )
+            if sets is None:  # no numba: the numpy path, the same sets
+                sets = _socop_sets(proba, float(self.lam_), float(threshold))
+            return sets
         if np.ndim(threshold) == 0:
             return socop_sets(proba, lam=self.lam_, quantile=threshold, k0=self.k0)
         return self._score_matrix(proba, uniforms) <= threshold
