@@ -10,6 +10,7 @@ import numpy as np
 from sklearn_iclr26.conformal._base_classifier import (
     ATTRIBUTES_DOC,
     CONDITIONAL_DOC,
+    CV_DOC,
     LABEL_NOISE_DOC,
     BaseConformalClassifier,
     _fill_empty,
@@ -64,6 +65,7 @@ def _knee_index(sizes, multiple_rates):
 
 @Substitution(
     conditional_parameter=CONDITIONAL_DOC,
+    cv_parameters=CV_DOC,
     label_noise_parameters=LABEL_NOISE_DOC,
     shift_parameters=SHIFT_DOC,
     shift_attributes=SHIFT_ATTRIBUTES_DOC,
@@ -133,6 +135,13 @@ class SOCOPClassifier(BaseConformalClassifier):
         class's (or the row's bin's) quantile.
     %(label_noise_parameters)s
     %(shift_parameters)s
+    %(cv_parameters)s
+        With SOCOP, ``cv`` needs a numeric ``lam``: ``lam="auto"`` chooses
+        the score on a tuning split, which cross-conformal calibration has
+        no room for (tuning on the out-of-fold scores would make the score
+        depend on the calibration rows and void the guarantee), so
+        ``cv`` with ``lam="auto"`` raises. Choose ``lam`` once (e.g. from a
+        split fit's ``lam_``) and pass it.
     verbose : int, default=0
         Print the fitting, tuning and calibration steps when positive.
     random_state : int, RandomState instance or None, default=None
@@ -213,6 +222,8 @@ class SOCOPClassifier(BaseConformalClassifier):
         shift=None,
         shift_estimator=None,
         label_shift_method="bbse",
+        cv=None,
+        agg_scores="crossval",
         verbose=0,
         random_state=None,
     ):

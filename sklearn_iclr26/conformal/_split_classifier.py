@@ -8,6 +8,7 @@ import numpy as np
 from sklearn_iclr26.conformal._base_classifier import (
     ATTRIBUTES_DOC,
     CONDITIONAL_DOC,
+    CV_DOC,
     LABEL_NOISE_DOC,
     BaseConformalClassifier,
 )
@@ -36,6 +37,7 @@ _SCORES = sorted(set(SCORE_NAMES) - {"socop"})
 
 @Substitution(
     conditional_parameter=CONDITIONAL_DOC,
+    cv_parameters=CV_DOC,
     label_noise_parameters=LABEL_NOISE_DOC,
     shift_parameters=SHIFT_DOC,
     shift_attributes=SHIFT_ATTRIBUTES_DOC,
@@ -83,6 +85,7 @@ class SplitConformalClassifier(BaseConformalClassifier):
     %(conditional_parameter)s
     %(label_noise_parameters)s
     %(shift_parameters)s
+    %(cv_parameters)s
     verbose : int, default=0
         Print the fitting and calibration steps when positive.
     random_state : int, RandomState instance or None, default=None
@@ -135,6 +138,8 @@ class SplitConformalClassifier(BaseConformalClassifier):
         shift=None,
         shift_estimator=None,
         label_shift_method="bbse",
+        cv=None,
+        agg_scores="crossval",
         verbose=0,
         random_state=None,
     ):

@@ -1,0 +1,184 @@
+"""Cross-conformal classification and cross-CQR against MAPIE 1.6 (issue 45).
+
+Anchors, on the same folds (a ``KFold`` given to both):
+
+* ``SplitConformalClassifier(cv=...)``: out-of-fold scores and sets equal
+  MAPIE's ``CrossConformalClassifier`` for LAC (``agg_scores="crossval"`` and
+  ``"mean"``) and APS (``"mean"``, given MAPIE's randomized out-of-fold
+  scores). MAPIE's APS ``"crossval"`` compares the mass *through* each test
+  label with the calibration scores, which empties half the sets (coverage
+  0.42 at 0.9 on digits): the package keeps the include-last rule of its
+  split sets; the test pins MAPIE's rule as read, reproduced from our fold
+  models, and our coverage.
+* ``ConformalizedQuantileRegressor(conformal_cv=...)``: MAPIE's
+  ``CrossConformalizedQuantileRegressor(method="plus")``.
+"""
+
+# Authors: The sklearn-iclr26 developers
+# SPDX-License-Identifier: BSD-3-Clause
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_diabetes, load_digits
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import KFold
+
+from sklearn_iclr26.conformal import (
+    ConformalizedQuantileRegressor,
+    SOCOPClassifier,
+    SplitConformalClassifier,
+)
+from sklearn_iclr26.conformal._conformity_scores import (
+    _cumulative_mass,
+    conformal_quantile,
+)
+
+N_FIT = 300  # MAPIE's LAC count alpha (n - 1) and Vovk's agree at n = 300, 0.9
+
+
+@pytest.fixture(scope="module")
+def digits():
+    X, y = load_digits(return_X_y=True)
+    X = X / 16.0
+    return X[:N_FIT], y[:N_FIT], X[1000:1300], y[1000:1300]
+
+
+def _mapie(score, folds, X, y):
+    mapie = pytest.importorskip("mapie.classification")
+    return mapie.CrossConformalClassifier(
+        LogisticRegression(max_iter=500),
+        confidence_level=0.9,
+        conformity_score=score,
+        cv=folds,
+        random_state=0,
+    ).fit_conformalize(X, y)
+
+
+def _ours(score, folds, agg, X, y):
+    return SplitConformalClassifier(
+        LogisticRegression(max_iter=500),
+        conformity_score=score,
+        cv=folds,
+        agg_scores=agg,
+        allow_empty=True,
+        random_state=0,
+    ).fit(X, y)
+
+
+@pytest.mark.parametrize("agg", ["crossval", "mean"])
+def test_lac_cross_conformal_equals_mapie(digits, agg):
+    X, y, X_test, _ = digits
+    folds = KFold(5, shuffle=True, random_state=1)
+    # the two count rules agree at this n (see the class docstring)
+    assert math.ceil(0.1 * (N_FIT - 1) - 1e-12) == math.floor(0.1 * (N_FIT + 1) - 1) + 1
+    theirs = _mapie("lac", folds, X, y)
+    ours = _ours("lac", folds, agg, X, y)
+    np.testing.assert_allclose(
+        ours.oof_scores_, np.asarray(theirs.conformity_scores).ravel(), atol=1e-12
+    )
+    assert ours.n_calibration_samples_ == N_FIT and len(ours.estimators_) == 5
+    expected = theirs.predict_set(X_test, agg_scores=agg)[1][:, :, 0]
+    np.testing.assert_array_equal(ours.predict_set(X_test), expected)
+    np.testing.assert_array_equal(ours.predict(X_test), theirs.predict(X_test))
+
+
+def test_aps_mean_cross_conformal_equals_mapie_on_its_scores(digits):
+    X, y, X_test, _ = digits
+    folds = KFold(5, shuffle=True, random_state=1)
+    theirs = _mapie("aps", folds, X, y)
+    ours = _ours("aps", folds, "mean", X, y)
+    # MAPIE randomizes the out-of-fold scores with its own draws: use them
+    ours._set_cross_scores(np.asarray(theirs.conformity_scores).ravel(), ours.fold_of_)
+    ours.threshold_ = conformal_quantile(ours.oof_scores_, 0.9)
+    expected = theirs.predict_set(X_test, agg_scores="mean")[1][:, :, 0]
+    np.testing.assert_array_equal(ours.predict_set(X_test), expected)
+
+
+def test_aps_crossval_keeps_the_include_last_rule_mapie_does_not(digits):
+    X, y, X_test, y_test = digits
+    folds = KFold(5, shuffle=True, random_state=1)
+    theirs = _mapie("aps", folds, X, y)
+    mapie_sets = theirs.predict_set(X_test, agg_scores="crossval")[1][:, :, 0]
+    ours = _ours("aps", folds, "crossval", X, y)
+    # MAPIE's rule as read: label j in iff #{i : s_i <= mass through j under
+    # fold k(i)} <= (n + 1)(1 - alpha); reproduced from our fold models
+    s = np.asarray(theirs.conformity_scores).ravel()
+    count = np.zeros(mapie_sets.shape)
+    for k, member in enumerate(ours.estimators_):
+        through = _cumulative_mass(member.predict_proba(X_test))[0]
+        fold = s[ours.fold_of_ == k]
+        count += (fold[None, None, :] <= through[..., None] + 1e-8).sum(axis=-1)
+    np.testing.assert_array_equal(count <= (N_FIT + 1) * 0.9, mapie_sets)
+    rows = np.arange(len(y_test))
+    # MAPIE's sets are often empty and under-cover; ours never empty and cover
+    assert mapie_sets[rows, y_test].mean() < 0.6
+    sets = ours.predict_set(X_test)
+    assert sets.sum(axis=1).min() >= 1
+    # 300 test rows at level 0.9: below 0.85 has probability < 1e-2 for a
+    # valid 1 - alpha procedure (binomial); the guarantee is 1 - 2 alpha
+    assert sets[rows, y_test].mean() >= 0.85
+
+
+def test_crossval_p_values_reproduce_the_sets(digits):
+    X, y, X_test, _ = digits
+    clf = SplitConformalClassifier(
+        LogisticRegression(max_iter=500), cv=4, random_state=0
+    ).fit(X[:150], y[:150])
+    n = clf.n_calibration_samples_
+    assert n == 150
+    p = clf.predict_p(X_test)
+    for level in (0.8, 0.9):
+        sets = clf.predict_set(X_test, confidence_level=level)
+        rule = p > (n + 1 - math.ceil((n + 1) * level - 1e-12)) / (n + 1) - 1e-12
+        empty = ~rule.any(axis=1)
+        rule[empty, np.argmax(p[empty], axis=1)] = True
+        np.testing.assert_array_equal(sets, rule)
+    multi = clf.predict_set(X_test, confidence_level=[0.8, 0.9])
+    assert np.all(multi[..., 0] <= multi[..., 1])
+    smooth = clf.predict_p(X_test, smoothed=True, random_state=0)
+    assert np.all(smooth <= p + 1e-12) and np.all(smooth >= p - 1.0 / (n + 1) - 1e-12)
+    # seeded folds: bit-identical refits
+    again = SplitConformalClassifier(
+        LogisticRegression(max_iter=500), cv=4, random_state=0
+    ).fit(X[:150], y[:150])
+    np.testing.assert_array_equal(again.predict_p(X_test), p)
+
+
+def test_socop_cross_conformal_with_a_numeric_lam(digits):
+    X, y, X_test, y_test = digits
+    clf = SOCOPClassifier(LogisticRegression(max_iter=500), lam=0.1, cv=3).fit(X, y)
+    assert clf.n_calibration_samples_ == N_FIT and len(clf.estimators_) == 3
+    sets = clf.predict_set(X_test)
+    assert sets[np.arange(len(y_test)), y_test].mean() >= 0.85
+    with pytest.raises(ValueError, match='lam="auto"'):
+        SOCOPClassifier(cv=3).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"label_noise": 0.1}, "label_noise"),
+        ({"conditional": "class"}, "conditional"),
+        ({"shift": "covariate"}, "shift"),
+    ],
+)
+def test_cross_conformal_refuses_what_it_does_not_support(digits, params, match):
+    X, y, _, _ = digits
+    with pytest.raises(ValueError, match=match):
+        SplitConformalClassifier(cv=3, **params).fit(X, y)
+
+
+def test_cross_conformal_refuses_a_frozen_model_and_a_partial_splitter(digits):
+    from sklearn.model_selection import ShuffleSplit
+
+    X, y, _, _ = digits
+    model = LogisticRegression(max_iter=500).fit(X, y)
+    with pytest.raises(TypeError, match="never refit"):
+        SplitConformalClassifier(FrozenEstimator(model), cv=3).fit(X, y)
+    with pytest.raises(TypeError, match="never refit"):
+        SplitConformalClassifier(model, cv=3).calibrate(X, y)
+    with pytest.raises(ValueError, match="held out"):
+        SplitConformalClassifier(cv=ShuffleSplit(2, random_state=0)).fit(X, y)
