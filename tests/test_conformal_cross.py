@@ -182,3 +182,56 @@ def test_cross_conformal_refuses_a_frozen_model_and_a_partial_splitter(digits):
         SplitConformalClassifier(model, cv=3).calibrate(X, y)
     with pytest.raises(ValueError, match="held out"):
         SplitConformalClassifier(cv=ShuffleSplit(2, random_state=0)).fit(X, y)
+
+
+# ---------------------------------------------------------------- cross-CQR
+@pytest.mark.parametrize("symmetric", [True, False], ids=["sym", "asym"])
+def test_cross_cqr_equals_mapie(symmetric):
+    lightgbm = pytest.importorskip("lightgbm")
+    regression = pytest.importorskip("mapie.regression")
+    scores = pytest.importorskip("mapie.conformity_scores")
+    X, y = load_diabetes(return_X_y=True)
+    X_fit, y_fit, X_test = X[:200], y[:200], X[300:]
+    folds = KFold(5, shuffle=True, random_state=1)
+    est = lightgbm.LGBMRegressor(
+        objective="quantile", alpha=0.5, n_estimators=20, n_jobs=1, verbose=-1
+    )
+    score = (
+        scores.AbsoluteQuantileRegressionScore()
+        if symmetric
+        else scores.QuantileRegressionScore(sym=False)
+    )
+    theirs = regression.CrossConformalizedQuantileRegressor(
+        est, confidence_level=0.9, conformity_score=score, method="plus", cv=folds
+    ).fit_conformalize(X_fit, y_fit)
+    _, interval = theirs.predict_interval(X_test)
+    ours = ConformalizedQuantileRegressor(
+        est, symmetric_correction=symmetric, conformal_cv=folds
+    ).fit(X_fit, y_fit)
+    np.testing.assert_allclose(
+        ours.predict_interval(X_test), interval[:, :, 0], rtol=0, atol=1e-10
+    )
+    assert ours.n_calibration_samples_ == 200 and len(ours.fold_estimators_) == 5
+    # contains and the per-call levels follow the same bounds
+    bounds = ours.predict_interval(X_test, confidence_level=[0.8, 0.9])
+    assert np.all(bounds[:, 0, 1] <= bounds[:, 0, 0])
+    np.testing.assert_array_equal(bounds[..., 1], ours.predict_interval(X_test))
+    inside = (bounds[:, 0, 1] <= y[300:]) & (y[300:] <= bounds[:, 1, 1])
+    np.testing.assert_array_equal(ours.contains(X_test, y[300:]), inside)
+
+
+def test_cross_cqr_refuses_what_it_cannot_do():
+    from sklearn.linear_model import QuantileRegressor
+
+    X, y = load_diabetes(return_X_y=True)
+    X, y = X[:80], y[:80]
+    pair = tuple(
+        FrozenEstimator(QuantileRegressor(quantile=q, alpha=0.0).fit(X, y))
+        for q in (0.05, 0.95)
+    )
+    with pytest.raises(TypeError, match="never refit"):
+        ConformalizedQuantileRegressor(pair, conformal_cv=3).fit(X, y)
+    with pytest.raises(ValueError, match="shift"):
+        ConformalizedQuantileRegressor(conformal_cv=3, shift="covariate").fit(
+            X, y, X_target=X
+        )

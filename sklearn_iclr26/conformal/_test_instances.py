@@ -57,7 +57,11 @@ TEST_PARAMS = {
         },
     ],
     "BonferroniBoxRegressor": [{}, {"conformal_cv": 3}],
-    "ConformalizedQuantileRegressor": [{}, {"symmetric_correction": True}],
+    "ConformalizedQuantileRegressor": [
+        {},
+        {"symmetric_correction": True},
+        {"conformal_cv": 3},
+    ],
     # normalized (kNN difficulty) Mondrian variant of the predictive system
     "ConformalPredictiveRegressor": [
         {},
