@@ -235,3 +235,88 @@ def test_cross_cqr_refuses_what_it_cannot_do():
         ConformalizedQuantileRegressor(conformal_cv=3, shift="covariate").fit(
             X, y, X_target=X
         )
+
+
+# ------------------------------------------------------- top-k, tuned RAPS
+@pytest.fixture(scope="module")
+def weak_digits():
+    """A weak model (16 pixels) so that the top-k quantile exceeds 0."""
+    from sklearn.model_selection import train_test_split
+
+    X, y = load_digits(return_X_y=True)
+    X = X[:, 16:32] / 16.0
+    X_train, X_rest, y_train, y_rest = train_test_split(
+        X, y, train_size=0.3, random_state=0
+    )
+    X_cal, X_test, y_cal, y_test = train_test_split(
+        X_rest, y_rest, train_size=0.5, random_state=0
+    )
+    model = LogisticRegression(max_iter=500).fit(X_train, y_train)
+    return model, X_cal, y_cal, X_test, y_test
+
+
+def test_top_k_sets_equal_mapie(weak_digits):
+    mapie = pytest.importorskip("mapie.classification")
+    model, X_cal, y_cal, X_test, _ = weak_digits
+    theirs = mapie.SplitConformalClassifier(
+        model, confidence_level=0.9, conformity_score="top_k", prefit=True
+    ).conformalize(X_cal, y_cal)
+    expected = theirs.predict_set(X_test)[1][:, :, 0]
+    ours = SplitConformalClassifier(model, conformity_score="top_k").calibrate(
+        X_cal, y_cal
+    )
+    quantile = theirs._mapie_classifier.conformity_score_function_.quantiles_[0]
+    assert ours.threshold_ == quantile >= 1
+    np.testing.assert_array_equal(ours.predict_set(X_test), expected)
+    assert np.all(expected.sum(axis=1) == quantile + 1)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("level", [0.8, 0.9])
+def test_raps_auto_tunes_k_and_lam_as_mapie(weak_digits, seed, level):
+    mapie = pytest.importorskip("mapie.classification")
+    model, X_cal, y_cal, X_test, _ = weak_digits
+    theirs = mapie.SplitConformalClassifier(
+        model,
+        confidence_level=level,
+        conformity_score="raps",
+        prefit=True,
+        random_state=seed,
+    ).conformalize(X_cal, y_cal)
+    theirs.predict_set(X_test)  # MAPIE tunes k and lam at predict time
+    score = theirs._mapie_classifier.conformity_score_function_
+    ours = SplitConformalClassifier(
+        model,
+        confidence_level=level,
+        conformity_score="raps",
+        score_params={"lam_reg": "auto", "k_reg": "auto"},
+    )
+    ours._init_fit_state()
+    ours.classes_ = model.classes_
+    # the same tuning rows: MAPIE's (its own stratified split)
+    ours._tune(model.predict_proba(score.X_raps), score.y_raps, None)
+    assert ours.k_reg_ == int(np.ravel(score.k_star)[0]) >= 2
+    assert ours.lam_reg_ == pytest.approx(float(score.lambda_star))
+
+
+def test_raps_auto_fit_end_to_end(weak_digits):
+    model, X_cal, y_cal, X_test, y_test = weak_digits
+    clf = SplitConformalClassifier(
+        model,
+        conformity_score="raps",
+        score_params={"lam_reg": "auto", "k_reg": "auto", "tuning_size": 0.3},
+        random_state=0,
+    ).calibrate(X_cal, y_cal)
+    assert clf.k_reg_ >= 1 and clf.lam_reg_ in (0.001, 0.01, 0.1, 0.2, 0.5)
+    # 30 % of the rows tuned, the rest calibrated
+    assert clf.n_calibration_samples_ < 0.75 * len(y_cal)
+    sets = clf.predict_set(X_test)
+    assert sets[np.arange(len(y_test)), y_test].mean() >= 0.85
+    with pytest.raises(ValueError, match="tuning_size"):
+        SplitConformalClassifier(
+            conformity_score="lac", score_params={"tuning_size": 0.2}
+        ).fit(X_cal, y_cal)
+    with pytest.raises(ValueError, match="tuned score"):
+        SplitConformalClassifier(
+            conformity_score="raps", score_params={"lam_reg": "auto"}, cv=3
+        ).fit(X_cal, y_cal)

@@ -15,6 +15,7 @@ from sklearn_iclr26.conformal._conformity_scores import (
     raps_scores,
     socop_scores,
     socop_sets,
+    top_k_scores,
 )
 from sklearn_iclr26.conformal._coverage_display import ConditionalCoverageDisplay
 from sklearn_iclr26.conformal._cqr import ConformalizedQuantileRegressor
@@ -56,5 +57,6 @@ __all__ = [
     "raps_scores",
     "socop_scores",
     "socop_sets",
+    "top_k_scores",
     "weighted_conformal_quantile",
 ]

@@ -698,7 +698,13 @@ class BaseConformalClassifier(
             (self.label_noise is not None, "label_noise"),
             (self.conditional is not None, "conditional"),
             (self.shift is not None or X_target is not None, "shift / X_target"),
-            (self._needs_tuning(), 'lam="auto" (a tuning split)'),
+            (
+                self._needs_tuning(),
+                (
+                    'a tuned score (SOCOP\'s lam="auto", RAPS\'s "auto"), '
+                    "which needs a tuning split"
+                ),
+            ),
         ]
         for bad, what in unsupported:
             if bad:
@@ -707,7 +713,7 @@ class BaseConformalClassifier(
                     "calibration is implemented for marginal coverage with "
                     "clean labels and a fixed score. Use cv=None (split "
                     "conformal) for that option"
-                    + (", or a numeric lam." if "lam" in what else ".")
+                    + (", or numeric score parameters." if "tuned" in what else ".")
                 )
 
     def _fold_proba(self, estimator, X):
