@@ -294,7 +294,10 @@ agg_scores : {"crossval", "mean"}, default="crossval"
     ``"crossval"`` rule for LAC includes a label when ``#{i : s_i >=
     S_k(i)(x, y)} >= alpha (n - 1)``, at most one count stricter than
     Vovk's ``> alpha (n + 1) - 1``: the sets are equal where the two
-    roundings agree (e.g. ``n = 100`` or ``300`` at 0.9)."""
+    roundings agree (e.g. ``n = 100`` or ``300`` at 0.9). With either,
+    :meth:`conformity_scores` gives the scores of the fold models' mean
+    probabilities and ``threshold_`` the split-conformal quantile of the
+    out-of-fold scores (what ``"mean"`` compares them with)."""
 ATTRIBUTES_DOC = """threshold_ : float or ndarray of shape (n_classes,) or (n_bins,)
     The conformal threshold at ``confidence_level``; ``inf`` when the
     calibration set is too small for it (then every set is the full label
@@ -1346,7 +1349,11 @@ class BaseConformalClassifier(
         of (so that ``n = 99`` at level 0.9 compares with the exact 0.1, not
         floating point's 0.0999...), plus the top label of a set that would
         be empty when ``allow_empty=False``. They are valid: ``P(p(X, Y) <=
-        t) <= t``.
+        t) <= t``. With ``cv`` and ``agg_scores="crossval"`` they are Vovk's
+        cross-conformal p-values ``(1 + #{i : s_i >= S_k(i)(x, y)}) / (n +
+        1)`` over the out-of-fold scores, which reproduce the cross-conformal
+        sets the same way (valid up to the cross-conformal factor 2, see
+        ``cv``).
 
         Parameters
         ----------
