@@ -63,6 +63,67 @@ def _knee_index(sizes, multiple_rates):
     return int(np.argmax(distance))
 
 
+def _tune_lam(
+    proba, y_index, rng, *, confidence_level, allow_empty, k0, lam_grid, lam_criterion
+):
+    """SOCOP's ``lam="auto"`` on the tuning rows: ``(lam, lam_path)``.
+
+    Cross-fitted on two halves (threshold on one, sets on the other); the
+    knee of (mean size, P(size > k0)) or the smallest size-stratified
+    coverage violation. Shared by ``SOCOPClassifier`` and ``SOCOPScore``.
+    """
+    grid = DEFAULT_LAM_GRID if lam_grid is None else lam_grid
+    grid = np.sort(np.asarray(grid, dtype=float).ravel())
+    if grid.size == 0 or np.any(grid < 0) or not np.all(np.isfinite(grid)):
+        raise ValueError("lam_grid must be a non-empty array of finite lam >= 0.")
+    level = float(confidence_level)
+    n = proba.shape[0]
+    # cross-fitting on two halves: threshold on one, sets on the other
+    permutation = rng.permutation(n)
+    halves = (permutation[: n // 2], permutation[n // 2 :])
+    n_smallest = min(len(h) for h in halves)
+    if np.isinf(conformal_quantile(np.zeros(n_smallest), level)):
+        warn_user(
+            f"The tuning split ({n} samples) is too small to choose lam at "
+            f"confidence_level={confidence_level}: each half gives an "
+            f"infinite threshold. lam={_FALLBACK_LAM} is used; pass more data, "
+            "a larger tuning_size, or a numeric lam."
+        )
+        return _FALLBACK_LAM, None
+    path = {k: [] for k in ("mean_size", "multiple_rate", "coverage", "sscv")}
+    for lam in grid:
+        scores = socop_scores(proba, lam=lam, k0=k0)
+        true_scores = scores[np.arange(n), y_index]
+        stats = {k: 0.0 for k in path}
+        for fit_half, eval_half in (halves, halves[::-1]):
+            threshold = conformal_quantile(true_scores[fit_half], level)
+            sets = scores[eval_half] <= threshold
+            if not allow_empty:
+                _fill_empty(sets, proba[eval_half])
+            sizes = sets.sum(axis=1)
+            stats["mean_size"] += sizes.mean() / 2
+            stats["multiple_rate"] += np.mean(sizes > k0) / 2
+            covered = sets[np.arange(len(eval_half)), y_index[eval_half]]
+            stats["coverage"] += covered.mean() / 2
+            stats["sscv"] += (
+                set_size_stratified_coverage_violation(
+                    y_index[eval_half],
+                    sets,
+                    confidence_level=level,
+                    classes=np.arange(proba.shape[1]),
+                )
+                / 2
+            )
+        for key, value in stats.items():
+            path[key].append(value)
+    lam_path = {"lam": grid, **{k: np.asarray(v) for k, v in path.items()}}
+    if lam_criterion == "knee":
+        best = _knee_index(path["mean_size"], path["multiple_rate"])
+    else:
+        best = int(np.argmin(path["sscv"]))
+    return float(grid[best]), lam_path
+
+
 @Substitution(
     conditional_parameter=CONDITIONAL_DOC,
     cv_parameters=CV_DOC,
@@ -247,58 +308,16 @@ class SOCOPClassifier(BaseConformalClassifier):
         return self._score_matrix(proba, uniforms) <= threshold
 
     def _tune(self, proba, y_index, rng):
-        grid = DEFAULT_LAM_GRID if self.lam_grid is None else self.lam_grid
-        grid = np.sort(np.asarray(grid, dtype=float).ravel())
-        if grid.size == 0 or np.any(grid < 0) or not np.all(np.isfinite(grid)):
-            raise ValueError("lam_grid must be a non-empty array of finite lam >= 0.")
-        level = float(self.confidence_level)
-        n = proba.shape[0]
-        # cross-fitting on two halves: threshold on one, sets on the other
-        permutation = rng.permutation(n)
-        halves = (permutation[: n // 2], permutation[n // 2 :])
-        n_smallest = min(len(h) for h in halves)
-        if np.isinf(conformal_quantile(np.zeros(n_smallest), level)):
-            warn_user(
-                f"The tuning split ({n} samples) is too small to choose lam at "
-                f"confidence_level={self.confidence_level}: each half gives an "
-                f"infinite threshold. lam={_FALLBACK_LAM} is used; pass more data, "
-                "a larger tuning_size, or a numeric lam."
-            )
-            self.lam_ = _FALLBACK_LAM
-            self.lam_path_ = None
-            return
-        path = {k: [] for k in ("mean_size", "multiple_rate", "coverage", "sscv")}
-        for lam in grid:
-            scores = socop_scores(proba, lam=lam, k0=self.k0)
-            true_scores = scores[np.arange(n), y_index]
-            stats = {k: 0.0 for k in path}
-            for fit_half, eval_half in (halves, halves[::-1]):
-                threshold = conformal_quantile(true_scores[fit_half], level)
-                sets = scores[eval_half] <= threshold
-                if not self.allow_empty:
-                    _fill_empty(sets, proba[eval_half])
-                sizes = sets.sum(axis=1)
-                stats["mean_size"] += sizes.mean() / 2
-                stats["multiple_rate"] += np.mean(sizes > self.k0) / 2
-                covered = sets[np.arange(len(eval_half)), y_index[eval_half]]
-                stats["coverage"] += covered.mean() / 2
-                stats["sscv"] += (
-                    set_size_stratified_coverage_violation(
-                        y_index[eval_half],
-                        sets,
-                        confidence_level=level,
-                        classes=np.arange(proba.shape[1]),
-                    )
-                    / 2
-                )
-            for key, value in stats.items():
-                path[key].append(value)
-        self.lam_path_ = {"lam": grid, **{k: np.asarray(v) for k, v in path.items()}}
-        if self.lam_criterion == "knee":
-            best = _knee_index(path["mean_size"], path["multiple_rate"])
-        else:
-            best = int(np.argmin(path["sscv"]))
-        self.lam_ = float(grid[best])
+        self.lam_, self.lam_path_ = _tune_lam(
+            proba,
+            y_index,
+            rng,
+            confidence_level=float(self.confidence_level),
+            allow_empty=self.allow_empty,
+            k0=self.k0,
+            lam_grid=self.lam_grid,
+            lam_criterion=self.lam_criterion,
+        )
         log_progress(self, f"lam_={self.lam_:.4g} ({self.lam_criterion})")
 
     @atomic_fit

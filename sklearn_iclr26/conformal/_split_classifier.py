@@ -6,6 +6,7 @@
 from numbers import Real
 
 import numpy as np
+from sklearn.base import clone
 
 from sklearn_iclr26.conformal._base_classifier import (
     ATTRIBUTES_DOC,
@@ -24,6 +25,7 @@ from sklearn_iclr26.conformal._conformity_scores import (
     conformal_quantile,
     conformity_scores,
 )
+from sklearn_iclr26.conformal._score_objects import BaseClassificationScore
 from sklearn_iclr26.conformal._shift_calibration import (
     SHIFT_ATTRIBUTES_DOC,
     SHIFT_DOC,
@@ -42,6 +44,37 @@ _RANDOMIZED = {"aps", "raps"}
 RAPS_LAM_GRID = (0.001, 0.01, 0.1, 0.2, 0.5)
 # every named score but SOCOP's, which needs lam (SOCOPClassifier tunes it)
 _SCORES = sorted(set(SCORE_NAMES) - {"socop"})
+
+
+def _tune_raps(proba, y_index, level, lam_reg, k_reg):
+    """RAPS's ``(lam_reg, k_reg)`` on the tuning rows (Angelopoulos et al.).
+
+    ``k_reg = 1 +`` the conformal quantile of the true labels' 0-based ranks
+    (MAPIE's ``k_star``) when ``"auto"``; ``lam_reg``, when ``"auto"``: of
+    ``RAPS_LAM_GRID``, the one whose sets, calibrated on the tuning rows
+    (mass through the true label plus the penalty), have the smallest mean
+    size (the first on ties, as MAPIE).
+    """
+    rows = np.arange(proba.shape[0])
+    if k_reg == "auto":
+        ranks = _label_ranks(proba)[rows, y_index]
+        q = conformal_quantile(ranks, level)
+        k_reg = int(proba.shape[1] if np.isinf(q) else q + 1)
+    if lam_reg != "auto":
+        return lam_reg, k_reg
+    best, best_size = RAPS_LAM_GRID[0], np.inf
+    for lam in RAPS_LAM_GRID:
+        through = _raps_with_uniforms(proba, lam_reg=lam, k_reg=k_reg, uniforms=0.0)
+        threshold = conformal_quantile(through[rows, y_index], level)
+        sets = (
+            _raps_with_uniforms(proba, lam_reg=lam, k_reg=k_reg, uniforms=1.0)
+            <= threshold
+        )
+        _fill_empty(sets, proba)
+        size = sets.sum(axis=1).mean()
+        if size < best_size - 1e-8:
+            best, best_size = lam, size
+    return float(best), k_reg
 
 
 @Substitution(
@@ -79,7 +112,14 @@ class SplitConformalClassifier(BaseConformalClassifier):
         (``"top_k"``, MAPIE's: every set holds the ``k + 1`` most probable
         labels, ``k`` the conformal quantile of the true labels' ranks; ties
         in probability are broken in MAPIE's order, where MAPIE also adds
-        labels tied within ``1e-8`` with the last one). APS and RAPS always calibrate on
+        labels tied within ``1e-8`` with the last one). Or a score object
+        (:class:`BaseClassificationScore`: :class:`LACScore`,
+        :class:`APSScore`, :class:`RAPSScore`, :class:`MarginScore`,
+        :class:`TopKScore`, :class:`SOCOPScore` or your own subclass),
+        MAPIE's pattern: it holds its parameters (``score_params`` must
+        then be ``None``), its score matrix, its set rule and its tuning
+        step; ``SOCOPScore(lam="auto")`` gives ``SOCOPClassifier``'s sets.
+        A copy is fitted as ``score_``. APS and RAPS always calibrate on
         the randomized score (MAPIE's rule); without ``randomized`` their sets
         take the sorted labels up to and including the one at which the
         cumulative mass (plus the RAPS penalty) crosses the threshold
@@ -119,6 +159,8 @@ class SplitConformalClassifier(BaseConformalClassifier):
     ----------
     estimator_ : classifier
         The fitted classifier.
+    score_ : BaseClassificationScore
+        With a score object: the fitted (tuned) copy.
     lam_reg_ : float
         RAPS only: the rank penalty used (tuned with ``"auto"``).
     k_reg_ : int
@@ -145,7 +187,7 @@ class SplitConformalClassifier(BaseConformalClassifier):
 
     _parameter_constraints: dict = {
         **BaseConformalClassifier._parameter_constraints,
-        "conformity_score": [StrOptions(set(_SCORES))],
+        "conformity_score": [StrOptions(set(_SCORES)), BaseClassificationScore],
         "score_params": [dict, None],
     }
 
@@ -171,6 +213,13 @@ class SplitConformalClassifier(BaseConformalClassifier):
     ):
         store_params(self, locals())
 
+    def _score_object(self):
+        """The score object: the fitted ``score_`` once fitting began, the
+        parameter before; ``None`` for a string score."""
+        if not isinstance(self.conformity_score, BaseClassificationScore):
+            return None
+        return getattr(self, "score_", self.conformity_score)
+
     def _raps_auto(self):
         params = self.score_params or {}
         return self.conformity_score == "raps" and (
@@ -178,53 +227,54 @@ class SplitConformalClassifier(BaseConformalClassifier):
         )
 
     def _needs_tuning(self):
+        score = self._score_object()
+        if score is not None:
+            return bool(score.needs_tuning())
         return self._raps_auto()
 
     def _tuning_fraction(self):
+        score = self._score_object()
+        if score is not None:
+            return float(score.tuning_fraction())
         return float((self.score_params or {}).get("tuning_size", 0.2))
 
     def _init_fit_state(self):
+        if isinstance(self.conformity_score, BaseClassificationScore):
+            # a fresh copy per fit: tuning sets its fitted attributes
+            self.score_ = clone(self.conformity_score)
+            return
         params = self.score_params or {}
         if self.conformity_score == "raps":
             self.lam_reg_ = params.get("lam_reg", 0.01)
             self.k_reg_ = params.get("k_reg", 1)
 
     def _tune(self, proba, y_index, rng):
-        """RAPS's ``k_reg`` and ``lam_reg`` on the tuning split (Angelopoulos et al.).
-
-        ``k_reg = 1 +`` the conformal quantile of the true labels' 0-based
-        ranks (MAPIE's ``k_star``); ``lam_reg``: of ``RAPS_LAM_GRID``, the
-        one whose sets, calibrated on the tuning rows (mass through the true
-        label plus the penalty), have the smallest mean size (the first on
-        ties, as MAPIE).
-        """
-        params = self.score_params or {}
-        level = float(self.confidence_level)
-        rows = np.arange(proba.shape[0])
-        if params.get("k_reg", 1) == "auto":
-            ranks = _label_ranks(proba)[rows, y_index]
-            q = conformal_quantile(ranks, level)
-            self.k_reg_ = int(proba.shape[1] if np.isinf(q) else q + 1)
-        if params.get("lam_reg", 0.01) != "auto":
+        """RAPS's ``k_reg`` and ``lam_reg`` on the tuning split (see ``_tune_raps``)."""
+        if self._score_object() is not None:
+            self.score_.tune(
+                proba,
+                y_index,
+                confidence_level=float(self.confidence_level),
+                allow_empty=self.allow_empty,
+                rng=rng,
+            )
             return
-        best, best_size = RAPS_LAM_GRID[0], np.inf
-        for lam in RAPS_LAM_GRID:
-            through = _raps_with_uniforms(
-                proba, lam_reg=lam, k_reg=self.k_reg_, uniforms=0.0
-            )
-            threshold = conformal_quantile(through[rows, y_index], level)
-            sets = (
-                _raps_with_uniforms(proba, lam_reg=lam, k_reg=self.k_reg_, uniforms=1.0)
-                <= threshold
-            )
-            _fill_empty(sets, proba)
-            size = sets.sum(axis=1).mean()
-            if size < best_size - 1e-8:
-                best, best_size = lam, size
-        self.lam_reg_ = float(best)
-        log_progress(self, f"RAPS tuned: k_reg_={self.k_reg_}, lam_reg_={best}")
+        params = self.score_params or {}
+        self.lam_reg_, self.k_reg_ = _tune_raps(
+            proba,
+            y_index,
+            float(self.confidence_level),
+            params.get("lam_reg", 0.01),
+            params.get("k_reg", 1),
+        )
+        log_progress(
+            self, f"RAPS tuned: k_reg_={self.k_reg_}, lam_reg_={self.lam_reg_}"
+        )
 
     def _is_randomized(self):
+        score = self._score_object()
+        if score is not None:
+            return bool(score.randomized)
         params = self.score_params or {}
         return self.conformity_score in _RANDOMIZED and bool(
             params.get("randomized", False)
@@ -233,9 +283,15 @@ class SplitConformalClassifier(BaseConformalClassifier):
     def _calibration_randomized(self):
         # APS and RAPS calibrate on the randomized score whether or not their
         # sets are randomized (see the class docstring)
+        score = self._score_object()
+        if score is not None:
+            return bool(score.calibration_randomized or score.randomized)
         return self.conformity_score in _RANDOMIZED or self._is_randomized()
 
     def _score_matrix(self, proba, uniforms=None):
+        score = self._score_object()
+        if score is not None:
+            return np.asarray(score.score_matrix(proba, uniforms), dtype=np.float64)
         params = dict(self.score_params or {})
         params.pop("randomized", None)
         params.pop("random_state", None)
@@ -257,6 +313,9 @@ class SplitConformalClassifier(BaseConformalClassifier):
         return conformity_scores(proba, self.conformity_score, **params)
 
     def _sets(self, proba, threshold, uniforms=None):
+        score = self._score_object()
+        if score is not None:
+            return np.asarray(score.sets(proba, threshold, uniforms), dtype=bool)
         if self.conformity_score == "lac":
             # one comparison per cell, equal to 1 - proba <= threshold
             return _lac_sets(proba, threshold)
@@ -294,6 +353,14 @@ class SplitConformalClassifier(BaseConformalClassifier):
     def _check_calibrate_params(self):
         # score_params checked once, by the score function itself; a fixed
         # random_state keeps the randomized scores off numpy's global RNG
+        if isinstance(self.conformity_score, BaseClassificationScore):
+            if self.score_params:
+                raise ValueError(
+                    "score_params is for a score given by name; a score object "
+                    f"({type(self.conformity_score).__name__}) holds its own "
+                    "parameters: set them on it."
+                )
+            return
         params = dict(self.score_params or {})
         if params.get("randomized", False):
             params["random_state"] = 0
