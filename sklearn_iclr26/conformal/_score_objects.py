@@ -11,10 +11,10 @@ scikit-learn's kernels do).
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import inspect
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
 from sklearn_iclr26.conformal._conformity_scores import (
     _cumulative_mass,
@@ -26,7 +26,11 @@ from sklearn_iclr26.conformal._conformity_scores import (
     socop_scores,
     socop_sets,
 )
-from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
+from sklearn_iclr26.utils._sklearn_compat import (
+    Interval,
+    StrOptions,
+    validate_parameter_constraints,
+)
 
 __all__ = [
     "APSScore",
@@ -39,7 +43,14 @@ __all__ = [
 ]
 
 
-class BaseClassificationScore(BaseEstimator):
+def _same(a, b):
+    try:
+        return bool(a == b) and type(a) is type(b)
+    except (TypeError, ValueError):
+        return a is b
+
+
+class BaseClassificationScore:
     """Base class of the conformity scores of conformal classifiers.
 
     A subclass defines :meth:`score_matrix` (lower means more conforming: a
@@ -51,6 +62,11 @@ class BaseClassificationScore(BaseEstimator):
     calibration, as SOCOP's ``lam``). Parameters are constructor arguments,
     so the score clones, prints and tunes in ``GridSearchCV``
     (``conformity_score__lam``).
+
+    See Also
+    --------
+    SplitConformalClassifier : Takes a score object as ``conformity_score``.
+    conformity_scores : The scores by name, as functions.
 
     Examples
     --------
@@ -67,6 +83,80 @@ class BaseClassificationScore(BaseEstimator):
     >>> clf.predict_set(X[:2]).sum(axis=1)
     array([1, 1])
     """
+
+    _parameter_constraints: dict = {}
+
+    # -- parameters, as scikit-learn's (not an estimator: nothing to fit) --
+    @classmethod
+    def _get_param_names(cls):
+        init = cls.__init__
+        if init is object.__init__:
+            return []
+        params = inspect.signature(init).parameters.values()
+        return sorted(
+            p.name
+            for p in params
+            if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+        )
+
+    def get_params(self, deep=True):
+        """Parameters of the score (``clone`` and ``GridSearchCV`` use them).
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Unused (a score holds no estimator).
+
+        Returns
+        -------
+        params : dict
+            Parameter names mapped to their values.
+        """
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params):
+        """Set parameters of the score.
+
+        Parameters
+        ----------
+        **params : dict
+            Score parameters.
+
+        Returns
+        -------
+        self : object
+            The score.
+        """
+        valid = self._get_param_names()
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(
+                    f"Invalid parameter {name!r} for {type(self).__name__}; "
+                    f"valid parameters: {valid}."
+                )
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self):
+        defaults = {
+            p.name: p.default
+            for p in inspect.signature(type(self).__init__).parameters.values()
+            if p.default is not p.empty
+        }
+        shown = [
+            f"{name}={value!r}"
+            for name, value in self.get_params().items()
+            if name not in defaults or not _same(value, defaults[name])
+        ]
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+    def _validate_params(self):
+        """Check the parameters against ``_parameter_constraints``."""
+        validate_parameter_constraints(
+            self._parameter_constraints,
+            self.get_params(),
+            caller_name=type(self).__name__,
+        )
 
     #: whether the sets use the row-aligned uniform draws
     randomized = False
@@ -158,6 +248,15 @@ class BaseClassificationScore(BaseEstimator):
 class LACScore(BaseClassificationScore):
     """LAC score ``1 - p(y | x)`` (string ``"lac"``).
 
+    The least ambiguous set-valued classifier's score (Sadinle, Lei and
+    Wasserman, 2019): the sets are the labels whose probability is at least
+    ``1 - threshold``, the smallest sets on average for marginal coverage.
+
+    See Also
+    --------
+    SplitConformalClassifier : Takes a score object as ``conformity_score``.
+    lac_scores : The same score as a function.
+
     Examples
     --------
     >>> import numpy as np
@@ -217,6 +316,16 @@ class APSScore(BaseClassificationScore):
     randomized : bool, default=False
         Randomized sets (one uniform draw per row).
 
+    Attributes
+    ----------
+    calibration_randomized : bool
+        ``True``: the calibration scores take the row-aligned draws.
+
+    See Also
+    --------
+    SplitConformalClassifier : Takes a score object as ``conformity_score``.
+    aps_scores : The same score as a function.
+
     Examples
     --------
     >>> import numpy as np
@@ -265,12 +374,24 @@ class RAPSScore(APSScore):
     tuning_size : float, default=0.2
         Fraction of the rows that tunes an ``"auto"`` parameter.
 
+    Attributes
+    ----------
+    lam_reg_ : float
+        The tuned ``lam_reg`` (after :meth:`tune`, with ``"auto"``).
+    k_reg_ : int
+        The tuned ``k_reg`` (after :meth:`tune`, with ``"auto"``).
+
+    See Also
+    --------
+    SplitConformalClassifier : Takes a score object as ``conformity_score``.
+    raps_scores : The same score as a function.
+
     Examples
     --------
     >>> import numpy as np
     >>> from sklearn_iclr26.conformal import RAPSScore
     >>> RAPSScore(lam_reg=0.1).score_matrix(np.array([[0.5, 0.2, 0.3]]))
-    array([[0. , 0.9, 0.6]])
+    array([[0. , 1. , 0.6]])
     """
 
     _parameter_constraints: dict = {
@@ -353,6 +474,15 @@ class RAPSScore(APSScore):
 class MarginScore(BaseClassificationScore):
     """Margin score ``max_{y' != y} p(y' | x) - p(y | x)`` (string ``"margin"``).
 
+    Known to favour singletons over a small average size (Aleksandrova and
+    Chertov, 2021): a label enters when it is within ``threshold`` of its
+    best competitor.
+
+    See Also
+    --------
+    SplitConformalClassifier : Takes a score object as ``conformity_score``.
+    margin_scores : The same score as a function.
+
     Examples
     --------
     >>> import numpy as np
@@ -381,6 +511,15 @@ class MarginScore(BaseClassificationScore):
 
 class TopKScore(BaseClassificationScore):
     """Top-k score: the label's 0-based rank (string ``"top_k"``, MAPIE's).
+
+    Every set holds the ``k + 1`` most probable labels, ``k`` the conformal
+    quantile of the true labels' ranks: non-adaptive sets of one size, the
+    baseline of RAPS (Angelopoulos et al., 2021).
+
+    See Also
+    --------
+    SplitConformalClassifier : Takes a score object as ``conformity_score``.
+    top_k_scores : The same score as a function.
 
     Examples
     --------
@@ -429,6 +568,18 @@ class SOCOPScore(BaseClassificationScore):
         How ``lam="auto"`` chooses.
     tuning_size : float, default=0.2
         Fraction of the rows that tunes ``lam="auto"``.
+
+    Attributes
+    ----------
+    lam_ : float
+        The tuned ``lam`` (after :meth:`tune`, with ``"auto"``).
+    lam_path_ : dict or None
+        The tuning curve, as ``SOCOPClassifier.lam_path_``.
+
+    See Also
+    --------
+    SplitConformalClassifier : Takes a score object as ``conformity_score``.
+    SOCOPClassifier : The estimator with this score built in.
 
     Examples
     --------

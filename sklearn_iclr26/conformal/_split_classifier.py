@@ -242,6 +242,7 @@ class SplitConformalClassifier(BaseConformalClassifier):
         if isinstance(self.conformity_score, BaseClassificationScore):
             # a fresh copy per fit: tuning sets its fitted attributes
             self.score_ = clone(self.conformity_score)
+            self.score_._validate_params()
             return
         params = self.score_params or {}
         if self.conformity_score == "raps":
