@@ -207,10 +207,21 @@ SKOPS_INNER_TYPES = {
     "InstanceNoiseCorrector": _LIGHTGBM | {"lightgbm.sklearn.LGBMClassifier"},
 }
 
+# estimators skops cannot load (pickle works: the pickle round trip above)
+SKOPS_UNSUPPORTED = {
+    "CausalForestRegressor": (
+        "its forest is econml's generalized random forest, whose Cython tree "
+        "(econml.tree._tree.Tree) skops cannot rebuild (it has a loader for "
+        "scikit-learn's tree only)"
+    ),
+}
+
 
 @pytest.mark.parametrize("name", NAMES)
 def test_skops_round_trip_is_bit_identical(name):
     sio = pytest.importorskip("skops.io")
+    if name in SKOPS_UNSUPPORTED:
+        pytest.skip(SKOPS_UNSUPPORTED[name])
     estimator = _FIRST[name]
     X, y = _data(estimator)
     fitted = _fit(estimator, X, y)
@@ -359,7 +370,8 @@ def test_skops_fresh_process_reload_is_bit_identical(tmp_path):
 
 @pytest.mark.slow
 def test_skops_fresh_process_reload_of_every_estimator(tmp_path):
-    _check_fresh_process_reload(NAMES, tmp_path)
+    names = [name for name in NAMES if name not in SKOPS_UNSUPPORTED]
+    _check_fresh_process_reload(names, tmp_path)
 
 
 # ------------------------------------------------------------ interrupted fits

@@ -530,3 +530,46 @@ def test_scorers():
     bits = get_scorer("neg_pmatic_bits_per_symbol")(model, X, y)
     assert -math.log2(3) - 8 * 60 / len(y) < bits < 0
     assert get_scorer("pmatic_float32_decode_rate")(model, X, y) == 1.0
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        None,
+        (3, 1, np.nan),
+        (3, 1, np.inf),
+        (3, 1, -1e-300),
+        (3, 1, -0.0),
+        "sum_inside",
+        "sum_outside",
+        "sum_at_margin",
+    ],
+)
+def test_fast_probability_check_accepts_and_raises_as_the_numpy_one(edit):
+    # The compiled one-pass check (numba) accepts only rows surely valid and
+    # hands the rest to the numpy checks: same accepted inputs, same errors.
+    pytest.importorskip("numba")
+    from sklearn_iclr26.compression._longform import (
+        SUM_TOLERANCE,
+        check_probability_rows,
+    )
+
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet(np.ones(5), size=40)
+    if isinstance(edit, tuple):
+        P[edit[0], edit[1]] = edit[2]
+    elif edit is not None:
+        delta = {
+            "sum_inside": SUM_TOLERANCE / 2,
+            "sum_outside": SUM_TOLERANCE * 1.01,
+            "sum_at_margin": SUM_TOLERANCE - 1e-12,
+        }[edit]
+        P[7, 0] += delta
+    results = []
+    for fast in (False, True):
+        try:
+            out = check_probability_rows(P, fast=fast)
+            results.append(("ok", out.tobytes()))
+        except ValueError as exc:
+            results.append(("error", str(exc)))
+    assert results[0] == results[1]

@@ -153,8 +153,12 @@ def test_threshold_is_the_conformal_order_statistic(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_signatures(name):
     est = _make(name)
-    # fit(X, y, **fit_params): the inner estimator's parameters (routed)
-    assert list(inspect.signature(est.fit).parameters) == ["X", "y", "fit_params"]
+    # fit(X, y, **fit_params): the inner estimator's parameters (routed);
+    # the split-calibrated regions also take the target rows (issue 43)
+    assert list(inspect.signature(est.fit).parameters) in (
+        ["X", "y", "fit_params"],
+        ["X", "y", "X_target", "fit_params"],
+    )
     assert est.get_params()["confidence_level"] == 0.9
     # the level is confidence_level, never a miscoverage alpha; a torch
     # estimator's alpha is its L2 penalty (the torch base's vocabulary)

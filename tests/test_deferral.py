@@ -968,3 +968,38 @@ def test_confidence_threshold_bad_input():
         ConfidenceThresholdDeferrer(expert_columns=[2, 3, 4]).fit(X_bad, y)
     with pytest.raises(ValueError, match="threshold"):
         ConfidenceThresholdDeferrer(threshold=1.5).fit(X, y)
+
+
+# ------------------------------------------- huge finite inputs (issue 40/17)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: TopKDeferrer(expert_columns=EXPERTS, random_state=0),
+        lambda: TopKDeferrer(expert_columns=EXPERTS, adaptive=True, random_state=0),
+        lambda: TopKDeferralRegressor(expert_columns=EXPERTS_REG, random_state=0),
+        lambda: ConfidenceThresholdDeferrer(expert_columns=EXPERTS, random_state=0),
+    ],
+    ids=["topk", "topk-adaptive", "topk-regressor", "confidence"],
+)
+def test_huge_finite_features_name_the_overflow(make):
+    """Finite 1e300 features overflow inside the default StandardScaler; the
+    error names the overflow instead of scikit-learn's "Input X contains NaN"
+    (on main: the NaN message, though X has none)."""
+    est = make()
+    if isinstance(est, TopKDeferralRegressor):
+        X, y, _ = _regression_data()
+    else:
+        X, y, _ = _classification_data(n_samples=200)
+    X = X.copy()
+    X[:, 0] *= 1e300
+    with (
+        np.errstate(all="ignore"),
+        pytest.raises(ValueError, match="contains no NaN or infinity, but values"),
+    ):
+        est.fit(X, y)
+    assert not hasattr(est, "n_features_in_")  # all-or-nothing fit
+    X[0, 1] = np.nan  # a real NaN in a feature keeps scikit-learn's message
+    with np.errstate(all="ignore"), pytest.raises(ValueError, match="contains NaN"):
+        make().fit(X, y)

@@ -815,3 +815,25 @@ def test_resampling_verbose(capsys):
     assert "2 problems, 8 samples" in lines[0]
     assert f"k_opt {est.k_opt_}" in lines[1]
     assert_array_equal(est.utility_curve_, quiet.utility_curve_)
+
+
+@pytest.mark.parametrize("where", ["X", "y"])
+@pytest.mark.parametrize("covariance_estimator", ["ledoit_wolf", "empirical"])
+def test_multippi_huge_finite_values_get_a_clear_message(where, covariance_estimator):
+    # issue 40 item 17: finite 1e300 inputs overflowed inside the covariance
+    # and the user read "Input contains NaN" about an input without NaN
+    rng = np.random.RandomState(0)
+    X, y = rng.normal(size=(50, 2)), rng.normal(size=50)
+    est = MultiPPIMeanEstimator(covariance_estimator=covariance_estimator)
+    X_huge, y_huge = X.copy(), y.copy()
+    if where == "X":
+        X_huge[:, 0] *= 1e300
+    else:
+        y_huge *= 1e300
+    with pytest.raises(ValueError, match=r"overflow float64.*Rescale"):
+        clone(est).fit(X_huge, y_huge)
+    # large but safe values still work: the estimate scales with y
+    small = clone(est).fit(X, y)
+    large = clone(est).fit(X * 1e30, y * 1e30)
+    assert_allclose(large.estimate_, small.estimate_ * 1e30, rtol=1e-6)
+    assert np.all(np.isfinite(large.confidence_interval_))

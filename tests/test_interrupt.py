@@ -187,7 +187,7 @@ def test_early_stopping_callback_still_ends_training_normally(sigint):
     from skorch.callbacks import EarlyStopping
     from torch import nn
 
-    from sklearn_iclr26.neural_network._modules import MLPModule
+    from sklearn_iclr26.utils._mlp_modules import MLPModule
     from sklearn_iclr26.utils._torch import train_module
 
     rng = np.random.RandomState(0)
@@ -485,3 +485,36 @@ def test_ctrl_c_during_the_first_torch_import_leaves_a_working_process():
     lines = done.stdout.split()
     assert "interrupted" in lines, done.stdout
     assert "fitted" in lines, done.stdout
+
+
+def test_an_interrupted_add_task_leaves_the_hub_as_it_was():
+    """``ModuleHub.add_task`` is all or nothing: a Ctrl-C (or an error) while
+    the new module trains leaves the registry and the shared seed as they
+    were, so the retried call builds exactly what an uninterrupted one does."""
+    from sklearn_iclr26.ensemble import ModuleHub
+    from sklearn_iclr26.neural_network import TorchMLPRegressor
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 3)), rng.normal(size=40)
+    template = TorchMLPRegressor(hidden_layer_sizes=(4,), max_iter=3)
+    hub = ModuleHub(template, random_state=0)
+    hub.add_task("a", X, y)
+    before = (dict(hub.modules), dict(vars(hub)))
+
+    class _Interrupting(TorchMLPRegressor):
+        def fit(self, X, y, **kw):
+            raise KeyboardInterrupt
+
+    hub.estimator = _Interrupting(hidden_layer_sizes=(4,), max_iter=3)
+    with pytest.raises(KeyboardInterrupt):
+        hub.add_task("b", X, y)
+    assert hub.modules == before[0] and "b" not in hub
+    assert set(vars(hub)) == set(before[1])
+
+    fresh = ModuleHub(template, random_state=0)
+    with pytest.raises(ValueError):
+        fresh.add_task("a", X, np.full(40, np.nan))
+    # the failed first call did not draw the shared seed
+    assert not hasattr(fresh, "init_seed_") and len(fresh) == 0
+    fresh.add_task("a", X, y)
+    np.testing.assert_array_equal(fresh["a"].predict(X), hub["a"].predict(X))

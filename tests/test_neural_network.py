@@ -95,7 +95,7 @@ class _Criterion(torch.nn.Module):
 
 
 def test_train_module_passes_aux_and_weights():
-    from sklearn_iclr26.neural_network._modules import MLPModule
+    from sklearn_iclr26.utils._mlp_modules import MLPModule
 
     rng = np.random.RandomState(0)
     X = rng.normal(size=(40, 3))

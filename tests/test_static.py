@@ -39,9 +39,6 @@ ALLOWED_TRAINING_CALLS = {
     ),
 }
 FOUNDATION = {"utils", "datasets", "metrics"}
-# neural_network's public estimators (TorchMLP*) are the default child of
-# the NAS refit and the module hub; nothing private of it is imported
-SHARED_FAMILIES = {"neural_network"}
 
 MODULES = sorted(p for p in ROOT.rglob("*.py") if "tests" not in p.parts)
 
@@ -105,10 +102,6 @@ def test_families_import_only_the_foundation(path):
                 problems.append(f"foundation imports family {module}")
                 continue
             if target in FOUNDATION:
-                continue
-            if target in SHARED_FAMILIES and not any(
-                p.startswith("_") for p in parts[2:] + names
-            ):
                 continue
             problems.append(f"imports another family: {module}")
     assert not problems, f"{rel}: {problems}"

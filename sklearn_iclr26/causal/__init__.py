@@ -5,6 +5,11 @@
   (ICLR 2026, OpenReview pYLoHuLV45).
 * :class:`TLearnerRegressor`, :class:`XLearnerRegressor`: the classic
   meta-learners over the same outcome model, for fair comparisons.
+* :class:`DRLearnerRegressor`, :class:`RLearnerRegressor`: the doubly robust
+  and the R-learner (non-parametric double ML) on cross-fitted nuisances,
+  equal to econml's ``DRLearner`` and ``NonParamDML``;
+  :class:`CausalForestRegressor`: an honest causal forest with its own
+  intervals (econml's ``CausalForestDML``; needs econml).
 * :class:`ConformalITERegressor`: weighted split-conformal intervals of the
   counterfactual outcomes and of individual treatment effects around any of
   the CATE learners (Lei and Candès, 2021).
@@ -27,10 +32,13 @@ from sklearn_iclr26.causal._backdoor_adjusted_classifier import (
 from sklearn_iclr26.causal._backdoor_adjusted_regressor import (
     BackdoorAdjustedRegressor,
 )
+from sklearn_iclr26.causal._causal_forest import CausalForestRegressor
 from sklearn_iclr26.causal._conformal_ite import ConformalITERegressor
 from sklearn_iclr26.causal._display import CATEDisplay
+from sklearn_iclr26.causal._dr_learner import DRLearnerRegressor
 from sklearn_iclr26.causal._geodesic_cate import GeodesicCATERegressor
 from sklearn_iclr26.causal._metrics import ate_error, pehe_score
+from sklearn_iclr26.causal._r_learner import RLearnerRegressor
 from sklearn_iclr26.causal._scorers import make_cate_scorer
 from sklearn_iclr26.causal._split import TreatmentStratifiedKFold
 from sklearn_iclr26.causal._t_learner import TLearnerRegressor
@@ -47,8 +55,11 @@ __all__ = [
     "BackdoorAdjustedClassifier",
     "BackdoorAdjustedRegressor",
     "CATEDisplay",
+    "CausalForestRegressor",
     "ConformalITERegressor",
+    "DRLearnerRegressor",
     "GeodesicCATERegressor",
+    "RLearnerRegressor",
     "TLearnerRegressor",
     "TabularAttentionClassifier",
     "TabularAttentionRegressor",

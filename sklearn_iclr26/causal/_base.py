@@ -311,8 +311,10 @@ att_aipw_ : float
 att_aipw_stderr_ : float
     Its influence-function standard error.
 final_estimator_ : regressor or None
-    With controls ``W``: the effect model, ``estimator`` fitted on ``X``
-    to the learner's nuisance-level effect; ``None`` without ``W``.
+    The effect model on ``X`` alone. T-, X- and G-learners: with controls
+    ``W``, ``estimator`` fitted on ``X`` to the learner's nuisance-level
+    effect, ``None`` without ``W``; DR-, R-learner and causal forest: always
+    their final stage.
 bootstrap_estimators_ : list of estimators
     The ``n_bootstrap`` refits (empty when ``n_bootstrap=0``).
 n_controls_in_ : int
@@ -567,7 +569,13 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         models as known (they were fitted on the same sample).
         """
         mu0, mu1 = self._predict_outcomes(X, tcol)
-        e = np.clip(self._propensity(X), _CLIP, 1 - _CLIP)
+        self._store_aipw(y, t, mu0, mu1, self._propensity(X), sample_weight)
+
+    def _store_aipw(self, y, t, mu0, mu1, e, sample_weight):
+        """``ate_aipw_``, ``att_aipw_`` and their standard errors from the
+        nuisance values ``mu0, mu1, e`` at the training rows (in-sample here,
+        cross-fitted for the DR- and R-learners)."""
+        e = np.clip(e, _CLIP, 1 - _CLIP)
         w = np.ones_like(y) if sample_weight is None else sample_weight
         sw = w.sum()
         psi = mu1 - mu0 + t * (y - mu1) / e - (1 - t) * (y - mu0) / (1 - e)
@@ -582,6 +590,19 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         self.att_aipw_ = att
         self.ate_aipw_stderr_ = _weighted_stderr(phi_ate, w)
         self.att_aipw_stderr_ = _weighted_stderr(phi_att, w)
+
+    def _fit_final(self, X, XW, y, t, tcol, rng, sample_weight):
+        """The effect model on ``X`` alone (``final_estimator_``), or ``None``.
+
+        Here: with controls ``W``, a clone of ``estimator`` regressed on the
+        learner's nuisance-level effect; without them, ``None``. The DR- and
+        R-learners and the causal forest fit their final stage here.
+        """
+        if self.n_controls_in_ == 0:
+            return None
+        target = self._nuisance_effect(XW, tcol)
+        model = self._clone_child(self._get_estimator(), _draw(rng))
+        return fit_child(model, X, target, sample_weight, role="effect model")
 
     @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
@@ -630,14 +651,7 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
         XW = append_controls(X, W)
         self._fit_cate(XW, y, t, rng, sample_weight)
         self._fit_propensity(XW, t, _draw(rng), sample_weight)
-        if W is not None:
-            target = self._nuisance_effect(XW, tcol)
-            model = self._clone_child(self._get_estimator(), _draw(rng))
-            self.final_estimator_ = fit_child(
-                model, X, target, sample_weight, role="effect model"
-            )
-        else:
-            self.final_estimator_ = None
+        self.final_estimator_ = self._fit_final(X, XW, y, t, tcol, rng, sample_weight)
         # the AIPW uses the known arms of the training units (the G-learner's
         # "adapted" pairing then takes the actual arm)
         self._fit_aipw(XW, y, t, t, sample_weight)

@@ -68,7 +68,7 @@ def _prism_rows():
     from sklearn.datasets import load_diabetes
 
     from sklearn_iclr26.causal import BackdoorAdjustedRegressor
-    from sklearn_iclr26.neural_network import TorchMLPRegressor
+    from sklearn_iclr26.utils._torch_mlp_regressor import TorchMLPRegressor
 
     data = load_diabetes(as_frame=True)
     X, y = data.data, data.target.to_numpy()

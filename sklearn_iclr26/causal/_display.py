@@ -155,7 +155,8 @@ class CATEDisplay:
         estimator : TLearnerRegressor, XLearnerRegressor, \
                 GeodesicCATERegressor or ConformalITERegressor
             Fitted estimator. A CATE learner's band is its bootstrap interval
-            of the average effect at ``x`` (it needs ``n_bootstrap > 0``); a
+            of the average effect at ``x`` (it needs ``n_bootstrap > 0``; the
+            causal forest's band is its own interval, with no refits); a
             :class:`ConformalITERegressor`'s band is its conformal interval
             of the *individual* effect (the first of its levels).
         X : {array-like, DataFrame} of shape (n_samples, n_features)
@@ -210,7 +211,11 @@ class CATEDisplay:
             lower, upper = interval[:, 0], interval[:, 1]
         else:
             effect = estimator.effect(X)
-            if getattr(estimator, "bootstrap_estimators_", None):
+            # the bootstrap refits, or intervals of the learner's own (the
+            # causal forest's)
+            if getattr(estimator, "bootstrap_estimators_", None) or getattr(
+                estimator, "_has_own_effect_intervals", False
+            ):
                 lower, upper = estimator.effect_interval(
                     X, confidence_level=confidence_level
                 )

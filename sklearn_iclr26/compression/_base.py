@@ -99,6 +99,21 @@ def _cache_rows(coder):
     return max(16, (1 << 21) // tree_row_bytes(coder.alphabet_size_))
 
 
+def _row_batches(coder, n):
+    """The row batches of one ``encode`` / ``decode`` call.
+
+    Only the Python path materialises the rows' mass trees, so only it goes
+    by ``working_memory``; the compiled kernels (which build each row's tree
+    in a scratch row) and constriction hold no per-row memory and take the
+    whole call in one go (chunk boundaries still split it).
+    """
+    if coder.backend_ != "python":
+        return [slice(0, n)]
+    return batch_slices(
+        n, tree_row_bytes(coder.alphabet_size_), max_n_rows=_cache_rows(coder)
+    )
+
+
 def resolve_backend(backend):
     if backend == "auto":
         return "numba" if numba_available() else "python"
@@ -118,7 +133,8 @@ def import_constriction():
 
 
 def symbols_crc(symbols, crc=0):
-    return zlib.crc32(np.asarray(symbols, dtype="<u4").tobytes(), crc)
+    # zlib reads the array's buffer: one conversion, no bytes copy
+    return zlib.crc32(np.ascontiguousarray(symbols, dtype="<u4"), crc)
 
 
 def _uv(value):
@@ -305,7 +321,9 @@ class _BaseEncoder:
         self._pos = 0
         self._chunk_n = 0
         self._chunk_crc = 0
-        self._pending_rows = []  # constriction: (P, symbols) of this chunk
+        if self.backend_ == "constriction":  # one range coder per chunk
+            self._cencoder = self._constriction.stream.queue.RangeEncoder()
+            self._cfamily = self._constriction.stream.model.Categorical(perfect=False)
 
     def _grow(self):
         if isinstance(self._out, bytearray):
@@ -354,15 +372,15 @@ class _BaseEncoder:
         """
         if self._finished:
             raise RuntimeError("finish() was called; start a new encoder.")
-        P = check_probability_rows(probabilities, self.alphabet_size_)
+        P = check_probability_rows(
+            probabilities, self.alphabet_size_, fast=self.backend_ != "python"
+        )
         s = check_symbols(symbols, P.shape[1], P.shape[0])
         if self.alphabet_size_ is None:
             self.alphabet_size_ = int(P.shape[1])
             self.code_length_ = code_length(self.alphabet_size_)
         chunk = self.chunk_size
-        for batch in batch_slices(
-            len(s), tree_row_bytes(self.alphabet_size_), max_n_rows=_cache_rows(self)
-        ):
+        for batch in _row_batches(self, len(s)):
             start = batch.start
             while start < batch.stop:
                 stop = batch.stop
@@ -378,8 +396,10 @@ class _BaseEncoder:
         return self
 
     def _encode_rows(self, P, s):
-        if self.backend_ == "constriction":
-            self._pending_rows.append((P.copy(), s.copy()))
+        if self.backend_ == "constriction":  # streamed: no copy of the rows
+            self._cencoder.encode(
+                s.astype(np.int32), self._cfamily, np.ascontiguousarray(P)
+            )
             return
         encode, _, compiled = self._kernels
         V = self.alphabet_size_
@@ -442,13 +462,7 @@ class _BaseEncoder:
         self._reset_chunk()
 
     def _constriction_body(self):
-        constriction = self._constriction
-        P = np.concatenate([p for p, _ in self._pending_rows])
-        s = np.concatenate([s for _, s in self._pending_rows]).astype(np.int32)
-        encoder = constriction.stream.queue.RangeEncoder()
-        family = constriction.stream.model.Categorical(perfect=False)
-        encoder.encode(s, family, P)
-        return encoder.get_compressed().astype("<u4").tobytes()
+        return self._cencoder.get_compressed().astype("<u4").tobytes()
 
     def finish(self):
         """Flush the coder and return the payload (header + chunks).
@@ -611,7 +625,9 @@ class _BaseDecoder:
         -------
         symbols : ndarray of shape (n,), dtype int64
         """
-        P = check_probability_rows(probabilities, self.alphabet_size_)
+        P = check_probability_rows(
+            probabilities, self.alphabet_size_, fast=self.backend_ != "python"
+        )
         n = P.shape[0]
         remaining = self.n_symbols_ - self.n_decoded_
         if n > remaining:
@@ -620,9 +636,7 @@ class _BaseDecoder:
                 f"payload's {self.n_symbols_} remain."
             )
         out = np.zeros(n, dtype=np.int64)
-        for batch in batch_slices(
-            n, tree_row_bytes(self.alphabet_size_), max_n_rows=_cache_rows(self)
-        ):
+        for batch in _row_batches(self, n):
             start = batch.start
             while start < batch.stop:
                 chunk_n = self._chunks[self._chunk_index][1]
@@ -655,7 +669,10 @@ class _BaseDecoder:
         if self.backend_ == "constriction":
             family = self._constriction.stream.model.Categorical(perfect=False)
             try:
-                return np.asarray(self._cdecoder.decode(family, P), dtype=np.int64)
+                return np.asarray(
+                    self._cdecoder.decode(family, np.ascontiguousarray(P)),
+                    dtype=np.int64,
+                )
             except (AssertionError, ValueError, RuntimeError) as exc:
                 raise ValueError(
                     f"Desync detected: constriction cannot decode chunk "

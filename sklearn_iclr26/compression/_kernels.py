@@ -101,16 +101,27 @@ def encode_rows(
         if pos + pending + need > cap:
             break
         if build:
+            # the leaves stay in ``src`` (read there on the last level); the
+            # lowest level sums them in place, the same additions as
+            # ``mass_tree`` (an odd last leaf plus the 0.0 of its padding
+            # sibling; padding-only nodes stay 0.0 from ``np.zeros``)
             base = 0
             off = row * alphabet_size
-            for t in range(alphabet_size):
-                scratch[leaves + t] = src[off + t]
-            for lev in range(ell - 1, -1, -1):  # level by level (vectorisable)
+            if ell > 0:
+                lo = leaves >> 1
+                for i in range(alphabet_size >> 1):
+                    scratch[lo + i] = src[off + 2 * i] + src[off + 2 * i + 1]
+                if alphabet_size & 1:
+                    scratch[lo + (alphabet_size >> 1)] = (
+                        src[off + alphabet_size - 1] + 0.0
+                    )
+            for lev in range(ell - 2, -1, -1):  # level by level (vectorisable)
                 for i in range(1 << lev, 2 << lev):
                     scratch[i] = scratch[2 * i] + scratch[2 * i + 1]
             tree = scratch
         else:
             base = row * width
+            off = 0
             tree = src
         sym = symbols[row]
         node = 1
@@ -122,7 +133,10 @@ def encode_rows(
                 continue
             total = tree[base + node]
             if total > 0.0:
-                p = tree[base + 2 * node + 1] / total
+                if build and j == ell - 1:  # a leaf: the row itself
+                    p = src[off + 2 * node + 1 - leaves] / total
+                else:
+                    p = tree[base + 2 * node + 1] / total
             else:
                 p = 0.5
             h = 0
@@ -287,16 +301,27 @@ def decode_rows(
     n_stages = 2 if mode == 1 else 1
     for r in range(n_rows):
         if build:
+            # the leaves stay in ``src`` (read there on the last level); the
+            # lowest level sums them in place, the same additions as
+            # ``mass_tree`` (an odd last leaf plus the 0.0 of its padding
+            # sibling; padding-only nodes stay 0.0 from ``np.zeros``)
             base = 0
             off = r * alphabet_size
-            for t in range(alphabet_size):
-                scratch[leaves + t] = src[off + t]
-            for lev in range(ell - 1, -1, -1):  # level by level (vectorisable)
+            if ell > 0:
+                lo = leaves >> 1
+                for i in range(alphabet_size >> 1):
+                    scratch[lo + i] = src[off + 2 * i] + src[off + 2 * i + 1]
+                if alphabet_size & 1:
+                    scratch[lo + (alphabet_size >> 1)] = (
+                        src[off + alphabet_size - 1] + 0.0
+                    )
+            for lev in range(ell - 2, -1, -1):  # level by level (vectorisable)
                 for i in range(1 << lev, 2 << lev):
                     scratch[i] = scratch[2 * i] + scratch[2 * i + 1]
             tree = scratch
         else:
             base = r * width
+            off = 0
             tree = src
         node = 1
         for j in range(ell):
@@ -306,7 +331,10 @@ def decode_rows(
                 continue
             total = tree[base + node]
             if total > 0.0:
-                p = tree[base + 2 * node + 1] / total
+                if build and j == ell - 1:  # a leaf: the row itself
+                    p = src[off + 2 * node + 1 - leaves] / total
+                else:
+                    p = tree[base + 2 * node + 1] / total
             else:
                 p = 0.5
             h = 0
@@ -408,6 +436,44 @@ def decode_rows(
     state[8] = bc1
     state[9] = bn
     return 0
+
+
+def _rows_flags(P, U, tol_low):
+    """One pass over C-contiguous ``P`` (``U`` its uint64 view): 0 if no
+    entry has its sign bit set and every row's |sum - 1| is at most
+    ``tol_low`` (a NaN or an infinity makes its row's sum fail that), else 1.
+    Both reductions vectorise (the sum reassociates; the sign bits are ORed)."""
+    n, V = P.shape
+    for i in range(n):
+        total = 0.0
+        bits = np.uint64(0)
+        for t in range(V):
+            total += P[i, t]
+            bits |= U[i, t]
+        if not (abs(total - 1.0) <= tol_low) or (bits >> np.uint64(63)):
+            return 1
+    return 0
+
+
+#: The fast validation accepts a row only when its sequential sum is this far
+#: inside the tolerance: summation orders differ by at most ``V * eps`` times
+#: the row's mass (about 1e-13 for V = 1024), so the numpy check would accept
+#: it too.
+FAST_CHECK_MARGIN = 1e-9
+
+
+def rows_surely_valid(P, tolerance):
+    """Whether one compiled pass proves ``P``'s rows valid (False: unsure)."""
+    if "rows" not in _COMPILED:
+        try:
+            import numba
+        except ImportError:
+            return False
+        _COMPILED["rows"] = numba.njit(cache=True, nogil=True, fastmath={"reassoc"})(
+            _rows_flags
+        )
+    U = P.view(np.uint64)  # -0.0 too counts as signed here: the numpy checks decide
+    return _COMPILED["rows"](P, U, tolerance - FAST_CHECK_MARGIN) == 0
 
 
 _COMPILED = {}

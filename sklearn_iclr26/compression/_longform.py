@@ -35,8 +35,17 @@ def code_length(alphabet_size):
     return max(int(alphabet_size) - 1, 0).bit_length()
 
 
-def check_probability_rows(probabilities, alphabet_size=None, *, name="probabilities"):
-    """Validate a (n, V) array of probability rows; return it as float64."""
+def check_probability_rows(
+    probabilities, alphabet_size=None, *, name="probabilities", fast=False
+):
+    """Validate a (n, V) array of probability rows; return it as float64.
+
+    With ``fast`` (numba installed), one compiled pass over ``P`` accepts
+    the rows that surely pass (finite, non-negative, row sums within the
+    tolerance by a margin far above the rounding of any summation order);
+    anything else goes through the numpy checks, so the accepted inputs and
+    the errors are exactly those of the numpy checks.
+    """
     P = np.asarray(probabilities)
     if P.dtype == object or not (
         np.issubdtype(P.dtype, np.floating) or np.issubdtype(P.dtype, np.integer)
@@ -54,6 +63,12 @@ def check_probability_rows(probabilities, alphabet_size=None, *, name="probabili
         )
     if P.shape[1] < 1:
         raise ValueError(f"{name} must have at least one column (the alphabet).")
+    if fast and P.size and P.flags.c_contiguous:
+        from sklearn_iclr26.compression._kernels import rows_surely_valid
+
+        if rows_surely_valid(P, SUM_TOLERANCE):
+            return P
+        # a doubt (or an error): the exact checks below decide, as always
     if P.size and not np.all(np.isfinite(P)):
         raise ValueError(f"{name} contains NaN or infinite values.")
     if P.size and P.min() < 0:

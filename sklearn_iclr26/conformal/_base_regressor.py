@@ -43,8 +43,6 @@ from sklearn.utils.validation import (
     check_array,
     check_is_fitted,
     check_random_state,
-    indexable,
-    validate_data,
 )
 
 from sklearn_iclr26.conformal._blockwise import (
@@ -53,6 +51,13 @@ from sklearn_iclr26.conformal._blockwise import (
 )
 from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
 from sklearn_iclr26.conformal._frozen import frozen_fitted
+from sklearn_iclr26.conformal._shift_calibration import (
+    SHIFT_REGRESSOR_ATTRIBUTES_DOC,
+    SHIFT_REGRESSOR_DOC,
+    ShiftRegressorMixin,
+    _check_target,
+    _RowLevel,
+)
 from sklearn_iclr26.utils._atomic import atomic_fit, scoped_params
 from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._blockwise import is_dask_collection
@@ -73,6 +78,7 @@ from sklearn_iclr26.utils._split import split_indices
 from sklearn_iclr26.utils._validation import (
     calibration_size_ok,
     check_confidence_level,
+    check_passthrough_X,
 )
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
@@ -221,6 +227,8 @@ def cross_fit_point_model(estimator, X, y, *, cv, random_state, fit_params=None)
 #: at ``%(estimator_parameter)s`` (the point-model ones) and
 #: ``%(features_in_attributes)s``
 _DOCS = {
+    "shift_parameters": SHIFT_REGRESSOR_DOC,
+    "shift_attributes": SHIFT_REGRESSOR_ATTRIBUTES_DOC,
     "estimator_parameter": """estimator : regressor or None, default=None
     Point regressor, fitted on the training part with ``X`` untouched (a
     ``Pipeline`` can preprocess a raw DataFrame); ``None`` means
@@ -238,7 +246,9 @@ feature_names_in_ : ndarray of shape (`n_features_in_`,)
 }
 
 
-class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
+class BaseConformalRegressor(
+    ShiftRegressorMixin, RegressorMixin, BaseEstimator, metaclass=ABCMeta
+):
     """Split-conformal multivariate regions: the shared machinery (private)."""
 
     def __init_subclass__(cls, **kwargs):
@@ -279,8 +289,14 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
     def _log_volume_batch(self, X, threshold):
         """Log-volumes of a batch at a finite threshold."""
 
-    def _threshold_at(self, confidence_level):
-        """Threshold from ``calibration_scores_`` (enough points assumed)."""
+    def _threshold_at(self, confidence_level, mass=None):
+        """Threshold from ``calibration_scores_`` (enough points assumed).
+
+        ``mass``: the test rows' normalised weights under covariate shift
+        (then one threshold per row, along the last axis).
+        """
+        if mass is not None:
+            return self._column_quantiles(confidence_level, mass)[0]
         return conformal_quantile(
             self.calibration_scores_, confidence_level=confidence_level
         )
@@ -338,14 +354,17 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
 
         With ``sklearn.set_config(enable_metadata_routing=True)``, the inner
         estimator receives what it requested (``set_fit_request``), for the
-        rows it is fitted on; the calibration itself is unweighted.
+        rows it is fitted on; the calibration itself is unweighted (but for
+        the ``shift`` weights). ``X_target`` is the estimator's own fit
+        metadata (``set_fit_request(X_target=True)``).
 
         Returns
         -------
         routing : MetadataRouter
             The routing information.
         """
-        return fit_router(self, self._routing_children())
+        # self request: X_target, the owner's own fit metadata
+        return fit_router(self, self._routing_children(), self_request=True)
 
     def _route_fit_params(self, X, fit_params):
         """``{child: params}`` of ``fit(X, y, **fit_params)``, checked."""
@@ -371,7 +390,7 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
 
     @atomic_fit
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, **fit_params):
+    def fit(self, X, y, X_target=None, **fit_params):
         """Fit the model on a training part and calibrate the regions.
 
         Runs on a scratch copy: the fitted attributes are replaced together
@@ -385,29 +404,35 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
             ``Pipeline`` can preprocess a raw DataFrame).
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Responses (``d = n_outputs >= 1``).
+        X_target : array-like of shape (n_target, n_features), default=None
+            Unlabeled rows of the target population: required with
+            ``shift="covariate"``; otherwise only the shift check runs
+            (``shift_pvalue_``, a warning when it rejects). Metadata: with
+            routing, ``set_fit_request(X_target=True)``.
         **fit_params : dict
             Parameters of the inner estimator's ``fit`` (e.g.
             ``sample_weight``), given for every row; it receives those of its
             training rows. With metadata routing enabled, each inner
             estimator receives what it requested (``set_fit_request``). The
-            calibration is unweighted.
+            calibration is unweighted (but for the ``shift`` weights).
 
         Returns
         -------
         self : object
             Fitted estimator.
         """
-        self._fit_work(X, y, fit_params)
+        self._fit_work(X, y, fit_params, X_target=X_target)
         return self
 
     def _split(self, n_samples, rng):
         """Calibration and training rows."""
         return split_indices(n_samples, [self.calibration_size], random_state=rng)
 
-    def _fit_work(self, X, y, fit_params=None):
+    def _fit_work(self, X, y, fit_params=None, X_target=None):
         if is_dask_collection(X):  # scores per block on the workers
-            return calibrate_regressor_blocks(self, X, y, fit_params)
+            return calibrate_regressor_blocks(self, X, y, fit_params, X_target)
         X = self._check_X(X, reset=True)
+        X_target = _check_target(self, X, X_target)
         y = self._validate_y(X, y)
         routed = self._route_fit_params(X, fit_params)
         self._y_1d = y.ndim == 1
@@ -434,14 +459,21 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
             fit_params=self._take_params(X, routed, train_idx),
         )
         X_cal, y_cal = _safe_indexing(X, cal_idx), y[cal_idx]
-        self._calibrate(X_cal, y_cal)
+        if X_target is None:
+            self._calibrate(X_cal, y_cal)
+            return
+        # drawn last: the split and the model see the same stream
+        self._shift_seed = rng.randint(2**31 - 1)
+        self._calibrate(X_cal, y_cal, X_target=X_target)
 
-    def _calibrate(self, X, y):
+    def _calibrate(self, X, y, X_target=None):
         scores = batched(
             self._conformity_scores_batch, X, y, row_bytes=self._row_bytes()
         )
         self.calibration_scores_ = np.sort(scores, axis=0)
         self.n_calibration_samples_ = int(scores.shape[0])
+        if X_target is not None or "shift" in self.get_params(deep=False):
+            self._fit_shift_regions(X, X_target, scores)
         self.threshold_ = self._threshold(self.confidence_level, per_call=False)
         log_progress(self, f"threshold_ = {self.threshold_}")
 
@@ -454,6 +486,10 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
         if per_call and confidence_level is None:
             return self.threshold_
         level = check_confidence_level(confidence_level)
+        if self._shift_active():
+            # the threshold of a unit-ratio test point (rows get their own)
+            t = np.asarray(self._threshold_at(level, self._unit_mass()))
+            return float(t[0]) if t.ndim == 1 else t[:, 0]
         if not calibration_size_ok(
             self.n_calibration_samples_,
             level,
@@ -476,17 +512,7 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
         Only made indexable (``_safe_indexing`` needs rows: objects exposing
         ``__array__`` alone become arrays, sparse matrices CSR).
         """
-        if getattr(X, "ndim", None) == 1 or (
-            isinstance(X, list) and len(X) and np.ndim(X[0]) == 0
-        ):
-            raise ValueError(
-                "Expected 2D array, got 1D array instead. Reshape your data "
-                "either using array.reshape(-1, 1) if your data has a single "
-                "feature or array.reshape(1, -1) if it contains a single sample."
-            )
-        X = indexable(X)[0]
-        validate_data(self, X, reset=reset, skip_check_array=True)
-        return X
+        return check_passthrough_X(self, X, reset=reset)
 
     def _check_y(self, y, n_samples, name="y"):
         y = check_array(y, ensure_2d=False, dtype=np.float64, input_name=name)
@@ -607,6 +633,10 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
         y = self._check_y(y, _num_samples(X))
 
         def one(Xb, yb, threshold):
+            if isinstance(threshold, _RowLevel):
+                return self._by_row(
+                    lambda X_, t, y_: one(X_, y_, t), Xb, threshold.level, yb
+                )
             if self._is_infinite(threshold):
                 return np.ones(yb.shape[0], dtype=bool)
             return self._contains_batch(Xb, yb, threshold)
@@ -626,6 +656,15 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
         the regions of several levels are nested by construction.
         """
         levels = check_confidence_levels(confidence_level)
+        if self._shift_active():
+            if levels is None:
+                level = (
+                    self.confidence_level
+                    if confidence_level is None
+                    else (check_confidence_level(confidence_level))
+                )
+                return [_RowLevel(level)], False
+            return [_RowLevel(level) for level in levels], True
         if levels is None:
             return [self._threshold(confidence_level)], False
         return [self._threshold(level) for level in levels], True
@@ -686,6 +725,8 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
         X = self._check_X(X)
 
         def one(Xb, threshold):
+            if isinstance(threshold, _RowLevel):
+                return self._by_row(one, Xb, threshold.level)
             if self._is_infinite(threshold):
                 return np.full(_num_samples(Xb), np.inf)
             return self._log_volume_batch(Xb, threshold, **kwargs)
@@ -709,8 +750,14 @@ class BaseConformalRegressor(RegressorMixin, BaseEstimator, metaclass=ABCMeta):
             )
         thresholds, several = self._thresholds(confidence_level)
         X = self._check_X(X)
+
+        def one(Xb, threshold):
+            if isinstance(threshold, _RowLevel):
+                return self._by_row(one, Xb, threshold.level)
+            return boundary_batch(Xb, threshold)
+
         return batched(
-            lambda Xb: _join([boundary_batch(Xb, t) for t in thresholds], several),
+            lambda Xb: _join([one(Xb, t) for t in thresholds], several),
             X,
             row_bytes=self._row_bytes() * 100 * len(thresholds),
         )
@@ -861,9 +908,15 @@ class BaseResidualRegion(BaseConformalRegressor):
     def _cross_conformal(self):
         return getattr(self, "conformal_cv", "split") != "split"
 
-    def _fit_work(self, X, y, fit_params=None):
+    def _fit_work(self, X, y, fit_params=None, X_target=None):
         if not self._cross_conformal() or is_dask_collection(X):
-            return super()._fit_work(X, y, fit_params)
+            return super()._fit_work(X, y, fit_params, X_target=X_target)
+        if X_target is not None or getattr(self, "shift", None) is not None:
+            raise ValueError(
+                f"{type(self).__name__}(conformal_cv={self.conformal_cv!r}) does "
+                "not take shift or X_target: the shift weights apply to split "
+                "calibration only. Use conformal_cv='split'."
+            )
         return self._fit_cross(X, y, fit_params)
 
     def _check_cross_conformal(self):

@@ -62,9 +62,17 @@ def _unsupported(estimator, what):
     )
 
 
-def calibrate_classifier_blocks(estimator, X, y, fit_params, bins):
+def _check_no_shift(estimator, X_target):
+    if X_target is not None or getattr(estimator, "shift", None) is not None:
+        _unsupported(estimator, "shift or X_target (the weights need the rows)")
+
+
+def calibrate_classifier_blocks(estimator, X, y, fit_params, bins, X_target=None):
     """``_fit_work`` of a conformal classifier over a dask collection."""
     name = type(estimator).__name__
+    _check_no_shift(estimator, X_target)
+    if getattr(estimator, "_cross", lambda: False)():
+        _unsupported(estimator, "cross-conformal calibration (cv)")
     model = estimator._get_estimator()
     if not isinstance(model, FrozenEstimator):
         raise TypeError(
@@ -145,9 +153,10 @@ def calibrate_classifier_blocks(estimator, X, y, fit_params, bins):
     )
 
 
-def calibrate_regressor_blocks(estimator, X, y, fit_params):
+def calibrate_regressor_blocks(estimator, X, y, fit_params, X_target=None):
     """``_fit_work`` of a conformal regressor over a dask collection."""
     name = type(estimator).__name__
+    _check_no_shift(estimator, X_target)
     if fit_params:
         raise TypeError(
             f"{name}.fit got {sorted(fit_params)}: on a dask collection nothing "

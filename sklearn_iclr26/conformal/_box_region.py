@@ -12,6 +12,7 @@ from sklearn_iclr26.conformal._base_regressor import (
     BaseResidualRegion,
 )
 from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
+from sklearn_iclr26.conformal._shift_calibration import SHIFT_REGRESSOR_CONSTRAINTS
 from sklearn_iclr26.utils._sklearn_compat import HasMethods, _num_samples
 from sklearn_iclr26.utils._validation import store_params
 
@@ -59,6 +60,7 @@ class BonferroniBoxRegressor(BaseResidualRegion):
         then unused, ``threshold_`` holds the per-output rank of the order
         statistic, ``predict`` uses a model fitted on all rows. A
         ``FrozenEstimator`` cannot be refit: use ``"split"``.
+    %(shift_parameters)s
     random_state : int, RandomState instance or None, default=None
         Seeds the split (and the regressor's ``random_state`` parameters that
         are ``None``).
@@ -83,6 +85,7 @@ class BonferroniBoxRegressor(BaseResidualRegion):
         Half-widths of the box at ``confidence_level`` (``inf`` when the
         calibration set is too small for the level); with a cross-conformal
         ``conformal_cv``, the rank of the CV+ order statistic per output.
+    %(shift_attributes)s
 
     See Also
     --------
@@ -107,6 +110,7 @@ class BonferroniBoxRegressor(BaseResidualRegion):
         **BaseResidualRegion._parameter_constraints,
         "estimator": [HasMethods(["fit", "predict"]), None],
         "conformal_cv": CONFORMAL_CV_CONSTRAINT,
+        **SHIFT_REGRESSOR_CONSTRAINTS,
     }
 
     def __init__(
@@ -116,6 +120,8 @@ class BonferroniBoxRegressor(BaseResidualRegion):
         confidence_level=0.9,
         calibration_size=0.25,
         conformal_cv="split",
+        shift=None,
+        shift_estimator=None,
         random_state=None,
         verbose=0,
     ):
@@ -134,8 +140,10 @@ class BonferroniBoxRegressor(BaseResidualRegion):
         alpha = 1.0 - confidence_level
         return math.ceil(self.n_outputs_ / alpha - 1.0 - 1e-9)
 
-    def _threshold_at(self, confidence_level):
+    def _threshold_at(self, confidence_level, mass=None):
         alpha = (1.0 - confidence_level) / self.n_outputs_
+        if mass is not None:  # covariate shift: one column per test row
+            return self._column_quantiles(1.0 - alpha, mass)
         if self._cross_conformal():
             return np.full(self.n_outputs_, self._cross_rank(1.0 - alpha))
         return np.array(

@@ -14,6 +14,7 @@ from sklearn_iclr26.conformal._base_regressor import (
     boundary_directions,
     log_unit_ball_volume,
 )
+from sklearn_iclr26.conformal._shift_calibration import SHIFT_REGRESSOR_CONSTRAINTS
 from sklearn_iclr26.utils._sklearn_compat import (
     HasMethods,
     Interval,
@@ -93,6 +94,7 @@ class EllipsoidRegressor(BaseResidualRegion):
         then unused, ``threshold_`` is the rank of the order statistic,
         ``predict`` uses a model fitted on all rows. A ``FrozenEstimator``
         cannot be refit: use ``"split"``.
+    %(shift_parameters)s
     random_state : int, RandomState instance or None, default=None
         Seeds the split (and the regressor's ``random_state`` parameters that
         are ``None``).
@@ -122,6 +124,7 @@ class EllipsoidRegressor(BaseResidualRegion):
         Conformal threshold (Mahalanobis radius) at ``confidence_level``
         (``inf`` when the calibration set is too small for the level); with a
         cross-conformal ``conformal_cv``, the rank of the CV+ order statistic.
+    %(shift_attributes)s
 
     See Also
     --------
@@ -155,6 +158,7 @@ class EllipsoidRegressor(BaseResidualRegion):
         "shrinkage": [Interval(Real, 0, 1, closed="both")],
         "transformer": [HasMethods(["fit", "transform"]), None],
         "conformal_cv": CONFORMAL_CV_CONSTRAINT,
+        **SHIFT_REGRESSOR_CONSTRAINTS,
     }
 
     def __init__(
@@ -169,6 +173,8 @@ class EllipsoidRegressor(BaseResidualRegion):
         transformer=None,
         calibration_size=0.25,
         conformal_cv="split",
+        shift=None,
+        shift_estimator=None,
         random_state=None,
         verbose=0,
     ):
@@ -219,10 +225,10 @@ class EllipsoidRegressor(BaseResidualRegion):
         scale = np.sqrt(self._covariances(X)[:, 0, 0])[:, None]
         return self._point(X), scale
 
-    def _threshold_at(self, confidence_level):
+    def _threshold_at(self, confidence_level, mass=None):
         if self._cross_conformal():
             return self._cross_rank(confidence_level)
-        return super()._threshold_at(confidence_level)
+        return super()._threshold_at(confidence_level, mass)
 
     def _covariances(self, X):
         n, d = _num_samples(X), self.n_outputs_

@@ -12,6 +12,23 @@ def _lightgbm():
     return LGBMClassifier(n_estimators=20, min_child_samples=5, n_jobs=1, verbose=-1)
 
 
+class _SignBins:
+    """Mondrian bins of the predictive-system instance: the sign of column 0.
+
+    A class with a fixed ``repr`` (a function's repr holds its address, which
+    differs between the test processes of ``pytest -n``, so their test ids
+    would not match).
+    """
+
+    def __call__(self, X):
+        import numpy as np
+
+        return (np.asarray(X)[:, 0] > 0).astype(int)
+
+    def __repr__(self):
+        return "_SignBins()"
+
+
 TEST_PARAMS = {
     # a small, fast network; the default confidence_level (0.9) with the
     # checks' tiny data sets exercises the calibration policy (warn, threshold
@@ -40,7 +57,16 @@ TEST_PARAMS = {
         },
     ],
     "BonferroniBoxRegressor": [{}, {"conformal_cv": 3}],
-    "ConformalizedQuantileRegressor": [{}, {"symmetric_correction": True}],
+    "ConformalizedQuantileRegressor": [
+        {},
+        {"symmetric_correction": True},
+        {"conformal_cv": 3},
+    ],
+    # normalized (kNN difficulty) Mondrian variant of the predictive system
+    "ConformalPredictiveRegressor": [
+        {},
+        {"normalizer": "knn", "n_neighbors": 5, "mondrian": _SignBins()},
+    ],
     "EllipsoidRegressor": [
         {},
         {"covariance": "local", "n_neighbors": 10},
@@ -55,13 +81,18 @@ TEST_PARAMS = {
         {"lam": 0.1, "k0": 2, "estimator": LogisticRegression(C=10.0)},
         {"estimator": _lightgbm()},
         {"conditional": "class"},
+        # cross-conformal (a numeric lam: "auto" needs a tuning split)
+        {"lam": 0.1, "cv": 3},
     ],
     "SplitConformalClassifier": [
         {},
         {"conformity_score": "aps", "score_params": {"randomized": True}},
         {"conditional": "class"},
         {"label_noise": 0.1},
+        {"cv": 3},
     ],
+    # cross Venn-Abers with the one-vs-one coupling
+    "VennAbersClassifier": [{}, {"cv": 3, "multi_class": "ovo"}],
 }
 
 EXPECTED_FAILED_CHECKS = {}

@@ -56,6 +56,7 @@ from sklearn_iclr26.utils._sklearn_compat import (
     _num_samples,
     _safe_indexing,
 )
+from sklearn_iclr26.utils._validation import explain_overflow
 from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = []
@@ -435,7 +436,11 @@ class _BaseTopKDeferral(_ExpertColumnsMixin, BaseEstimator, metaclass=ABCMeta):
         self.entity_names_ = np.array(
             [*self._model_entity_names(), *self._expert_names()], dtype=object
         )
-        return self._fit_deferral(X, y, y_cost, params)
+        # finite 1e300 features overflow inside a StandardScaler: say so
+        # instead of the child's "Input X contains NaN" (issue 40, item 17)
+        X_feat, _ = self._split_features_only(X)
+        with explain_overflow(X_feat, "the predictor or the built-in allocator"):
+            return self._fit_deferral(X, y, y_cost, params)
 
     def predict(self, X):
         """Aggregate answer of the consulted entities.

@@ -31,7 +31,11 @@ from sklearn_iclr26.utils._sklearn_compat import (
     _num_samples,
     _safe_indexing,
 )
-from sklearn_iclr26.utils._validation import check_at_least_two_classes, store_params
+from sklearn_iclr26.utils._validation import (
+    check_at_least_two_classes,
+    explain_overflow,
+    store_params,
+)
 from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["ConfidenceThresholdDeferrer"]
@@ -256,6 +260,12 @@ class ConfidenceThresholdDeferrer(
         if self.random_state is not None:
             seed = seed_from_random_state(self.random_state)
         X_feat, E = self._split(X)
+        # finite 1e300 features overflow inside a StandardScaler: say so
+        # instead of the child's "Input X contains NaN" (issue 40, item 17)
+        with explain_overflow(X_feat, "the predictor"):
+            return self._fit_predictor_and_rule(predictor, X_feat, E, y, y_index, seed)
+
+    def _fit_predictor_and_rule(self, predictor, X_feat, E, y, y_index, seed):
         log_progress(self, "fitting the predictor")
         self.predictor_ = set_child_random_state(clone(predictor), seed)
         self.predictor_.fit(X_feat, y)

@@ -8,6 +8,12 @@ consulted (``costs_``; unavailable experts are not paid). Greater is better
 ``k`` or ``budget_weight`` picks the cheapest setting instead of the largest
 ``k`` that plain accuracy or R^2 prefer. It works on a fitted deferral
 estimator or on a ``Pipeline`` that ends with one.
+
+``neg_fee_at_target_risk`` scores a fitted :class:`RiskControlledDeferrer`
+by ``-(mean fee paid per query)`` of its certified rule on the scored rows,
+and ``-inf`` when its rule is not certified: ``GridSearchCV`` over the inner
+deferrer's options (``k``, the allocator) then picks the cheapest system
+among those certified at the target risk.
 """
 
 # Authors: The sklearn-iclr26 developers
@@ -20,7 +26,7 @@ from sklearn.utils.validation import column_or_1d
 
 from sklearn_iclr26.metrics._scorers import MethodScorer
 
-__all__ = ["SCORERS", "deferral_cost"]
+__all__ = ["SCORERS", "deferral_cost", "fee_at_target_risk"]
 
 
 def deferral_cost(estimator, X, y, *, fee_weight=1.0, error="absolute",
@@ -50,6 +56,30 @@ def deferral_cost(estimator, X, y, *, fee_weight=1.0, error="absolute",
     return float(np.average(loss + fee_weight * fees, weights=sample_weight))
 
 
+def fee_at_target_risk(estimator, X, y=None, *, sample_weight=None):
+    """Mean fee per query of a fitted risk-controlled deferrer's certified rule.
+
+    ``inf`` when the rule is not certified (``certified_`` is ``False``), so
+    that the negated scorer ranks it last. ``y`` is not used: the fee does
+    not depend on the answer.
+    """
+    if isinstance(estimator, Pipeline):
+        X = estimator[:-1].transform(X)
+        estimator = estimator[-1]
+    if not hasattr(estimator, "certified_"):
+        raise TypeError(
+            "The fee-at-target-risk scorer needs a fitted RiskControlledDeferrer "
+            f"(or a Pipeline ending with one), got {type(estimator).__name__}."
+        )
+    if not estimator.certified_:
+        return float("inf")
+    _, fees = estimator._predict_with_fees(X)
+    return float(np.average(fees, weights=sample_weight))
+
+
 SCORERS = {
     "neg_deferral_cost": MethodScorer(deferral_cost, sign=-1, name="neg_deferral_cost"),
+    "neg_fee_at_target_risk": MethodScorer(
+        fee_at_target_risk, sign=-1, name="neg_fee_at_target_risk"
+    ),
 }

@@ -12,6 +12,7 @@ TEST_PARAMS = {
     "ConfidenceThresholdDeferrer": [{}, {"threshold": 0.6, "routing": "best"}],
     "TopKDeferrer": [{}, {"regime": "one-stage"}],
     "TopKDeferralRegressor": [{}],
+    "RiskControlledDeferrer": [{}, {"method": "crc"}],
 }
 
 EXPECTED_FAILED_CHECKS = {}

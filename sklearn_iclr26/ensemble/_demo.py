@@ -21,7 +21,7 @@ def run_demo():
 
     from sklearn_iclr26.datasets import load_multioutput
     from sklearn_iclr26.ensemble import AdaptiveCompositionRegressor, ModuleHub
-    from sklearn_iclr26.neural_network import TorchMLPRegressor
+    from sklearn_iclr26.utils._torch_mlp_regressor import TorchMLPRegressor
 
     data = load_multioutput("wq")  # ships with the package
     X, Y = data.data, data.target

@@ -11,6 +11,7 @@ from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_iclr26.utils import _persistence
+from sklearn_iclr26.utils._atomic import atomic_fit
 from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._torch import forward_module
 from sklearn_iclr26.utils._validation import store_params
@@ -146,9 +147,12 @@ class ModuleHub:
                 "`transform` method."
             )
         check_is_fitted(module)
-        self.modules[name] = module
+        # a new dict, so a copy of the hub taken before (the all-or-nothing
+        # transaction of add_task) keeps its own registry
+        self.modules = {**self.modules, name: module}
         return self
 
+    @atomic_fit(keep_fitted=True)
     def add_task(self, name, X, y, *, init_from=None, **fit_params):
         """Train a module on a source task from the shared initialisation.
 
@@ -178,7 +182,7 @@ class ModuleHub:
         """
         self._check_new_name(name)
         if self.estimator is None:
-            from sklearn_iclr26.neural_network import TorchMLPRegressor
+            from sklearn_iclr26.utils._torch_mlp_regressor import TorchMLPRegressor
 
             template = TorchMLPRegressor(hidden_layer_sizes=(64,), max_iter=200)
         else:
@@ -448,8 +452,8 @@ class ModuleHub:
 # trusts besides skops's defaults)
 _HUB_TYPES = (
     "sklearn_iclr26.ensemble._hub.ModuleHub",
-    "sklearn_iclr26.neural_network._mlp_regressor.TorchMLPRegressor",
-    "sklearn_iclr26.neural_network._mlp_classifier.TorchMLPClassifier",
-    "sklearn_iclr26.neural_network._modules.MLPModule",
+    "sklearn_iclr26.utils._torch_mlp_regressor.TorchMLPRegressor",
+    "sklearn_iclr26.utils._torch_mlp_classifier.TorchMLPClassifier",
+    "sklearn_iclr26.utils._mlp_modules.MLPModule",
     "sklearn_iclr26.utils._persistence.SavedNet",
 )

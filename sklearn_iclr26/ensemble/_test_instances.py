@@ -32,7 +32,7 @@ def torch_hub():
     ``BaseAdaptiveComposition._common_test_params``): there the merged network
     is fine-tuned, which the stateless check hub never does.
     """
-    from sklearn_iclr26.neural_network import TorchMLPRegressor
+    from sklearn_iclr26.utils._torch_mlp_regressor import TorchMLPRegressor
 
     X = np.random.RandomState(1).normal(size=(80, 4))
     hub = ModuleHub(TorchMLPRegressor((8,), max_iter=20), random_state=0)

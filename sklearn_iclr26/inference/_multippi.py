@@ -36,6 +36,28 @@ from sklearn_iclr26.utils._verbose import log_progress
 __all__ = ["MultiPPIMeanEstimator"]
 
 
+def _check_magnitude(Z):
+    """Refuse finite values whose squares or sums overflow float64.
+
+    The covariance and the means sum squares and products of the observed
+    values (Ledoit-Wolf's shrinkage even fourth powers); with values near the
+    float64 limit (1e300) they overflow to ``inf``/``NaN`` and scikit-learn's
+    covariance estimators then report "Input contains NaN" about an input that
+    has none. The limit, ``(max float / n_rows) ** (1/4) / 4``, is about 1e76
+    for 50 rows.
+    """
+    observed = np.abs(Z[~np.isnan(Z)])
+    largest = float(observed.max()) if observed.size else 0.0
+    limit = (np.finfo(np.float64).max / max(Z.shape[0], 1)) ** 0.25 / 4
+    if largest > limit:
+        raise ValueError(
+            f"X and y hold values up to {largest:.3g} in absolute value: their "
+            "squares and sums, which the covariance and the means need, overflow "
+            f"float64 above {limit:.3g} for {Z.shape[0]} rows. Rescale the "
+            "columns (e.g. change their units) before fitting."
+        )
+
+
 class MultiPPIMeanEstimator(BaseEstimator):
     """Mean of a gold measurement from rows that observe subsets of predictors.
 
@@ -244,6 +266,7 @@ class MultiPPIMeanEstimator(BaseEstimator):
         Z = np.column_stack([y, X.astype(np.float64)])
         if np.any(np.isinf(Z)):
             raise ValueError("X and y must not contain infinite values.")
+        _check_magnitude(Z)
         k = Z.shape[1]
         names = list(getattr(self, "feature_names_in_", []))
         if not names:

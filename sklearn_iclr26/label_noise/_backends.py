@@ -216,6 +216,18 @@ class Backend(ABC):
         ``verbose`` drives the progress lines (prefixed by ``prefix``).
         """
 
+    def train_raw_score(self, fitted, X, offset=0.0):
+        """:meth:`raw_score` on the rows ``fit_loss`` just trained on.
+
+        A backend that kept the training rows' final scores (LightGBM's own
+        running sums) returns them, once, instead of predicting again.
+        """
+        raw = getattr(self, "_train_raw", None)
+        self._train_raw = None
+        if raw is not None and len(raw) == _num_samples(X):
+            return raw
+        return self.raw_score(fitted, X, offset)
+
     def raw_score(self, fitted, X, offset=0.0):
         """Binary raw score ``h(x)`` (logit of class 1) of a fitted clone."""
         if hasattr(fitted, "decision_function"):
@@ -279,9 +291,11 @@ class LightGBMBackend(Backend):
         else:
             init = init_score(y, sample_weight)
             init_rows = np.full(_num_samples(X), init)
-        callbacks = None
+        scores = _TrainScores()
+        callbacks = [scores]
         if getattr(owner, "verbose", 0):
-            callbacks = [_LightGBMProgress(owner, n_rounds, prefix)]
+            callbacks.append(_LightGBMProgress(owner, n_rounds, prefix))
+        self._train_raw = None
         try:
             est.fit(
                 X,
@@ -300,6 +314,8 @@ class LightGBMBackend(Backend):
                 "constant model with the built-in objective instead."
             )
             return self.fit_weighted(X, y, sample_weight), 0.0
+        if n_classes == 2 and scores.raw is not None:
+            self._train_raw = scores.raw
         return est, init
 
     def raw_score(self, fitted, X, offset=0.0):
@@ -357,6 +373,36 @@ class TorchBackend(Backend):
 
 def _every(total):
     return max(1, int(total) // 10)
+
+
+class _TrainScores:
+    """LightGBM callback: the training rows' raw scores after the last round.
+
+    LightGBM keeps every training row's running score (``init_score`` plus
+    the rounds' leaf values, summed round by round); reading it after the
+    last round saves the corrector an in-sample ``predict`` over all the
+    rows. The sum runs in another order than ``predict``'s (trees first,
+    ``init_score`` last), so the two agree to a few ulps, not bit for bit
+    (``tests/test_label_noise.py`` states the tolerance). The buffer is read
+    through the booster's private ``__inner_predict``; where that is missing
+    (another LightGBM version), ``raw`` stays None and the corrector predicts.
+    """
+
+    order = 200
+
+    def __init__(self):
+        self.raw = None
+
+    def __call__(self, env):
+        if env.iteration + 1 != env.end_iteration:
+            return
+        inner = getattr(env.model, "_Booster__inner_predict", None)
+        if inner is None:
+            return
+        try:
+            self.raw = np.array(inner(data_idx=0), dtype=np.float64)
+        except (TypeError, ValueError):
+            self.raw = None
 
 
 class _LightGBMProgress:

@@ -18,7 +18,7 @@ def run_demo():
 
     from sklearn_iclr26.datasets import load_keel, make_label_noise
     from sklearn_iclr26.label_noise import InstanceNoiseCorrector
-    from sklearn_iclr26.neural_network import TorchMLPClassifier
+    from sklearn_iclr26.utils._torch_mlp_classifier import TorchMLPClassifier
 
     X_pima, y_pima = load_keel("pima", return_X_y=True)
     data = {

@@ -386,7 +386,7 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
             est, offset = backend.fit_loss(
                 X, y, sample_weight, loss, n_classes=2, owner=self, prefix=prefix
             )
-            return est, offset, backend.raw_score(est, X, offset), rho_fixed
+            return est, offset, backend.train_raw_score(est, X, offset), rho_fixed
         # reweight: plain fit (warm-up), then refits on the stacked rows
         est = backend.fit_weighted(X, y, sample_weight)
         log_progress(self, f"{prefix}plain fit (warm-up) done")

@@ -74,6 +74,34 @@ def _parts(raw, y):
     return raw, s, u, one_minus_u, l_plus, l_minus
 
 
+def _fused_parts(raw, y):
+    """``_parts`` from one ``exp`` and one ``log1p`` (the objective's hot path).
+
+    With ``e = exp(-|t|)``: ``sigmoid(|t|) = 1 / (1 + e)``, ``sigmoid(-|t|) =
+    e / (1 + e)``, and both softplus terms are ``log1p(e)`` plus ``max(-t,
+    0)`` or ``max(t, 0)``: the same functions as ``expit`` and ``logaddexp``
+    (which would cost two of each), equal to them within a few ulps
+    (``tests/test_label_noise.py`` states the tolerance). ``e`` (that is,
+    ``exp(-|raw|)``) is returned too, for the flip rate.
+    """
+    raw = np.asarray(raw, dtype=np.float64)
+    s = 2.0 * np.asarray(y, dtype=np.float64) - 1.0
+    t = s * raw
+    e = np.exp(-np.abs(raw))  # |t| = |raw| (y in {0, 1})
+    big = 1.0 + e
+    small = np.divide(e, big)  # sigmoid(-|t|)
+    np.divide(1.0, big, out=big)  # sigmoid(|t|)
+    positive = t >= 0.0
+    u = np.where(positive, big, small)  # probability of the observed label
+    v = np.where(positive, small, big)
+    log_e = np.log1p(e)
+    l_plus = np.maximum(-t, 0.0)
+    l_plus += log_e  # -log u
+    l_minus = np.maximum(t, 0.0)
+    l_minus += log_e  # -log(1 - u)
+    return raw, s, u, v, l_plus, l_minus, e
+
+
 def corrected_loss(raw, y, rho, lam=0.0):
     """Per-sample regularized corrected loss (Eq. 5), logistic base loss.
 
@@ -159,18 +187,29 @@ def corrected_grad_hess(
     -------
     grad, hess : ndarray of shape (n_samples,)
     """
-    raw, s, u, v, l_plus, l_minus = _parts(raw, y)
+    raw, s, u, v, l_plus, l_minus, e = _fused_parts(raw, y)
     if rho is None:
-        rho, drho = flip_rate(np.abs(raw), beta, phi)
         online = True
+        if phi == "logistic":  # sigmoid(-beta |raw|) from exp(-beta |raw|)
+            e_beta = e if beta == 1.0 else np.exp(-beta * np.abs(raw))
+            rho = e_beta / (1.0 + e_beta)
+            drho = -beta * rho * (1.0 - rho)
+        else:
+            rho, drho = flip_rate(np.abs(raw), beta, phi)
     else:
         rho = np.asarray(rho, dtype=np.float64)
         online = False
-    log_u = -l_plus
-    log_v = -l_minus
-    d1 = -(1.0 - 2.0 * u - rho) * log_u - rho * log_v - v - lam * (1.0 - 2.0 * u)
+    one_minus_2u = 1.0 - 2.0 * u
+    # d1 = -(1 - 2u - rho) log u - rho log v - v - lam (1 - 2u), in place
+    d1 = one_minus_2u - rho
+    d1 *= l_plus
+    d1 += rho * l_minus
+    d1 -= v
+    if lam:
+        d1 -= lam * one_minus_2u
     uv = u * v
-    grad = s * uv * d1
+    grad = s * uv
+    grad *= d1
     if online and not detach_rho:
         entropy = u * l_plus + v * l_minus
         grad = grad + (lam - entropy) * np.sign(raw) * drho
@@ -178,9 +217,10 @@ def corrected_grad_hess(
         hess = uv
     else:
         # d2 L / du2 times u^2 v^2: written without dividing by u or v
-        d2_uv2 = uv * (2.0 * log_u * uv - (1.0 - 2.0 * u - rho) * v + rho * u)
+        log_u = -l_plus
+        d2_uv2 = uv * (2.0 * log_u * uv - (one_minus_2u - rho) * v + rho * u)
         d2_uv2 = d2_uv2 + uv * uv * (1.0 + 2.0 * lam)
-        exact = d2_uv2 + uv * (1.0 - 2.0 * u) * d1
+        exact = d2_uv2 + uv * one_minus_2u * d1
         if hessian == "abs":
             exact = np.abs(exact)
         elif hessian != "exact_clipped":

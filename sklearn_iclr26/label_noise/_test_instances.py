@@ -7,7 +7,7 @@ from lightgbm import LGBMClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils import get_tags
 
-from sklearn_iclr26.neural_network import TorchMLPClassifier
+from sklearn_iclr26.utils._torch_mlp_classifier import TorchMLPClassifier
 
 # min_child_samples=5: on tiny data LightGBM with a callable objective raises
 # "Check failed: (train_data->num_features()) > (0)" (the corrector then falls

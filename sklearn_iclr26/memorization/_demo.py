@@ -30,7 +30,7 @@ def _rlp_rows():
 
     from sklearn_iclr26.datasets import make_label_noise
     from sklearn_iclr26.memorization import RLPHeadClassifier
-    from sklearn_iclr26.neural_network import TorchMLPClassifier
+    from sklearn_iclr26.utils._torch_mlp_classifier import TorchMLPClassifier
 
     X, y = load_digits(return_X_y=True)
     X_tr, X_te, y_tr, y_te = train_test_split(

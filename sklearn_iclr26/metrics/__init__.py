@@ -3,6 +3,7 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+from sklearn_iclr26.metrics._calibration_metrics import expected_calibration_error
 from sklearn_iclr26.metrics._identifiability import (
     concept_identifiability_score,
     counterfactual_identifiability_check,
@@ -16,6 +17,7 @@ from sklearn_iclr26.metrics._region_metrics import (
     region_coverage_score,
     worst_slab_coverage_score,
 )
+from sklearn_iclr26.metrics._risk_control_display import RiskControlDisplay
 from sklearn_iclr26.metrics._scorers import MethodScorer, get_scorer, get_scorer_names
 from sklearn_iclr26.metrics._set_metrics import (
     conditional_coverage_score,
@@ -35,11 +37,13 @@ from sklearn_iclr26.utils._risk_control import (
 
 __all__ = [
     "MethodScorer",
+    "RiskControlDisplay",
     "concept_identifiability_score",
     "conditional_coverage_score",
     "conformal_risk_control",
     "counterfactual_identifiability_check",
     "coverage_score",
+    "expected_calibration_error",
     "fwer_control",
     "get_scorer",
     "get_scorer_names",

@@ -10,7 +10,8 @@ the torch module differs (the search space's discrete network).
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn_iclr26.neural_network import TorchMLPClassifier, TorchMLPRegressor
+from sklearn_iclr26.utils._torch_mlp_classifier import TorchMLPClassifier
+from sklearn_iclr26.utils._torch_mlp_regressor import TorchMLPRegressor
 
 __all__ = ["_ArchitectureClassifier", "_ArchitectureRegressor"]
 

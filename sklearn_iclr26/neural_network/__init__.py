@@ -17,8 +17,8 @@ from sklearn_iclr26.neural_network._interest_fusion import (
 )
 from sklearn_iclr26.neural_network._meta_pcn_classifier import MetaPCNClassifier
 from sklearn_iclr26.neural_network._meta_pcn_regressor import MetaPCNRegressor
-from sklearn_iclr26.neural_network._mlp_classifier import TorchMLPClassifier
-from sklearn_iclr26.neural_network._mlp_regressor import TorchMLPRegressor
+from sklearn_iclr26.utils._torch_mlp_classifier import TorchMLPClassifier
+from sklearn_iclr26.utils._torch_mlp_regressor import TorchMLPRegressor
 
 __all__ = [
     "BayesianAugmentationClassifier",

@@ -15,7 +15,6 @@ import numpy as np
 from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklearn_iclr26.neural_network._base import _ACTIVATIONS
 from sklearn_iclr26.utils._columns import check_disjoint, resolve_columns
 from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._sklearn_compat import Hidden, Interval, StrOptions
@@ -24,6 +23,7 @@ from sklearn_iclr26.utils._torch_estimator import (
     DTYPES,
     BaseTorchEstimator,
 )
+from sklearn_iclr26.utils._torch_mlp import _ACTIVATIONS
 from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 from sklearn_iclr26.utils._warnings import warn_user
 

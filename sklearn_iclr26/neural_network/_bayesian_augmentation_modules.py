@@ -29,7 +29,7 @@ from torch import nn
 from torch.autograd.function import once_differentiable
 from torch.nn import functional as F
 
-from sklearn_iclr26.neural_network._modules import MLPModule
+from sklearn_iclr26.utils._mlp_modules import MLPModule
 
 AUGMENTERS = ("none", "gaussian", "mixup", "dropout")
 _RELAXED_TEMPERATURE = 0.1

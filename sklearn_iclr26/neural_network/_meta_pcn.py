@@ -15,9 +15,9 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from sklearn_iclr26.neural_network._base import _ACTIVATIONS
 from sklearn_iclr26.utils._sklearn_compat import Interval, StrOptions
 from sklearn_iclr26.utils._torch_estimator import BaseTorchEstimator
+from sklearn_iclr26.utils._torch_mlp import _ACTIVATIONS
 from sklearn_iclr26.utils._validation import check_hidden_layer_sizes, store_params
 from sklearn_iclr26.utils._warnings import warn_user
 

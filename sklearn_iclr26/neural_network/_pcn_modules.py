@@ -47,7 +47,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from sklearn_iclr26.neural_network._modules import ACTIVATIONS
+from sklearn_iclr26.utils._mlp_modules import ACTIVATIONS
 
 
 def normalise_weight_(W, gain=1.0, target="fan_in"):

@@ -71,6 +71,17 @@ DEFAULT_PARAMS_EXEMPTIONS = {
         ),
         "missing": "interaction table",
     },
+    "PerformanceMonitor": {
+        "reason": (
+            "monitors a fitted (deployed) model, which no default can give; X is that "
+            "model's input, handed to it untouched, so its tags declare "
+            "two_d_array=False. The common contracts (pickle, skops, clone, global "
+            "RNGs, interrupts) run through its test instance "
+            "(inference/_test_instances.py: a FrozenEstimator of a fitted logistic "
+            "regression) and tests/test_performance_monitor.py runs the API checks."
+        ),
+        "missing": "estimator",
+    },
     "ResamplingUtilityEstimator": {
         "reason": (
             "fit takes per-sample binary records (accepted, correct, problem id), not a"
@@ -85,6 +96,18 @@ DEFAULT_PARAMS_EXEMPTIONS = {
         "missing": "`treatment`",
     },
     "XLearnerRegressor": {
+        "reason": "fit needs a binary treatment vector (see GeodesicCATERegressor).",
+        "missing": "`treatment`",
+    },
+    "CausalForestRegressor": {
+        "reason": "fit needs a binary treatment vector (see GeodesicCATERegressor).",
+        "missing": "`treatment`",
+    },
+    "DRLearnerRegressor": {
+        "reason": "fit needs a binary treatment vector (see GeodesicCATERegressor).",
+        "missing": "`treatment`",
+    },
+    "RLearnerRegressor": {
         "reason": "fit needs a binary treatment vector (see GeodesicCATERegressor).",
         "missing": "`treatment`",
     },

@@ -31,6 +31,9 @@ What is version-fragile (no deprecation cycle protects it):
 * ``sparse_interface`` (new in 1.9): :func:`align_sparse_interface` reads the
   setting itself, treating a missing key as ``"spmatrix"`` (the behaviour
   before 1.9).
+* ``sklearn._isotonic._inplace_contiguous_isotonic_regression``: the Cython
+  pool-adjacent-violators kernel (Venn-Abers runs it once per test slot; the
+  public ``isotonic_regression``'s validation costs 50 times the fit there).
 * Test helpers of ``sklearn.utils.estimator_checks``
   (``_enforce_estimator_tags_X``, ``_enforce_estimator_tags_y``), loaded on
   first access so that importing the package does not import the checks.
@@ -41,6 +44,7 @@ What is version-fragile (no deprecation cycle protects it):
 
 import scipy.sparse as sp
 from sklearn import get_config
+from sklearn._isotonic import _inplace_contiguous_isotonic_regression
 from sklearn.base import _fit_context
 from sklearn.metrics._scorer import _BaseScorer
 from sklearn.model_selection._split import _BaseKFold
@@ -91,6 +95,7 @@ __all__ = [
     "_check_sample_weight",
     "_check_y",
     "_fit_context",
+    "_inplace_contiguous_isotonic_regression",
     "_num_samples",
     "_routing_enabled",
     "_safe_indexing",

@@ -3,8 +3,8 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
-from sklearn_iclr26.neural_network._base import BaseTorchMLP
 from sklearn_iclr26.utils._torch_estimator import TorchClassifierMixin
+from sklearn_iclr26.utils._torch_mlp import BaseTorchMLP
 
 __all__ = ["TorchMLPClassifier"]
 

@@ -1,4 +1,6 @@
-"""The torch MLPs' shared part: :class:`BaseTorchMLP`.
+"""The torch MLPs' shared part: :class:`BaseTorchMLP` (foundation: other families
+build on the MLP, so it lives beside the torch base; ``neural_network``
+re-exports the two public MLPs).
 
 The training parameters, the engine call and the protected entry points
 (``_fit_with_criterion``, ``_raw_decision``, ``_module_spec``) are the torch
@@ -56,7 +58,7 @@ class BaseTorchMLP(BaseTorchEstimator):
 
     def _module_spec(self, X, n_outputs, sample_weight=None):
         """The torch module class and its parameters (subclasses may swap it)."""
-        from sklearn_iclr26.neural_network._modules import MLPModule
+        from sklearn_iclr26.utils._mlp_modules import MLPModule
 
         return MLPModule, {
             "n_features": X.shape[1],
@@ -70,7 +72,7 @@ class BaseTorchMLP(BaseTorchEstimator):
         """The fitted network's ``torch.nn.Sequential`` (hidden blocks, then the
         output ``Linear``), or ``None`` when unfitted or when a subclass swapped
         the module (what ``ensemble.ModuleHub`` embeds and merges)."""
-        from sklearn_iclr26.neural_network._modules import MLPModule
+        from sklearn_iclr26.utils._mlp_modules import MLPModule
 
         module = getattr(getattr(self, "net_", None), "module_", None)
         return module.layers if isinstance(module, MLPModule) else None
