@@ -370,7 +370,8 @@ def test_skops_fresh_process_reload_is_bit_identical(tmp_path):
 
 @pytest.mark.slow
 def test_skops_fresh_process_reload_of_every_estimator(tmp_path):
-    _check_fresh_process_reload(NAMES, tmp_path)
+    names = [name for name in NAMES if name not in SKOPS_UNSUPPORTED]
+    _check_fresh_process_reload(names, tmp_path)
 
 
 # ------------------------------------------------------------ interrupted fits

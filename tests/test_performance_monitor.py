@@ -325,6 +325,31 @@ def test_alarm_direction_and_display():
     assert disp.ax_.get_ylabel() == "accuracy"
 
 
+def test_display_from_estimator_replays_a_copy():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    monitor = PerformanceMonitor(_MODEL, threshold=0.8).fit(_X[500:1500], _Y[500:1500])
+    before = pickle.dumps(monitor)
+    y = _Y[1500:3500].copy()
+    disp = PerformanceMonitorDisplay.from_estimator(
+        monitor, _X[1500:3500], y, n_batches=4
+    )
+    # the monitor itself is untouched
+    assert pickle.dumps(monitor) == before
+    # the same as feeding the four batches by hand
+    by_hand = copy_module.deepcopy(monitor)
+    for start in range(1500, 3500, 500):
+        by_hand.partial_fit(_X[start : start + 500], _Y[start : start + 500])
+    assert_allclose(disp.line_.get_ydata(), by_hand.history_["estimate"])
+    # every row labelled: the true metric so far is drawn
+    assert len(disp.ax_.get_lines()) >= 2
+    with pytest.raises(ValueError, match="n_batches"):
+        PerformanceMonitorDisplay.from_estimator(monitor, _X[:3], n_batches=5)
+    with pytest.raises(NotFittedError):
+        PerformanceMonitorDisplay.from_estimator(PerformanceMonitor(_MODEL), _X, _Y)
+
+
 def test_api_checks_pickle_skops_and_clone():
     est = PerformanceMonitor(_MODEL, threshold=0.7, random_state=0)
     name = type(est).__name__

@@ -15,6 +15,7 @@ from sklearn_iclr26.conformal._conformity_scores import (
     raps_scores,
     socop_scores,
     socop_sets,
+    top_k_scores,
 )
 from sklearn_iclr26.conformal._coverage_display import ConditionalCoverageDisplay
 from sklearn_iclr26.conformal._cqr import ConformalizedQuantileRegressor
@@ -24,6 +25,15 @@ from sklearn_iclr26.conformal._martingale import ExchangeabilityMartingale
 from sklearn_iclr26.conformal._otcp import OTCPRegressor
 from sklearn_iclr26.conformal._predictive_system import ConformalPredictiveRegressor
 from sklearn_iclr26.conformal._region_display import RegionDisplay
+from sklearn_iclr26.conformal._score_objects import (
+    APSScore,
+    BaseClassificationScore,
+    LACScore,
+    MarginScore,
+    RAPSScore,
+    SOCOPScore,
+    TopKScore,
+)
 from sklearn_iclr26.conformal._set_size_display import SetSizeDisplay
 from sklearn_iclr26.conformal._socop import SOCOPClassifier
 from sklearn_iclr26.conformal._split_classifier import SplitConformalClassifier
@@ -33,6 +43,8 @@ from sklearn_iclr26.utils._weighted_quantile import weighted_conformal_quantile
 
 __all__ = [
     "SCORE_NAMES",
+    "APSScore",
+    "BaseClassificationScore",
     "BonferroniBoxRegressor",
     "CVQRRegressor",
     "ConditionalCoverageDisplay",
@@ -40,11 +52,16 @@ __all__ = [
     "ConformalizedQuantileRegressor",
     "EllipsoidRegressor",
     "ExchangeabilityMartingale",
+    "LACScore",
+    "MarginScore",
     "OTCPRegressor",
+    "RAPSScore",
     "RegionDisplay",
     "SOCOPClassifier",
+    "SOCOPScore",
     "SetSizeDisplay",
     "SplitConformalClassifier",
+    "TopKScore",
     "VennAbersClassifier",
     "aps_scores",
     "conformal_quantile",
@@ -56,5 +73,6 @@ __all__ = [
     "raps_scores",
     "socop_scores",
     "socop_sets",
+    "top_k_scores",
     "weighted_conformal_quantile",
 ]

@@ -3,8 +3,9 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import math
 from abc import ABCMeta, abstractmethod
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -263,6 +264,40 @@ label_noise_correction : {"auto", "plugin", "finite_sample"}, \
     there warns where a class's ``delta_k`` exceeds 0.05), ``"plugin"``
     otherwise. With a margin, ``predict_p`` is ``1 + delta - F(s-)`` (clipped),
     the p-value that reproduces the sets."""
+CV_DOC = """cv : None, int or cross-validation splitter, default=None
+    ``None``: split conformal (``calibration_size`` of the rows
+    calibrate). An int ``K`` (a shuffled ``StratifiedKFold`` seeded by
+    ``random_state``) or a splitter whose test folds partition the rows:
+    cross-conformal prediction (Vovk, 2015). One clone of ``estimator``
+    is fitted per fold and scores its held-out rows, so every row is a
+    calibration row (``n_calibration_samples_`` is ``n_samples``);
+    ``estimator_``, fitted on every row, serves :meth:`predict` and
+    :meth:`predict_proba`. Not combined with ``label_noise``,
+    ``conditional``, ``shift``, a ``FrozenEstimator`` or
+    :meth:`calibrate` (``ValueError`` / ``TypeError``): those stay split
+    conformal.
+agg_scores : {"crossval", "mean"}, default="crossval"
+    How the fold models score a test row (only with ``cv``), as MAPIE's
+    ``CrossConformalClassifier.predict_set(agg_scores=...)``.
+    ``"crossval"``: Vovk's cross-conformal p-value ``p(x, y) = (1 + #{i :
+    s_i >= S_k(i)(x, y)}) / (n + 1)``, each row's out-of-fold score
+    ``s_i`` compared with the test score ``S_k(i)`` of the model of its
+    own fold ``k(i)``, and the set ``{y : p(x, y) > 1 - confidence_level}``
+    (Romano, Sesia and Candès 2020, Algorithm 2). Its coverage is at least
+    ``1 - 2 alpha`` (``alpha = 1 - confidence_level``) minus a term that
+    vanishes as the folds grow (Barber et al., 2021; Vovk 2015's bound for
+    ``K`` folds); in practice it is about ``1 - alpha`` (see the user
+    guide's measurements). ``"mean"``: the fold models' probabilities are
+    averaged and compared with the split-conformal quantile of the
+    out-of-fold scores (``threshold_``), MAPIE's default; a heuristic with
+    no finite-sample guarantee, usually close to ``1 - alpha``. MAPIE's
+    ``"crossval"`` rule for LAC includes a label when ``#{i : s_i >=
+    S_k(i)(x, y)} >= alpha (n - 1)``, at most one count stricter than
+    Vovk's ``> alpha (n + 1) - 1``: the sets are equal where the two
+    roundings agree (e.g. ``n = 100`` or ``300`` at 0.9). With either,
+    :meth:`conformity_scores` gives the scores of the fold models' mean
+    probabilities and ``threshold_`` the split-conformal quantile of the
+    out-of-fold scores (what ``"mean"`` compares them with)."""
 ATTRIBUTES_DOC = """threshold_ : float or ndarray of shape (n_classes,) or (n_bins,)
     The conformal threshold at ``confidence_level``; ``inf`` when the
     calibration set is too small for it (then every set is the full label
@@ -285,6 +320,13 @@ n_calibration_per_bin_ : ndarray of shape (n_classes,) or (n_bins,)
     or bin.
 n_calibration_samples_ : int
     Number of calibration points.
+estimators_ : list of classifiers
+    With ``cv``: the fold models, in the splitter's order.
+oof_scores_ : ndarray of shape (n_samples,)
+    With ``cv``: the out-of-fold score of every row's true label, in row
+    order.
+fold_of_ : ndarray of shape (n_samples,)
+    With ``cv``: the fold holding each row out.
 n_features_in_ : int
     Number of features seen during fit.
 feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -326,6 +368,12 @@ class BaseConformalClassifier(
         "label_noise": [Interval(Real, 0, 1, closed="left"), "array-like", None],
         "label_noise_correction": [StrOptions({"auto", "plugin", "finite_sample"})],
         **SHIFT_CONSTRAINTS,
+        "cv": [
+            None,
+            Interval(Integral, 2, None, closed="left"),
+            HasMethods(["split", "get_n_splits"]),
+        ],
+        "agg_scores": [StrOptions({"crossval", "mean"})],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
     }
@@ -505,6 +553,10 @@ class BaseConformalClassifier(
 
         rng = check_random_state(self.random_state)
         self._seed = seed_from_random_state(rng)
+        if self._cross():
+            self._check_cross(prefit, bins, X_target)
+            self._fit_cross(X, y, fit_params, estimator, rng, level)
+            return
         tuning = self._tuning_fraction() if self._needs_tuning() else 0.0
         calibration = float(self.calibration_size)
         n_samples = _num_samples(X)
@@ -627,6 +679,164 @@ class BaseConformalClassifier(
             f"calibrated on {self.n_calibration_samples_} samples: "
             f"threshold_={shown} at confidence_level={level}",
         )
+
+    # -- cross-conformal -----------------------------------------------------
+    def _cross(self):
+        """Whether ``cv`` asks for cross-conformal calibration."""
+        return getattr(self, "cv", None) is not None
+
+    def _crossval(self):
+        return self._cross() and self.agg_scores == "crossval"
+
+    def _check_cross(self, prefit, bins, X_target):
+        """Raise for the options ``cv`` does not combine with."""
+        name = f"{type(self).__name__}(cv={self.cv!r})"
+        if prefit:
+            raise TypeError(
+                f"{name} refits the estimator on every fold, and a "
+                "FrozenEstimator (or calibrate) is never refit: use cv=None "
+                "with a fitted model."
+            )
+        unsupported = [
+            (self.label_noise is not None, "label_noise"),
+            (self.conditional is not None, "conditional"),
+            (self.shift is not None or X_target is not None, "shift / X_target"),
+            (
+                self._needs_tuning(),
+                (
+                    'a tuned score (SOCOP\'s lam="auto", RAPS\'s "auto"), '
+                    "which needs a tuning split"
+                ),
+            ),
+        ]
+        for bad, what in unsupported:
+            if bad:
+                raise ValueError(
+                    f"{name} does not combine with {what}: cross-conformal "
+                    "calibration is implemented for marginal coverage with "
+                    "clean labels and a fixed score. Use cv=None (split "
+                    "conformal) for that option"
+                    + (", or numeric score parameters." if "tuned" in what else ".")
+                )
+
+    def _fold_proba(self, estimator, X):
+        """``estimator``'s probabilities with columns aligned to ``classes_``.
+
+        A fold whose training rows miss a class gives that class probability
+        0 (MAPIE's rule).
+        """
+        proba = check_probabilities(
+            estimator.predict_proba(X), name="estimator.predict_proba(X)"
+        )
+        fold_classes = np.asarray(estimator.classes_)
+        if fold_classes.shape[0] == self.classes_.shape[0]:
+            return proba
+        full = np.zeros((proba.shape[0], self.classes_.shape[0]))
+        full[:, np.searchsorted(self.classes_, fold_classes)] = proba
+        return full
+
+    def _fit_cross(self, X, y, fit_params, estimator, rng, level):
+        """Cross-conformal: fold models, out-of-fold scores, a full model."""
+        from sklearn.model_selection import StratifiedKFold
+
+        n_samples = _num_samples(X)
+        cv = self.cv
+        if isinstance(cv, Integral):
+            seed = int(rng.randint(np.iinfo(np.int32).max))
+            cv = StratifiedKFold(n_splits=cv, shuffle=True, random_state=seed)
+        folds = list(cv.split(X, y))
+        fold_of = np.full(n_samples, -1, dtype=np.intp)
+        for k, (_, test) in enumerate(folds):
+            if np.any(fold_of[test] >= 0):
+                raise ValueError(
+                    "cv must hold out every row exactly once (a partition, e.g. "
+                    "KFold or StratifiedKFold); a row is held out twice."
+                )
+            fold_of[test] = k
+        if np.any(fold_of < 0):
+            raise ValueError(
+                "cv must hold out every row exactly once (a partition, e.g. KFold "
+                f"or StratifiedKFold); {int(np.sum(fold_of < 0))} rows are never "
+                "held out."
+            )
+        log_progress(
+            self, f"fitting {type(estimator).__name__} on all {n_samples} samples"
+        )
+        self.estimator_ = set_child_random_state(clone(estimator), rng)
+        try:
+            self.estimator_.fit(X, y, **fit_params)
+        except ValueError as exc:
+            _reraise_overflow(exc, X, estimator)
+            raise
+        self.classes_ = np.asarray(self.estimator_.classes_)
+        y_index = self._label_index(y)
+        scores = np.empty(n_samples)
+        self.estimators_ = []
+        log_progress(self, f"cross-conformal on {len(folds)} folds")
+        for train, test in folds:
+            member = set_child_random_state(clone(estimator), rng)
+            params = _check_method_params(X, params=fit_params, indices=train)
+            member.fit(_safe_indexing(X, train), y[train], **params)
+            X_test = _safe_indexing(X, test)
+            proba = self._fold_proba(member, X_test)
+            u = self._uniforms(X_test, calibration=True)
+            matrix = self._score_matrix(proba, u)
+            scores[test] = matrix[np.arange(test.shape[0]), y_index[test]]
+            self.estimators_.append(member)
+        self.label_noise_matrix_ = None
+        self._set_cross_scores(scores, fold_of)
+        if calibration_size_ok(n_samples, level):
+            self.threshold_ = conformal_quantile(scores, level)
+        else:
+            self.threshold_ = np.inf
+        log_progress(
+            self,
+            f"calibrated on {n_samples} out-of-fold samples: threshold_="
+            f"{self.threshold_:.6g} at confidence_level={level}",
+        )
+
+    def _set_cross_scores(self, scores, fold_of):
+        """Store the out-of-fold scores (row order) and their fold sorts."""
+        self.oof_scores_ = np.asarray(scores, dtype=np.float64)
+        self.fold_of_ = np.asarray(fold_of, dtype=np.intp)
+        self.calibration_scores_ = np.sort(self.oof_scores_)
+        self.n_calibration_samples_ = int(self.oof_scores_.shape[0])
+        self._fold_scores = [
+            np.sort(self.oof_scores_[self.fold_of_ == k])
+            for k in range(len(self.estimators_))
+        ]
+
+    def _crossval_counts(self, X):
+        """``(#{i: s_i < S_k(i)(x, y)}, #{i: s_i <= S_k(i)(x, y)})`` per cell.
+
+        ``S_k`` is fold ``k``'s score matrix of the rows ``X``; ``s_i`` the
+        out-of-fold score of training row ``i``, ``k(i)`` its fold.
+        """
+        u = self._uniforms(X)
+        less = leq = None
+        for member, fold in zip(self.estimators_, self._fold_scores):
+            S = self._score_matrix(self._fold_proba(member, X), u)
+            lo = np.searchsorted(fold, S, side="left")
+            hi = np.searchsorted(fold, S, side="right")
+            less = lo if less is None else less + lo
+            leq = hi if leq is None else leq + hi
+        return less, leq
+
+    def _crossval_sets(self, less, level):
+        """Vovk's cross-conformal set: ``#{i: s_i < S_k(i)(x, y)} < r``.
+
+        ``r = ceil((n + 1) level)``, equivalently the cross-conformal
+        p-value ``(1 + #{i: s_i >= S_k(i)(x, y)}) / (n + 1) > 1 - level``.
+        """
+        n = self.n_calibration_samples_
+        rank = math.ceil((n + 1) * level - 1e-12)
+        sets = less < rank
+        if not self.allow_empty:
+            empty = ~sets.any(axis=1)
+            if empty.any():
+                rows = np.flatnonzero(empty)
+                sets[rows, np.argmin(less[rows], axis=1)] = True
+        return sets
 
     def _noise_correction(self, T):
         """The correction ``label_noise_correction`` resolves to.
@@ -788,6 +998,11 @@ class BaseConformalClassifier(
         return out
 
     def _predict_proba_checked(self, X):
+        if self._cross() and getattr(self, "estimators_", None):
+            # the probabilities the sets use: the mean of the fold models
+            # (MAPIE's agg_scores="mean"; predict and predict_proba use the
+            # model fitted on every row)
+            return np.mean([self._fold_proba(m, X) for m in self.estimators_], axis=0)
         proba = check_probabilities(
             self.estimator_.predict_proba(X), name="estimator.predict_proba(X)"
         )
@@ -1071,6 +1286,15 @@ class BaseConformalClassifier(
         thresholds = [self._threshold(level) for level in levels]
 
         def sets_of(Xb, rows):
+            if self._crossval():
+                less = self._crossval_counts(Xb)[0]
+                out = [
+                    self._crossval_sets(
+                        less, self.confidence_level if level is None else level
+                    )
+                    for level in levels
+                ]
+                return np.stack(out, axis=-1) if multi else out[0]
             proba = self._predict_proba_checked(Xb)
             u = self._uniforms(Xb)
             g = None if groups is None else groups[rows]
@@ -1125,7 +1349,11 @@ class BaseConformalClassifier(
         of (so that ``n = 99`` at level 0.9 compares with the exact 0.1, not
         floating point's 0.0999...), plus the top label of a set that would
         be empty when ``allow_empty=False``. They are valid: ``P(p(X, Y) <=
-        t) <= t``.
+        t) <= t``. With ``cv`` and ``agg_scores="crossval"`` they are Vovk's
+        cross-conformal p-values ``(1 + #{i : s_i >= S_k(i)(x, y)}) / (n +
+        1)`` over the out-of-fold scores, which reproduce the cross-conformal
+        sets the same way (valid up to the cross-conformal factor 2, see
+        ``cv``).
 
         Parameters
         ----------
@@ -1168,6 +1396,13 @@ class BaseConformalClassifier(
         )
 
         def p_of(Xb, rows):
+            if self._crossval():
+                less, leq = self._crossval_counts(Xb)
+                n = self.n_calibration_samples_
+                if tau is None:
+                    return (n - less + 1.0) / (n + 1.0)
+                t = tau[rows]
+                return (n - leq + t * (leq - less + 1.0)) / (n + 1.0)
             proba = self._predict_proba_checked(Xb)
             u = self._uniforms(Xb)
             scores = self._score_matrix(proba, u)

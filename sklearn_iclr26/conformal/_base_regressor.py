@@ -43,8 +43,6 @@ from sklearn.utils.validation import (
     check_array,
     check_is_fitted,
     check_random_state,
-    indexable,
-    validate_data,
 )
 
 from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
@@ -75,6 +73,7 @@ from sklearn_iclr26.utils._split import split_indices
 from sklearn_iclr26.utils._validation import (
     calibration_size_ok,
     check_confidence_level,
+    check_passthrough_X,
 )
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
@@ -506,17 +505,7 @@ class BaseConformalRegressor(
         Only made indexable (``_safe_indexing`` needs rows: objects exposing
         ``__array__`` alone become arrays, sparse matrices CSR).
         """
-        if getattr(X, "ndim", None) == 1 or (
-            isinstance(X, list) and len(X) and np.ndim(X[0]) == 0
-        ):
-            raise ValueError(
-                "Expected 2D array, got 1D array instead. Reshape your data "
-                "either using array.reshape(-1, 1) if your data has a single "
-                "feature or array.reshape(1, -1) if it contains a single sample."
-            )
-        X = indexable(X)[0]
-        validate_data(self, X, reset=reset, skip_check_array=True)
-        return X
+        return check_passthrough_X(self, X, reset=reset)
 
     def _check_y(self, y, n_samples, name="y"):
         y = check_array(y, ensure_2d=False, dtype=np.float64, input_name=name)

@@ -344,6 +344,46 @@ def _raps_with_uniforms(proba, lam_reg=0.01, k_reg=1, uniforms=None):
     return scores
 
 
+def _label_ranks(proba):
+    """0-based rank of every label by decreasing probability.
+
+    MAPIE's order (``fliplr`` of numpy's default ``argsort``), so that ties
+    rank as MAPIE ranks them.
+    """
+    return np.argsort(np.fliplr(np.argsort(proba, axis=1)), axis=1).astype(np.float64)
+
+
+@validate_params(
+    {"proba": ["array-like"]},
+    prefer_skip_nested_validation=True,
+)
+def top_k_scores(proba):
+    """Top-k scores: the 0-based rank of each label by decreasing probability.
+
+    The conformal quantile ``k`` of the true labels' ranks makes sets of
+    the ``k + 1`` most probable labels, the same size for every row (plus
+    the labels tied with the last one), as MAPIE's ``"top_k"`` score
+    (Angelopoulos et al., 2021, the non-adaptive baseline of RAPS).
+
+    Parameters
+    ----------
+    proba : array-like of shape (n_samples, n_classes)
+        Class probabilities.
+
+    Returns
+    -------
+    scores : ndarray of shape (n_samples, n_classes)
+        Ranks ``0, ..., n_classes - 1`` as floats.
+
+    Examples
+    --------
+    >>> from sklearn_iclr26.conformal import top_k_scores
+    >>> top_k_scores([[0.5, 0.2, 0.3]])
+    array([[0., 2., 1.]])
+    """
+    return _label_ranks(check_probabilities(proba))
+
+
 @validate_params(
     {"proba": ["array-like"]},
     prefer_skip_nested_validation=True,
@@ -686,6 +726,7 @@ _SCORE_FUNCTIONS = {
     "raps": raps_scores,
     "margin": margin_scores,
     "socop": socop_scores,
+    "top_k": top_k_scores,
 }
 
 #: Names accepted by :func:`conformity_scores`; all but ``"socop"`` (which
@@ -708,7 +749,7 @@ def conformity_scores(proba, score="lac", **params):
     ----------
     proba : array-like of shape (n_samples, n_classes)
         Class probabilities.
-    score : {"lac", "aps", "raps", "margin", "socop"}, default="lac"
+    score : {"lac", "aps", "raps", "margin", "socop", "top_k"}, default="lac"
         Which score.
     **params : dict
         Parameters of the score function (e.g. ``lam`` for ``"socop"``,

@@ -4,20 +4,31 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import clone
 from sklearn.exceptions import DataConversionWarning
 from sklearn.frozen import FrozenEstimator
 from sklearn.pipeline import Pipeline
+from sklearn.utils.validation import check_random_state
 
-from sklearn_iclr26.conformal._base_regressor import BaseConformalRegressor
+from sklearn_iclr26.conformal._base_regressor import (
+    CONFORMAL_CV_CONSTRAINT,
+    BaseConformalRegressor,
+)
 from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
 from sklearn_iclr26.conformal._frozen import frozen_fitted
 from sklearn_iclr26.conformal._shift_calibration import SHIFT_REGRESSOR_CONSTRAINTS
 from sklearn_iclr26.utils._atomic import atomic_fit, scoped_params
+from sklearn_iclr26.utils._batching import batched
 from sklearn_iclr26.utils._random import set_child_random_state
-from sklearn_iclr26.utils._sklearn_compat import HasMethods, _fit_context, _num_samples
+from sklearn_iclr26.utils._sklearn_compat import (
+    HasMethods,
+    _fit_context,
+    _num_samples,
+    _safe_indexing,
+)
 from sklearn_iclr26.utils._validation import store_params
 from sklearn_iclr26.utils._verbose import log_progress
 from sklearn_iclr26.utils._warnings import warn_user
@@ -134,9 +145,30 @@ class ConformalizedQuantileRegressor(BaseConformalRegressor):
         calibration. Unused with fitted models (``FrozenEstimator``, or
         :meth:`calibrate`): every row calibrates.
     %(shift_parameters)s
+    conformal_cv : "split", int or CV splitter, default="split"
+        ``"split"``: split CQR on ``calibration_size`` of the rows. An int
+        ``K`` (a shuffled ``KFold`` seeded by ``random_state``) or a
+        splitter whose test folds partition the rows (``KFold``,
+        ``LeaveOneOut``): **cross-CQR**, the CV+ form of CQR. The two
+        quantile models are refit on each fold's training rows, every row's
+        score is out of fold, and the bounds at ``x`` are order statistics
+        over the rows of ``q_lo^{k(i)}(x) - s_i`` (the ``r``-th largest) and
+        ``q_hi^{k(i)}(x) + s_i`` (the ``r``-th smallest), ``k(i)`` the fold
+        of row ``i``, ``r = ceil((n + 1) level)`` with ``level`` the
+        confidence level (``symmetric_correction=True``: one score, the
+        maximum of the two) or ``1 - alpha / 2`` per side (the default: the
+        lower and upper scores, each side on its own). Equal to MAPIE's
+        ``CrossConformalizedQuantileRegressor(method="plus")`` on the same
+        folds (``AbsoluteQuantileRegressionScore`` for the symmetric
+        correction, ``QuantileRegressionScore(sym=False)`` otherwise).
+        Guarantee, as CV+: coverage at least ``1 - 2 alpha`` (minus a term
+        that vanishes with the fold size), about ``1 - alpha`` in practice
+        (see the user guide). ``estimators_`` (fitted on every row) serves
+        :meth:`predict`; the folds' models are ``fold_estimators_``. Not
+        combined with ``shift`` or fitted (frozen) models.
     random_state : int, RandomState instance or None, default=None
-        Seeds the split (and the regressors' ``random_state`` parameters that
-        are ``None``).
+        Seeds the split or the folds (and the regressors' ``random_state``
+        parameters that are ``None``).
     verbose : int, default=0
         If positive, print the fitting steps.
 
@@ -145,6 +177,9 @@ class ConformalizedQuantileRegressor(BaseConformalRegressor):
     estimators_ : list of two regressors
         The fitted lower and upper quantile models.
     %(features_in_attributes)s
+    fold_estimators_ : list of (regressor, regressor)
+        With a cross-conformal ``conformal_cv``: each fold's lower and upper
+        quantile models.
     n_outputs_ : int
         Always 1 (CQR is a single-target method).
     calibration_scores_ : ndarray of shape (n_calibration_samples, 2) or \
@@ -158,7 +193,9 @@ class ConformalizedQuantileRegressor(BaseConformalRegressor):
         The corrections ``(t_lo, t_hi)`` at ``confidence_level`` (equal with
         ``symmetric_correction=True``; ``inf`` when the calibration set is
         too small for the level: ``2 / alpha - 1`` points per side without
-        the symmetric correction, ``1 / alpha - 1`` with it).
+        the symmetric correction, ``1 / alpha - 1`` with it). With a
+        cross-conformal ``conformal_cv``: the ranks ``r`` of the CV+ order
+        statistics of the two bounds.
     %(shift_attributes)s
 
     See Also
@@ -193,6 +230,7 @@ class ConformalizedQuantileRegressor(BaseConformalRegressor):
         "estimator": [HasMethods(["fit", "predict"]), list, tuple, None],
         "symmetric_correction": ["boolean"],
         **SHIFT_REGRESSOR_CONSTRAINTS,
+        "conformal_cv": CONFORMAL_CV_CONSTRAINT,
     }
 
     def __init__(
@@ -204,6 +242,7 @@ class ConformalizedQuantileRegressor(BaseConformalRegressor):
         calibration_size=0.25,
         shift=None,
         shift_estimator=None,
+        conformal_cv="split",
         random_state=None,
         verbose=0,
     ):
@@ -341,7 +380,115 @@ class ConformalizedQuantileRegressor(BaseConformalRegressor):
         # each bound at miscoverage alpha / 2 needs 2 / alpha - 1 points
         return math.ceil(2.0 / (1.0 - confidence_level) - 1.0 - 1e-9)
 
+    # ---------------------------------------------------------- cross-CQR
+    def _cross_conformal(self):
+        return self.conformal_cv != "split"
+
+    def _fit_work(self, X, y, fit_params=None, X_target=None):
+        if not self._cross_conformal():
+            return super()._fit_work(X, y, fit_params, X_target=X_target)
+        from sklearn.model_selection import KFold
+
+        name = f"ConformalizedQuantileRegressor(conformal_cv={self.conformal_cv!r})"
+        if X_target is not None or self.shift is not None:
+            raise ValueError(
+                f"{name} does not take shift or X_target: the shift weights "
+                "apply to split calibration only. Use conformal_cv='split'."
+            )
+        if self._frozen():
+            raise TypeError(
+                f"{name} refits the quantile models on every fold, and a "
+                "FrozenEstimator is never refit: use conformal_cv='split' (or "
+                "calibrate) with fitted models."
+            )
+        X = self._check_X(X, reset=True)
+        y = self._validate_y(X, y)
+        routed = self._route_fit_params(X, fit_params)
+        self._y_1d = y.ndim == 1
+        y = y.reshape(y.shape[0], -1)
+        n_samples, self.n_outputs_ = y.shape
+        rng = check_random_state(self.random_state)
+        cv = self.conformal_cv
+        if isinstance(cv, Integral):
+            seed = int(rng.randint(np.iinfo(np.int32).max))
+            cv = KFold(n_splits=min(cv, n_samples), shuffle=True, random_state=seed)
+        folds = list(cv.split(X, y[:, 0]))
+        fold_of = np.full(n_samples, -1, dtype=np.intp)
+        for k, (_, test) in enumerate(folds):
+            if np.any(fold_of[test] >= 0):
+                raise ValueError(
+                    "conformal_cv must hold out every row exactly once (a "
+                    "partition, e.g. KFold or LeaveOneOut); a row is held out "
+                    "twice."
+                )
+            fold_of[test] = k
+        if np.any(fold_of < 0):
+            raise ValueError(
+                "conformal_cv must hold out every row exactly once (a partition, "
+                f"e.g. KFold or LeaveOneOut); {int(np.sum(fold_of < 0))} rows "
+                "are never held out."
+            )
+        log_progress(self, f"cross-CQR on {len(folds)} folds")
+        members, scores = [], None
+        for train, test in folds:
+            member = clone(self)
+            member.n_outputs_ = self.n_outputs_
+            member._fit_model(
+                _safe_indexing(X, train),
+                y[train],
+                random_state=rng,
+                fit_params=self._take_params(X, routed, train),
+            )
+            fold_scores = batched(
+                member._conformity_scores_batch,
+                _safe_indexing(X, test),
+                y[test],
+                row_bytes=member._row_bytes(),
+            )
+            if scores is None:
+                scores = np.empty((n_samples, *fold_scores.shape[1:]))
+            scores[test] = fold_scores
+            members.append(member)
+        self._members = members
+        self._fold_of = fold_of
+        self._oof_scores = scores
+        self.fold_estimators_ = [member.estimators_ for member in members]
+        # the models fitted on every row serve predict
+        self._fit_model(X, y, random_state=rng, fit_params=routed)
+        self.calibration_scores_ = np.sort(scores, axis=0)
+        self.n_calibration_samples_ = n_samples
+        self.threshold_ = self._threshold(self.confidence_level, per_call=False)
+        log_progress(self, f"threshold_ (CV+ ranks) = {self.threshold_}")
+
+    def _cross_interval(self, X, threshold):
+        """CV+ bounds: order statistics of ``q^{k(i)}(x) -+ s_i``, (m, 2)."""
+        m = _num_samples(X)
+        if not np.all(np.isfinite(threshold)):
+            return np.column_stack([np.full(m, -np.inf), np.full(m, np.inf)])
+        q = np.stack([member._bounds(X) for member in self._members], axis=1)
+        q = q[:, self._fold_of]  # (m, n, 2)
+        s = self._oof_scores.reshape(self._oof_scores.shape[0], -1)
+        s_lo, s_hi = s[:, 0], s[:, -1]
+        k_lo, k_hi = int(threshold[0]) - 1, int(threshold[1]) - 1
+        low = q[:, :, 0] - s_lo[None]
+        up = q[:, :, 1] + s_hi[None]
+        lower = -np.partition(-low, k_lo, axis=1)[:, k_lo]
+        upper = np.partition(up, k_hi, axis=1)[:, k_hi]
+        return np.stack([lower, upper], axis=1)
+
+    def _row_bytes(self):
+        extra = 0
+        if self._cross_conformal():
+            extra = 8 * 6 * getattr(self, "n_calibration_samples_", 1)
+        return super()._row_bytes() + extra
+
     def _threshold_at(self, confidence_level, mass=None):
+        if self._cross_conformal() and mass is None:
+            level = confidence_level
+            if not self.symmetric_correction:
+                level = 1.0 - (1.0 - confidence_level) / 2.0
+            rank = float(math.ceil((self.n_calibration_samples_ + 1) * level - 1e-12))
+            return np.array([rank, rank])
         if mass is not None:  # covariate shift: one column per test row
             if self.symmetric_correction:
                 t = self._column_quantiles(confidence_level, mass)[0]
@@ -360,6 +507,8 @@ class ConformalizedQuantileRegressor(BaseConformalRegressor):
         return np.full(2, np.inf)
 
     def _interval(self, X, threshold):
+        if self._cross_conformal():
+            return self._cross_interval(X, threshold)
         q = self._bounds(X)
         return np.stack([q[:, 0] - threshold[0], q[:, 1] + threshold[1]], axis=1)
 

@@ -32,8 +32,6 @@ from sklearn.utils.validation import (
     check_is_fitted,
     check_random_state,
     column_or_1d,
-    indexable,
-    validate_data,
 )
 
 from sklearn_iclr26.conformal._frozen import frozen_fitted
@@ -55,6 +53,7 @@ from sklearn_iclr26.utils._split import split_indices
 from sklearn_iclr26.utils._validation import (
     calibration_size_ok,
     check_confidence_level,
+    check_passthrough_X,
     store_params,
 )
 from sklearn_iclr26.utils._verbose import log_progress
@@ -312,17 +311,7 @@ class ConformalPredictiveRegressor(RegressorMixin, BaseEstimator):
         return self
 
     def _check_X(self, X, reset=False):
-        if getattr(X, "ndim", None) == 1 or (
-            isinstance(X, list) and len(X) and np.ndim(X[0]) == 0
-        ):
-            raise ValueError(
-                "Expected 2D array, got 1D array instead. Reshape your data "
-                "either using array.reshape(-1, 1) if your data has a single "
-                "feature or array.reshape(1, -1) if it contains a single sample."
-            )
-        X = indexable(X)[0]
-        validate_data(self, X, reset=reset, skip_check_array=True)
-        return X
+        return check_passthrough_X(self, X, reset=reset)
 
     def _fit_work(self, X, y, fit_params):
         X = self._check_X(X, reset=True)

@@ -10,6 +10,7 @@ import numpy as np
 from sklearn_iclr26.conformal._base_classifier import (
     ATTRIBUTES_DOC,
     CONDITIONAL_DOC,
+    CV_DOC,
     LABEL_NOISE_DOC,
     BaseConformalClassifier,
     _fill_empty,
@@ -63,8 +64,70 @@ def _knee_index(sizes, multiple_rates):
     return int(np.argmax(distance))
 
 
+def _tune_lam(
+    proba, y_index, rng, *, confidence_level, allow_empty, k0, lam_grid, lam_criterion
+):
+    """SOCOP's ``lam="auto"`` on the tuning rows: ``(lam, lam_path)``.
+
+    Cross-fitted on two halves (threshold on one, sets on the other); the
+    knee of (mean size, P(size > k0)) or the smallest size-stratified
+    coverage violation. Shared by ``SOCOPClassifier`` and ``SOCOPScore``.
+    """
+    grid = DEFAULT_LAM_GRID if lam_grid is None else lam_grid
+    grid = np.sort(np.asarray(grid, dtype=float).ravel())
+    if grid.size == 0 or np.any(grid < 0) or not np.all(np.isfinite(grid)):
+        raise ValueError("lam_grid must be a non-empty array of finite lam >= 0.")
+    level = float(confidence_level)
+    n = proba.shape[0]
+    # cross-fitting on two halves: threshold on one, sets on the other
+    permutation = rng.permutation(n)
+    halves = (permutation[: n // 2], permutation[n // 2 :])
+    n_smallest = min(len(h) for h in halves)
+    if np.isinf(conformal_quantile(np.zeros(n_smallest), level)):
+        warn_user(
+            f"The tuning split ({n} samples) is too small to choose lam at "
+            f"confidence_level={confidence_level}: each half gives an "
+            f"infinite threshold. lam={_FALLBACK_LAM} is used; pass more data, "
+            "a larger tuning_size, or a numeric lam."
+        )
+        return _FALLBACK_LAM, None
+    path = {k: [] for k in ("mean_size", "multiple_rate", "coverage", "sscv")}
+    for lam in grid:
+        scores = socop_scores(proba, lam=lam, k0=k0)
+        true_scores = scores[np.arange(n), y_index]
+        stats = {k: 0.0 for k in path}
+        for fit_half, eval_half in (halves, halves[::-1]):
+            threshold = conformal_quantile(true_scores[fit_half], level)
+            sets = scores[eval_half] <= threshold
+            if not allow_empty:
+                _fill_empty(sets, proba[eval_half])
+            sizes = sets.sum(axis=1)
+            stats["mean_size"] += sizes.mean() / 2
+            stats["multiple_rate"] += np.mean(sizes > k0) / 2
+            covered = sets[np.arange(len(eval_half)), y_index[eval_half]]
+            stats["coverage"] += covered.mean() / 2
+            stats["sscv"] += (
+                set_size_stratified_coverage_violation(
+                    y_index[eval_half],
+                    sets,
+                    confidence_level=level,
+                    classes=np.arange(proba.shape[1]),
+                )
+                / 2
+            )
+        for key, value in stats.items():
+            path[key].append(value)
+    lam_path = {"lam": grid, **{k: np.asarray(v) for k, v in path.items()}}
+    if lam_criterion == "knee":
+        best = _knee_index(path["mean_size"], path["multiple_rate"])
+    else:
+        best = int(np.argmin(path["sscv"]))
+    return float(grid[best]), lam_path
+
+
 @Substitution(
     conditional_parameter=CONDITIONAL_DOC,
+    cv_parameters=CV_DOC,
     label_noise_parameters=LABEL_NOISE_DOC,
     shift_parameters=SHIFT_DOC,
     shift_attributes=SHIFT_ATTRIBUTES_DOC,
@@ -134,6 +197,13 @@ class SOCOPClassifier(BaseConformalClassifier):
         class's (or the row's bin's) quantile.
     %(label_noise_parameters)s
     %(shift_parameters)s
+    %(cv_parameters)s
+        With SOCOP, ``cv`` needs a numeric ``lam``: ``lam="auto"`` chooses
+        the score on a tuning split, which cross-conformal calibration has
+        no room for (tuning on the out-of-fold scores would make the score
+        depend on the calibration rows and void the guarantee), so
+        ``cv`` with ``lam="auto"`` raises. Choose ``lam`` once (e.g. from a
+        split fit's ``lam_``) and pass it.
     verbose : int, default=0
         Print the fitting, tuning and calibration steps when positive.
     random_state : int, RandomState instance or None, default=None
@@ -214,6 +284,8 @@ class SOCOPClassifier(BaseConformalClassifier):
         shift=None,
         shift_estimator=None,
         label_shift_method="bbse",
+        cv=None,
+        agg_scores="crossval",
         verbose=0,
         random_state=None,
     ):
@@ -242,58 +314,16 @@ class SOCOPClassifier(BaseConformalClassifier):
         return self._score_matrix(proba, uniforms) <= threshold
 
     def _tune(self, proba, y_index, rng):
-        grid = DEFAULT_LAM_GRID if self.lam_grid is None else self.lam_grid
-        grid = np.sort(np.asarray(grid, dtype=float).ravel())
-        if grid.size == 0 or np.any(grid < 0) or not np.all(np.isfinite(grid)):
-            raise ValueError("lam_grid must be a non-empty array of finite lam >= 0.")
-        level = float(self.confidence_level)
-        n = proba.shape[0]
-        # cross-fitting on two halves: threshold on one, sets on the other
-        permutation = rng.permutation(n)
-        halves = (permutation[: n // 2], permutation[n // 2 :])
-        n_smallest = min(len(h) for h in halves)
-        if np.isinf(conformal_quantile(np.zeros(n_smallest), level)):
-            warn_user(
-                f"The tuning split ({n} samples) is too small to choose lam at "
-                f"confidence_level={self.confidence_level}: each half gives an "
-                f"infinite threshold. lam={_FALLBACK_LAM} is used; pass more data, "
-                "a larger tuning_size, or a numeric lam."
-            )
-            self.lam_ = _FALLBACK_LAM
-            self.lam_path_ = None
-            return
-        path = {k: [] for k in ("mean_size", "multiple_rate", "coverage", "sscv")}
-        for lam in grid:
-            scores = socop_scores(proba, lam=lam, k0=self.k0)
-            true_scores = scores[np.arange(n), y_index]
-            stats = {k: 0.0 for k in path}
-            for fit_half, eval_half in (halves, halves[::-1]):
-                threshold = conformal_quantile(true_scores[fit_half], level)
-                sets = scores[eval_half] <= threshold
-                if not self.allow_empty:
-                    _fill_empty(sets, proba[eval_half])
-                sizes = sets.sum(axis=1)
-                stats["mean_size"] += sizes.mean() / 2
-                stats["multiple_rate"] += np.mean(sizes > self.k0) / 2
-                covered = sets[np.arange(len(eval_half)), y_index[eval_half]]
-                stats["coverage"] += covered.mean() / 2
-                stats["sscv"] += (
-                    set_size_stratified_coverage_violation(
-                        y_index[eval_half],
-                        sets,
-                        confidence_level=level,
-                        classes=np.arange(proba.shape[1]),
-                    )
-                    / 2
-                )
-            for key, value in stats.items():
-                path[key].append(value)
-        self.lam_path_ = {"lam": grid, **{k: np.asarray(v) for k, v in path.items()}}
-        if self.lam_criterion == "knee":
-            best = _knee_index(path["mean_size"], path["multiple_rate"])
-        else:
-            best = int(np.argmin(path["sscv"]))
-        self.lam_ = float(grid[best])
+        self.lam_, self.lam_path_ = _tune_lam(
+            proba,
+            y_index,
+            rng,
+            confidence_level=float(self.confidence_level),
+            allow_empty=self.allow_empty,
+            k0=self.k0,
+            lam_grid=self.lam_grid,
+            lam_criterion=self.lam_criterion,
+        )
         log_progress(self, f"lam_={self.lam_:.4g} ({self.lam_criterion})")
 
     @atomic_fit

@@ -57,7 +57,11 @@ TEST_PARAMS = {
         },
     ],
     "BonferroniBoxRegressor": [{}, {"conformal_cv": 3}],
-    "ConformalizedQuantileRegressor": [{}, {"symmetric_correction": True}],
+    "ConformalizedQuantileRegressor": [
+        {},
+        {"symmetric_correction": True},
+        {"conformal_cv": 3},
+    ],
     # normalized (kNN difficulty) Mondrian variant of the predictive system
     "ConformalPredictiveRegressor": [
         {},
@@ -77,12 +81,15 @@ TEST_PARAMS = {
         {"lam": 0.1, "k0": 2, "estimator": LogisticRegression(C=10.0)},
         {"estimator": _lightgbm()},
         {"conditional": "class"},
+        # cross-conformal (a numeric lam: "auto" needs a tuning split)
+        {"lam": 0.1, "cv": 3},
     ],
     "SplitConformalClassifier": [
         {},
         {"conformity_score": "aps", "score_params": {"randomized": True}},
         {"conditional": "class"},
         {"label_noise": 0.1},
+        {"cv": 3},
     ],
     # cross Venn-Abers with the one-vs-one coupling
     "VennAbersClassifier": [{}, {"cv": 3, "multi_class": "ovo"}],

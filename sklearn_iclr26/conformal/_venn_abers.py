@@ -26,8 +26,6 @@ from sklearn.utils.validation import (
     check_is_fitted,
     check_random_state,
     column_or_1d,
-    indexable,
-    validate_data,
 )
 
 from sklearn_iclr26.conformal._frozen import frozen_fitted
@@ -47,7 +45,11 @@ from sklearn_iclr26.utils._sklearn_compat import (
     _safe_indexing,
 )
 from sklearn_iclr26.utils._split import split_indices
-from sklearn_iclr26.utils._validation import check_at_least_two_classes, store_params
+from sklearn_iclr26.utils._validation import (
+    check_at_least_two_classes,
+    check_passthrough_X,
+    store_params,
+)
 from sklearn_iclr26.utils._verbose import log_progress
 
 __all__ = ["VennAbersClassifier", "venn_abers_p0_p1"]
@@ -310,17 +312,7 @@ class VennAbersClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _check_X(self, X, reset=False):
-        if getattr(X, "ndim", None) == 1 or (
-            isinstance(X, list) and len(X) and np.ndim(X[0]) == 0
-        ):
-            raise ValueError(
-                "Expected 2D array, got 1D array instead. Reshape your data "
-                "either using array.reshape(-1, 1) if your data has a single "
-                "feature or array.reshape(1, -1) if it contains a single sample."
-            )
-        X = indexable(X)[0]
-        validate_data(self, X, reset=reset, skip_check_array=True)
-        return X
+        return check_passthrough_X(self, X, reset=reset)
 
     def _fit_work(self, X, y, fit_params):
         from sklearn.model_selection import StratifiedKFold

@@ -18,7 +18,9 @@ class PerformanceMonitorDisplay:
     One point per :meth:`PerformanceMonitor.partial_fit` call, against the
     number of rows seen: the estimate of the metric over the rows so far,
     its interval (or confidence sequence), the alarm threshold and the
-    batches that raised an alarm. Build it with :meth:`from_monitor`.
+    batches that raised an alarm. Build it with :meth:`from_monitor` (the
+    history of a monitor in use) or :meth:`from_estimator` (a stream replayed
+    through a copy of a fitted monitor).
 
     Read more in the :ref:`User Guide <performance_monitor>`.
 
@@ -203,3 +205,99 @@ class PerformanceMonitorDisplay:
             metric=monitor.metric,
             name=name,
         ).plot(ax=ax, truth=truth, **kwargs)
+
+    @classmethod
+    def from_estimator(
+        cls,
+        estimator,
+        X,
+        y=None,
+        *,
+        n_batches=10,
+        ax=None,
+        name=None,
+        **kwargs,
+    ):
+        """Replay a stream through a copy of a fitted monitor and plot it.
+
+        ``X`` is cut into ``n_batches`` consecutive batches (rows in the given
+        order) that are passed to :meth:`PerformanceMonitor.partial_fit` of a
+        deep copy of ``estimator``: the monitor itself is left unchanged.
+        When every row of the stream carries a gold label, the true metric
+        over the rows so far is drawn as a dashed line.
+
+        Parameters
+        ----------
+        estimator : PerformanceMonitor
+            A fitted monitor (after :meth:`~PerformanceMonitor.fit`).
+        X : {array-like, DataFrame}
+            The stream, as the monitored estimator takes it.
+        y : array-like of shape (n_samples,), default=None
+            Gold labels of the stream, ``NaN`` where a row is not labelled.
+        n_batches : int, default=10
+            Number of consecutive batches the stream is cut into.
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure is created if ``None``.
+        name : str, default=None
+            Legend prefix.
+        **kwargs : dict
+            Passed to ``ax.plot`` for the estimate.
+
+        Returns
+        -------
+        display : PerformanceMonitorDisplay
+            The plotted display.
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import numpy as np
+        >>> from sklearn.frozen import FrozenEstimator
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from sklearn_iclr26.inference import (
+        ...     PerformanceMonitor,
+        ...     PerformanceMonitorDisplay,
+        ... )
+        >>> rng = np.random.RandomState(0)
+        >>> X = rng.normal(size=(2000, 2))
+        >>> y = (X[:, 0] > 0).astype(float)
+        >>> model = FrozenEstimator(LogisticRegression().fit(X[:500], y[:500]))
+        >>> monitor = PerformanceMonitor(model, threshold=0.8)
+        >>> monitor = monitor.fit(X[500:1000], y[500:1000])
+        >>> disp = PerformanceMonitorDisplay.from_estimator(
+        ...     monitor, X[1000:], y[1000:], n_batches=4
+        ... )
+        """
+        import copy
+        import itertools
+        import numbers
+
+        from sklearn.utils import _safe_indexing
+        from sklearn.utils.validation import _num_samples
+
+        check_is_fitted(estimator)
+        if (
+            not isinstance(n_batches, numbers.Integral)
+            or isinstance(n_batches, bool)
+            or n_batches < 1
+        ):
+            raise ValueError(f"n_batches must be an integer >= 1, got {n_batches!r}.")
+        n = _num_samples(X)
+        if n < n_batches:
+            raise ValueError(
+                f"The stream has {n} rows, fewer than n_batches={n_batches}."
+            )
+        monitor = copy.deepcopy(estimator)
+        values, _ = monitor.row_values(X, y)
+        truth = [] if np.isfinite(values).all() else None
+        edges = np.linspace(0, n, n_batches + 1).astype(int)
+        for start, stop in itertools.pairwise(edges):
+            rows = np.arange(start, stop)
+            monitor.partial_fit(
+                _safe_indexing(X, rows),
+                None if y is None else _safe_indexing(y, rows),
+            )
+            if truth is not None:
+                truth.append(float(np.mean(values[:stop])))
+        return cls.from_monitor(monitor, ax=ax, name=name, truth=truth, **kwargs)

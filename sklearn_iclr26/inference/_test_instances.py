@@ -37,3 +37,20 @@ TEST_PARAMS = {
 }
 
 EXPECTED_FAILED_CHECKS = {}
+
+
+def _performance_monitor_display_case():
+    """Small case of the common display test for PerformanceMonitorDisplay:
+    the monitor is fitted on the reference rows and replays them as a stream."""
+    import numpy as np
+
+    from sklearn_iclr26.inference import PerformanceMonitor
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(600, 3))
+    y = (X[:, 0] + 0.5 * rng.normal(size=600) > 0).astype(float)
+    model = FrozenEstimator(LogisticRegression().fit(X[:200], y[:200]))
+    return PerformanceMonitor(model, threshold=0.7), X[200:], y[200:], {}
+
+
+DISPLAY_CASES = {"PerformanceMonitorDisplay": _performance_monitor_display_case}

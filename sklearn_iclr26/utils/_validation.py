@@ -9,7 +9,7 @@ from numbers import Real
 
 import numpy as np
 from sklearn.preprocessing import LabelEncoder
-from sklearn.utils import get_tags
+from sklearn.utils import get_tags, indexable
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
@@ -275,3 +275,24 @@ def explain_overflow(X, what="the inner estimator"):
             f"which then reported: {message.splitlines()[0]!r}. Rescale the "
             "large columns of X (e.g. divide them by a constant or take logs)."
         ) from exc
+
+
+def check_passthrough_X(estimator, X, *, reset=False):
+    """Check the rows a meta-estimator hands to its inner estimator untouched.
+
+    Feature count and names against fit (``reset=True`` records them); ``X``
+    itself is only made indexable (``_safe_indexing`` needs rows: objects
+    exposing ``__array__`` alone become arrays, sparse matrices CSR). A 1-D
+    input raises scikit-learn's "Reshape your data" error.
+    """
+    if getattr(X, "ndim", None) == 1 or (
+        isinstance(X, list) and len(X) and np.ndim(X[0]) == 0
+    ):
+        raise ValueError(
+            "Expected 2D array, got 1D array instead. Reshape your data "
+            "either using array.reshape(-1, 1) if your data has a single "
+            "feature or array.reshape(1, -1) if it contains a single sample."
+        )
+    X = indexable(X)[0]
+    validate_data(estimator, X, reset=reset, skip_check_array=True)
+    return X
