@@ -63,6 +63,17 @@ class TLearnerRegressor(BaseCATERegressor):
         of an ``estimator`` Pipeline (cloned; e.g. a ``ColumnTransformer`` on
         a raw DataFrame) followed by a standardised ``LogisticRegression``,
         or that regression alone.
+    aipw_cv : int, cross-validation generator, iterable or None, default=5
+        Folds of the cross-fitted doubly robust ``ate_aipw_`` / ``att_aipw_``
+        (the default :meth:`ate_interval`): on each fold the outcome and
+        propensity models are refitted on the training part and predict the
+        held-out part. An int gives ``StratifiedKFold`` by treatment (at most
+        the smaller arm's size); a splitter or ``(train, test)`` pairs are
+        used as given. Computed on the first call that needs them, so
+        ``fit`` does not pay for them; the training rows are kept (by
+        reference) until then. ``None``: the in-sample AIPW of the
+        fitted models, computed in ``fit`` (under-covers with flexible
+        models, see :doc:`/causal`).
     treatment_column : int or str, default=None
         The column of ``X`` holding the treatment, for users whose treatment
         is stored with the covariates; it is removed from the covariates.
@@ -97,6 +108,36 @@ class TLearnerRegressor(BaseCATERegressor):
     >>> round(float(est.predict(X).mean()), 1)
     2.0
     """
+
+    _parameter_constraints: dict = {
+        **BaseCATERegressor._parameter_constraints,
+        "aipw_cv": ["cv_object"],
+    }
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        propensity_estimator=None,
+        aipw_cv=5,
+        treatment_column=None,
+        treatment_threshold=None,
+        n_bootstrap=0,
+        bootstrap_type="pivot",
+        random_state=None,
+        verbose=0,
+    ):
+        super().__init__(
+            estimator,
+            propensity_estimator=propensity_estimator,
+            treatment_column=treatment_column,
+            treatment_threshold=treatment_threshold,
+            n_bootstrap=n_bootstrap,
+            bootstrap_type=bootstrap_type,
+            random_state=random_state,
+            verbose=verbose,
+        )
+        self.aipw_cv = aipw_cv
 
     def _fit_cate(self, X, y, t, rng, sample_weight=None):
         self.estimators_, _ = fit_arm_models(self, X, y, t, rng, sample_weight)

@@ -34,6 +34,17 @@ class XLearnerRegressor(BaseCATERegressor):
         Propensity model ``e(x)``. ``None``: the preprocessing steps of an
         ``estimator`` Pipeline (cloned) followed by a standardised
         ``LogisticRegression``, or that regression alone.
+    aipw_cv : int, cross-validation generator, iterable or None, default=5
+        Folds of the cross-fitted doubly robust ``ate_aipw_`` / ``att_aipw_``
+        (the default :meth:`ate_interval`): on each fold the outcome and
+        propensity models are refitted on the training part and predict the
+        held-out part. An int gives ``StratifiedKFold`` by treatment (at most
+        the smaller arm's size); a splitter or ``(train, test)`` pairs are
+        used as given. Computed on the first call that needs them, so
+        ``fit`` does not pay for them; the training rows are kept (by
+        reference) until then. ``None``: the in-sample AIPW of the
+        fitted models, computed in ``fit`` (under-covers with flexible
+        models, see :doc:`/causal`).
     treatment_column : int or str, default=None
         The column of ``X`` holding the treatment (removed from the
         covariates). ``None``: pass ``treatment`` to ``fit``.
@@ -70,6 +81,36 @@ class XLearnerRegressor(BaseCATERegressor):
     2.0
     """
 
+    _parameter_constraints: dict = {
+        **BaseCATERegressor._parameter_constraints,
+        "aipw_cv": ["cv_object"],
+    }
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        propensity_estimator=None,
+        aipw_cv=5,
+        treatment_column=None,
+        treatment_threshold=None,
+        n_bootstrap=0,
+        bootstrap_type="pivot",
+        random_state=None,
+        verbose=0,
+    ):
+        super().__init__(
+            estimator,
+            propensity_estimator=propensity_estimator,
+            treatment_column=treatment_column,
+            treatment_threshold=treatment_threshold,
+            n_bootstrap=n_bootstrap,
+            bootstrap_type=bootstrap_type,
+            random_state=random_state,
+            verbose=verbose,
+        )
+        self.aipw_cv = aipw_cv
+
     def _fit_cate(self, X, y, t, rng, sample_weight=None):
         self.estimators_, _ = fit_arm_models(self, X, y, t, rng, sample_weight)
         rows0, rows1 = np.flatnonzero(t == 0), np.flatnonzero(t == 1)
@@ -91,6 +132,10 @@ class XLearnerRegressor(BaseCATERegressor):
             self.effect_estimators_.append(
                 fit_child(model, Xa, d, w, role=f"effect model of arm {arm}")
             )
+
+    def _fit_outcome_models(self, X, y, t, rng, sample_weight=None):
+        # the cross-fitted AIPW needs stage 1 only
+        self.estimators_, _ = fit_arm_models(self, X, y, t, rng, sample_weight)
 
     def _predict_outcomes(self, X, t):
         mu0 = np.asarray(self.estimators_[0].predict(X), dtype=np.float64).ravel()

@@ -273,8 +273,7 @@ class PerformanceMonitorDisplay:
         import itertools
         import numbers
 
-        from sklearn.utils import _safe_indexing
-        from sklearn.utils.validation import _num_samples
+        from sklearn_iclr26.utils._sklearn_compat import _num_samples, _safe_indexing
 
         check_is_fitted(estimator)
         if (
