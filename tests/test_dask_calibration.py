@@ -200,6 +200,18 @@ def test_dask_calibration_needs_a_frozen_model(client):
         )
     with pytest.raises(ValueError, match="would train"):
         BonferroniBoxRegressor().fit(X_dask, y_dask)
+    # the shift weights and cross-conformal folds need the rows in memory
+    frozen = FrozenEstimator(_model())
+    for params in ({"shift": "covariate"}, {"shift": "label"}):
+        with pytest.raises(ValueError, match="shift or X_target"):
+            SplitConformalClassifier(frozen, **params).fit(X_dask, y_dask)
+    with pytest.raises(ValueError, match="cross-conformal"):
+        SplitConformalClassifier(frozen, cv=3).fit(X_dask, y_dask)
+    box = BonferroniBoxRegressor(
+        FrozenEstimator(LinearRegression().fit(*_memory_rows()))
+    )
+    with pytest.raises(ValueError, match="shift or X_target"):
+        box.set_params(shift="covariate").fit(X_dask, y_dask)
 
 
 @pytest.mark.filterwarnings("ignore:noise_rate_:UserWarning")
