@@ -17,8 +17,9 @@ python3 -m venv .venv-oldest
 # torch first, exactly this spec (a local CPU wheel; any other spec pulls CUDA)
 .venv-oldest/bin/python -m pip install -q torch==2.13.0
 # the package with the oldest scikit-learn, and what the two test files use
+# (econml: CausalForestRegressor grows its forest)
 .venv-oldest/bin/python -m pip install -q "scikit-learn==${oldest}.*" -e . \
-  pytest pytest-xdist pandas
+  pytest pytest-xdist pandas econml
 .venv-oldest/bin/python - "$oldest" <<'PY'
 import sys
 
