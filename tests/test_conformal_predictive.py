@@ -331,6 +331,23 @@ def test_venn_abers_pair_is_isotonic_regression_with_the_test_point():
     assert np.all(pairs[:, 0] <= pairs[:, 1])
 
 
+def test_venn_abers_pair_ignores_rounding_at_a_calibration_score():
+    # the same row scored alone or in a batch can differ in its last bits
+    # (found by scikit-learn 1.7's check_methods_subset_invariance, cv=3,
+    # multi_class="ovo": 0.17 apart); the pair must be that of the tied score
+    from sklearn_iclr26.conformal._venn_abers import venn_abers_p0_p1
+
+    rng = np.random.RandomState(0)
+    s = rng.uniform(size=40)
+    lab = (rng.uniform(size=40) < s).astype(int)
+    exact = venn_abers_p0_p1(s, lab, s)
+    for shift in (np.spacing(s), -np.spacing(s), 4 * np.spacing(s)):
+        np.testing.assert_array_equal(venn_abers_p0_p1(s, lab, s + shift), exact)
+    # a real difference still moves the score off the tie
+    apart = venn_abers_p0_p1(s, lab, s + 1e-9)
+    assert not np.array_equal(apart, exact)
+
+
 def test_venn_abers_bad_inputs_raise():
     from sklearn.linear_model import LogisticRegression
 

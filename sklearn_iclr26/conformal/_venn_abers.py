@@ -55,6 +55,10 @@ from sklearn_iclr26.utils._verbose import log_progress
 __all__ = ["VennAbersClassifier", "venn_abers_p0_p1"]
 
 
+# test scores this close (relative) to a calibration score are tied with it
+_TIE = 1e-12
+
+
 def venn_abers_p0_p1(calibration_scores, calibration_labels, scores):
     """Venn-Abers multiprobability pairs ``(p0, p1)`` of binary scores.
 
@@ -62,7 +66,10 @@ def venn_abers_p0_p1(calibration_scores, calibration_labels, scores):
     on the scores, fitted on the calibration pairs plus ``(s, b)``. A test
     score equal to a calibration score is placed just below its tied group
     for ``p1`` and just above it for ``p0`` (as MAPIE's and the reference
-    implementation's ``searchsorted`` sides do).
+    implementation's ``searchsorted`` sides do); a test score within a
+    relative ``1e-12`` of a calibration score counts as equal to it, so that
+    rounding in the inner model (one row scored alone or in a batch) cannot
+    move it across the step.
 
     Parameters
     ----------
@@ -89,6 +96,15 @@ def venn_abers_p0_p1(calibration_scores, calibration_labels, scores):
     out = np.empty((scores.shape[0], 2))
     pav = _inplace_contiguous_isotonic_regression
     k = c.shape[0]
+    if k:
+        # a test score that differs from a calibration score only in its last
+        # bits (the same row scored in another batch, where the inner model's
+        # matrix products round differently) is that score: the step function
+        # jumps at the calibration scores, so rounding must not pick the side
+        index = np.searchsorted(c, scores)
+        for near in (np.clip(index - 1, 0, k - 1), np.clip(index, 0, k - 1)):
+            tie = np.abs(scores - c[near]) <= _TIE * np.maximum(1.0, np.abs(c[near]))
+            scores = np.where(tie, c[near], scores)
     y_buf, w_buf = np.empty(k + 1), np.empty(k + 1)
     for col, (label, side) in enumerate(((0.0, "right"), (1.0, "left"))):
         slots = np.searchsorted(c, scores, side=side)
