@@ -106,7 +106,8 @@ def main():
         rng = np.random.RandomState(seed)
         flip = rng.rand(y_train.shape[0]) < 0.2
         noisy = y_train.copy()
-        noisy[flip] = (y_train[flip] + rng.randint(1, n_classes, flip.sum())) % n_classes
+        shift = rng.randint(1, n_classes, flip.sum())
+        noisy[flip] = (y_train[flip] + shift) % n_classes
         for name, estimator in methods(seed).items():
             if (seed, name) in done:
                 continue
@@ -135,8 +136,10 @@ def main():
     base = by["plain, 100 trees"]
     lines = [
         f"hpc_data, 20 % symmetric flips, {args.seeds} seeds; clean-test accuracy",
-        f"{'method':32s} {'accuracy':>8s}  {'minus plain-100 [95 %]':>24s}"
-        f"  {'in-sample disagr.':>17s}  oof disagr.",
+        (
+            f"{'method':32s} {'accuracy':>8s}  {'minus plain-100 [95 %]':>24s}"
+            f"  {'in-sample disagr.':>17s}  oof disagr."
+        ),
     ]
     for name, per_seed in by.items():
         seeds = sorted(set(per_seed) & set(base))
