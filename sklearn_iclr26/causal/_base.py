@@ -282,6 +282,22 @@ def append_controls(X, W):
 #: the placeholders ``cate_parameters`` (the treatment threshold and bootstrap
 #: parameters) and ``cate_attributes`` (the fitted attributes of this base) by
 #: the one docstring mechanism (:func:`~sklearn_iclr26.utils._docstrings.substitute`)
+#: the ``aipw_cv`` entry of the learners that cross-fit their doubly robust
+#: ATE on first use (T-, X- and G-learners), at ``aipw_cv_parameter``
+_AIPW_CV_DOC = """
+aipw_cv : int, cross-validation generator, iterable or None, default=5
+    Folds of the cross-fitted doubly robust ``ate_aipw_`` / ``att_aipw_``
+    (the default :meth:`ate_interval`): on each fold the outcome and
+    propensity models are refitted on the training part and predict the
+    held-out part. An int gives ``StratifiedKFold`` by treatment (at most
+    the smaller arm's size); a splitter or ``(train, test)`` pairs are
+    used as given. Computed on the first call that needs them, so
+    ``fit`` does not pay for them; the training rows are kept (by
+    reference) until then. ``None``: the in-sample AIPW of the
+    fitted models, computed in ``fit`` (under-covers with flexible
+    models, see :doc:`/causal`).
+"""
+
 _PARAMETERS_DOC = """
 treatment_threshold : float or "median", default=None
     With ``treatment_column``: a unit is treated when its column value is
@@ -351,6 +367,7 @@ class BaseCATERegressor(RegressorMixin, BaseEstimator, metaclass=abc.ABCMeta):
             cls,
             cate_parameters=_PARAMETERS_DOC,
             cate_attributes=_ATTRIBUTES_DOC,
+            aipw_cv_parameter=_AIPW_CV_DOC,
         )
 
     # ``treatment`` is requested by default in ``fit`` and ``score``: with

@@ -234,17 +234,7 @@ class GeodesicCATERegressor(BaseCATERegressor):
     propensity_estimator : classifier, default=None
         Propensity model, fitted in the numeric ``transformer`` space.
         ``None``: a standardised ``LogisticRegression``.
-    aipw_cv : int, cross-validation generator, iterable or None, default=5
-        Folds of the cross-fitted doubly robust ``ate_aipw_`` / ``att_aipw_``
-        (the default :meth:`ate_interval`): on each fold the outcome and
-        propensity models are refitted on the training part and predict the
-        held-out part. An int gives ``StratifiedKFold`` by treatment (at most
-        the smaller arm's size); a splitter or ``(train, test)`` pairs are
-        used as given. Computed on the first call that needs them, so
-        ``fit`` does not pay for them; the training rows are kept (by
-        reference) until then. ``None``: the in-sample AIPW of the
-        fitted models, computed in ``fit`` (under-covers with flexible
-        models, see :doc:`/causal`).
+    %(aipw_cv_parameter)s
     ot_solver : {"auto", "emd", "sinkhorn"}, default="auto"
         ``"emd"``: the exact plan (POT's ``ot.emd`` when installed, else
         scipy's HiGHS dual simplex). ``"sinkhorn"``: entropic plan with

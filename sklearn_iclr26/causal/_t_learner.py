@@ -63,17 +63,7 @@ class TLearnerRegressor(BaseCATERegressor):
         of an ``estimator`` Pipeline (cloned; e.g. a ``ColumnTransformer`` on
         a raw DataFrame) followed by a standardised ``LogisticRegression``,
         or that regression alone.
-    aipw_cv : int, cross-validation generator, iterable or None, default=5
-        Folds of the cross-fitted doubly robust ``ate_aipw_`` / ``att_aipw_``
-        (the default :meth:`ate_interval`): on each fold the outcome and
-        propensity models are refitted on the training part and predict the
-        held-out part. An int gives ``StratifiedKFold`` by treatment (at most
-        the smaller arm's size); a splitter or ``(train, test)`` pairs are
-        used as given. Computed on the first call that needs them, so
-        ``fit`` does not pay for them; the training rows are kept (by
-        reference) until then. ``None``: the in-sample AIPW of the
-        fitted models, computed in ``fit`` (under-covers with flexible
-        models, see :doc:`/causal`).
+    %(aipw_cv_parameter)s
     treatment_column : int or str, default=None
         The column of ``X`` holding the treatment, for users whose treatment
         is stored with the covariates; it is removed from the covariates.

@@ -34,17 +34,7 @@ class XLearnerRegressor(BaseCATERegressor):
         Propensity model ``e(x)``. ``None``: the preprocessing steps of an
         ``estimator`` Pipeline (cloned) followed by a standardised
         ``LogisticRegression``, or that regression alone.
-    aipw_cv : int, cross-validation generator, iterable or None, default=5
-        Folds of the cross-fitted doubly robust ``ate_aipw_`` / ``att_aipw_``
-        (the default :meth:`ate_interval`): on each fold the outcome and
-        propensity models are refitted on the training part and predict the
-        held-out part. An int gives ``StratifiedKFold`` by treatment (at most
-        the smaller arm's size); a splitter or ``(train, test)`` pairs are
-        used as given. Computed on the first call that needs them, so
-        ``fit`` does not pay for them; the training rows are kept (by
-        reference) until then. ``None``: the in-sample AIPW of the
-        fitted models, computed in ``fit`` (under-covers with flexible
-        models, see :doc:`/causal`).
+    %(aipw_cv_parameter)s
     treatment_column : int or str, default=None
         The column of ``X`` holding the treatment (removed from the
         covariates). ``None``: pass ``treatment`` to ``fit``.
