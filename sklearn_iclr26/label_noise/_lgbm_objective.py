@@ -25,6 +25,7 @@ import numpy as np
 from scipy.special import expit, softmax
 
 from sklearn_iclr26.label_noise._loss import corrected_grad_hess, logistic_grad_hess
+from sklearn_iclr26.label_noise._loss_kernels import corrected_grad_hess_fused
 from sklearn_iclr26.utils._validation import store_params
 
 __all__ = ["ForwardCorrectedObjective", "NoiseCorrectedObjective"]
@@ -105,6 +106,19 @@ class NoiseCorrectedObjective(_Objective):
         if self.n_calls_ <= self.warmup:
             grad, hess = logistic_grad_hess(y_pred, y_true)
         else:
+            fused = corrected_grad_hess_fused(
+                y_pred,
+                y_true,
+                beta=self.beta,
+                lam=self.lam,
+                phi=self.phi,
+                rho=self.rho,
+                detach_rho=self.detach_rho,
+                hessian=self.hessian,
+                weight=weight,
+            )
+            if fused is not None:  # one compiled pass, weights included
+                return fused
             grad, hess = corrected_grad_hess(
                 y_pred,
                 y_true,
