@@ -191,20 +191,23 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
     def _out_of_fold_proba(self, backend, X, y, sample_weight, rng):
         return out_of_fold_proba(backend, X, y, sample_weight, self.cv, rng)
 
+    def _given_transition(self, n_classes):
+        T = np.asarray(self.transition_matrix, dtype=np.float64)
+        if T.shape != (n_classes, n_classes):
+            raise ValueError(
+                f"transition_matrix must have shape ({n_classes}, {n_classes}), "
+                f"got {T.shape}."
+            )
+        if np.any(T < 0) or not np.allclose(T.sum(axis=1), 1.0):
+            raise ValueError(
+                "transition_matrix must be non-negative with rows summing to 1."
+            )
+        return T
+
     def _transition_matrix(self, backend, X, y, sample_weight, n_classes, rng):
         self.oof_disagreement_ = float("nan")
         if self.transition_matrix is not None:
-            T = np.asarray(self.transition_matrix, dtype=np.float64)
-            if T.shape != (n_classes, n_classes):
-                raise ValueError(
-                    f"transition_matrix must have shape ({n_classes}, {n_classes}), "
-                    f"got {T.shape}."
-                )
-            if np.any(T < 0) or not np.allclose(T.sum(axis=1), 1.0):
-                raise ValueError(
-                    "transition_matrix must be non-negative with rows summing to 1."
-                )
-            return T
+            return self._given_transition(n_classes)
         proba, n_splits = self._out_of_fold_proba(backend, X, y, sample_weight, rng)
         self._oof = proba
         if self.transition_estimate == "anchor":
@@ -215,7 +218,16 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
             np.average(proba.argmax(axis=1) != y, weights=sample_weight)
         )
         self.oof_disagreement_ = disagreement
-        implied = implied_flip_rate(T, y, sample_weight)
+        return self._review_transition(
+            T,
+            disagreement,
+            implied_flip_rate(T, y, sample_weight),
+            np.bincount(y, minlength=n_classes),
+            n_splits,
+        )
+
+    def _review_transition(self, T, disagreement, implied, class_counts, n_splits):
+        """Warnings on an estimated ``T``, and its shrinkage (also block-wise)."""
         if disagreement >= 0.1 and implied < disagreement / 3:
             warn_user(
                 f"The estimated transition matrix flips {implied:.1%} of the labels "
@@ -234,7 +246,7 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
                 f"class {np.asarray(self.classes_[k]).item()!r}: {flip[k]:.2f}"
                 for k in worst
             )
-            prior = np.bincount(y, minlength=n_classes) / len(y)
+            prior = class_counts / class_counts.sum()
             warn_user(
                 f"The estimated flip rate of {rates} is near or above 1/2 (a "
                 "class flipped about as often as kept), implausible for most label "
@@ -328,6 +340,11 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
                 owner=self,
             )
         log_progress(self, f"{method} correction fitted ({backend.name} backend)")
+
+    def _fit_blocks(self, estimator, X, y, sample_weight, rng):
+        from sklearn_iclr26.label_noise._dask import fit_class_conditional_blocks
+
+        fit_class_conditional_blocks(self, estimator, X, y, sample_weight, rng)
 
     def _predict_proba_rows(self, X):
         return self._backend.predict_proba(self.estimator_, X, self.init_score_)
