@@ -375,9 +375,8 @@ def fit_class_conditional_blocks(corrector, estimator, X, y, sample_weight, rng)
     def issues(X_block, y_block, f_block):
         y_block = np.asarray(y_block)
         proba = out_of_fold_block(models, X_block, f_block, n_classes)
-        return confident_off_diagonal(y_block, proba) & ~prediction_close_to_label(
-            y_block, proba
-        )
+        confident = confident_off_diagonal(y_block, proba, thresholds)
+        return confident & ~prediction_close_to_label(y_block, proba)
 
     def scores(X_block, y_block, f_block):
         y_block = np.asarray(y_block)
