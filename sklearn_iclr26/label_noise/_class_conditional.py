@@ -51,6 +51,18 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
     It is the baseline of :class:`InstanceNoiseCorrector`: the same wrapper,
     a different noise model.
 
+    On a dask cluster, with ``estimator=lightgbm.DaskLGBMClassifier(...)``,
+    ``fit`` takes a dask array or DataFrame ``X`` and a row-aligned dask array
+    or Series ``y`` and never gathers ``X`` to the driver: the fold models and
+    the forward-corrected model are trained on the cluster (each row's fold
+    drawn from ``random_state`` and its block's index), the confident joint
+    is counted block by block on the workers (only per-class sums and the
+    ``K x K`` counts come back), ``estimator_`` is the fitted booster as a
+    local ``LGBMClassifier`` and ``label_issues_`` and ``mislabel_scores_``
+    are lazy dask arrays. ``method="backward"``,
+    ``transition_estimate="anchor"``, a ``Pipeline`` around the dask model
+    and ``sample_weight`` are refused there (see the scaling guide).
+
     Read more in the :ref:`User Guide <label_noise>`.
 
     Parameters
@@ -100,7 +112,8 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
     Attributes
     ----------
     estimator_ : estimator object
-        The fitted classifier (or Pipeline).
+        The fitted classifier (or Pipeline); with a ``DaskLGBMClassifier``,
+        its fitted booster as a local ``LGBMClassifier`` (``to_local()``).
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     method_ : {"backward", "forward"}
@@ -115,7 +128,9 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
     mislabel_scores_ : ndarray of shape (n_samples,)
         ``1 - p``, with ``p`` the out-of-fold probability of the observed
         label (cleanlab's self-confidence, reversed): larger = more likely
-        mislabeled.
+        mislabeled. A lazy dask array after a fit on dask collections (each
+        block's out-of-fold probabilities recomputed on the workers at
+        ``compute``), as is ``label_issues_``.
     label_issues_ : ndarray of bool of shape (n_samples,)
         Training rows flagged as likely mislabeled: those counted off the
         diagonal of the confident joint of the out-of-fold probabilities
