@@ -155,9 +155,7 @@ def main():
         X, y = dask_rows(args.n, args.chunk, flips)
         start = time.perf_counter()
         with PeakRSS() as rss:
-            est = corrector(lightgbm.DaskLGBMClassifier(**params), verbose=1).fit(
-                X, y
-            )
+            est = corrector(lightgbm.DaskLGBMClassifier(**params), verbose=1).fit(X, y)
         seconds = time.perf_counter() - start
         start = time.perf_counter()
         plain = lightgbm.DaskLGBMClassifier(**params).fit(X, y).to_local()
