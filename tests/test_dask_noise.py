@@ -26,6 +26,7 @@ from sklearn_iclr26.label_noise import (
     ClassConditionalNoiseCorrector,
     InstanceNoiseCorrector,
 )
+from sklearn_iclr26.label_noise._common import init_score
 from sklearn_iclr26.label_noise._dask import block_folds, out_of_fold_block
 from sklearn_iclr26.label_noise._label_issues import issues_and_scores
 from sklearn_iclr26.label_noise._transition import (
@@ -173,6 +174,42 @@ def test_fit_by_blocks_never_gathers_X_and_equals_in_memory(client, n_classes):
     np.testing.assert_array_equal(flags.compute(), corrector.label_issues_.compute())
 
 
+def _weights(X):
+    return 1.0 + 2.0 * (X[:, 1] > 0)
+
+
+def test_sample_weight_by_blocks_equals_in_memory(client):
+    X_dask, y_dask = _dask_rows(2)
+    X, _, y = _memory_rows(2)
+    w_dask = X_dask.map_blocks(lambda b: _weights(b), drop_axis=1, dtype=float)
+    corrector = ClassConditionalNoiseCorrector(_dask_model(), cv=3, random_state=0).fit(
+        X_dask, y_dask, sample_weight=w_dask
+    )
+    w = _weights(X)
+    proba, _ = _memory_out_of_fold(corrector, X, y)
+    expected, _ = shrink_to_diagonally_dominant(
+        confident_joint_transition_matrix(proba, y, w)
+    )
+    unweighted, _ = shrink_to_diagonally_dominant(
+        confident_joint_transition_matrix(proba, y)
+    )
+    assert not np.allclose(expected, unweighted, rtol=1e-6)  # the weights count
+    np.testing.assert_allclose(
+        corrector.transition_matrix_, expected, rtol=1e-12, atol=1e-14
+    )
+    np.testing.assert_allclose(
+        corrector.oof_disagreement_,
+        np.average(proba.argmax(axis=1) != y, weights=w),
+        rtol=1e-12,
+    )
+    np.testing.assert_allclose(
+        corrector.init_score_, init_score(y, w), rtol=1e-12, atol=1e-15
+    )
+    # the flags follow the in-memory rule, which reads no weights
+    mask, _ = issues_and_scores(y, proba, "confident_learning")
+    np.testing.assert_array_equal(corrector.label_issues_.compute(), mask)
+
+
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_forward_fit_uses_the_in_memory_objective(client, n_classes):
     dd = pytest.importorskip("dask.dataframe")
@@ -231,9 +268,9 @@ def test_block_fit_refusals(client):
         ClassConditionalNoiseCorrector(
             make_pipeline(StandardScaler(), _dask_model())
         ).fit(X_dask, y_dask)
-    with pytest.raises(ValueError, match="sample_weight"):
+    with pytest.raises(ValueError, match="sample_weight as a dask collection"):
         ClassConditionalNoiseCorrector(_dask_model()).fit(
-            X_dask, y_dask, sample_weight=da.ones(X_dask.shape[0], chunks=CHUNK)
+            X_dask, y_dask, sample_weight=np.ones(X.shape[0])
         )
     with pytest.raises(ValueError, match="DaskLGBMClassifier"):
         ClassConditionalNoiseCorrector(

@@ -53,15 +53,16 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
 
     On a dask cluster, with ``estimator=lightgbm.DaskLGBMClassifier(...)``,
     ``fit`` takes a dask array or DataFrame ``X`` and a row-aligned dask array
-    or Series ``y`` and never gathers ``X`` to the driver: the fold models and
+    or Series ``y`` (and ``sample_weight``, if any) and never gathers ``X``
+    to the driver: the fold models and
     the forward-corrected model are trained on the cluster (each row's fold
     drawn from ``random_state`` and its block's index), the confident joint
     is counted block by block on the workers (only per-class sums and the
     ``K x K`` counts come back), ``estimator_`` is the fitted booster as a
     local ``LGBMClassifier`` and ``label_issues_`` and ``mislabel_scores_``
     are lazy dask arrays. ``method="backward"``,
-    ``transition_estimate="anchor"``, a ``Pipeline`` around the dask model
-    and ``sample_weight`` are refused there (see the scaling guide).
+    ``transition_estimate="anchor"`` and a ``Pipeline`` around the dask model
+    are refused there (see the scaling guide).
 
     Read more in the :ref:`User Guide <label_noise>`.
 

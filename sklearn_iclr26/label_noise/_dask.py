@@ -111,11 +111,10 @@ def _check_inputs(corrector, estimator, X, y, sample_weight):
             "(a dask array or DataFrame, and a row-aligned dask array or Series); "
             "for in-memory data use lightgbm.LGBMClassifier."
         )
-    if sample_weight is not None:
-        _refuse(
-            name,
-            "sample_weight",
-            "fit without it, or compute X, y and sample_weight to fit in memory.",
+    if sample_weight is not None and not is_dask_collection(sample_weight):
+        raise ValueError(
+            f"{name} on dask collections needs sample_weight as a dask collection "
+            "partitioned like X (or None)."
         )
     if getattr(corrector, "method", "forward") == "backward":
         _refuse(
@@ -147,16 +146,16 @@ def _empty_rows(X):
     return np.empty((0, X.shape[1]), dtype=X.dtype)
 
 
-def _aligned_labels(X, y):
-    """``y`` as a 1-D collection partitioned like ``X``."""
+def _aligned_labels(X, y, name="y"):
+    """``y`` (or another row-aligned vector) 1-D, partitioned like ``X``."""
     if _is_frame(y) and getattr(y, "ndim", 1) == 2:
         if len(y.columns) != 1:
-            raise ValueError("y must be one column of labels.")
+            raise ValueError(f"{name} must be one column.")
         y = y[y.columns[0]]
     if _is_frame(X):
         if not _is_frame(y) or y.npartitions != X.npartitions:
             raise ValueError(
-                "X is a dask DataFrame: pass y as a dask Series with the same "
+                f"X is a dask DataFrame: pass {name} as a dask Series with the same "
                 "partitions (e.g. a column of the same DataFrame)."
             )
         return y
@@ -165,7 +164,7 @@ def _aligned_labels(X, y):
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
     if y.ndim != 1:
-        raise ValueError(f"y must be 1-D, got shape {y.shape}.")
+        raise ValueError(f"{name} must be 1-D, got shape {y.shape}.")
     if any(np.isnan(c) for c in X.chunks[0]):
         raise ValueError(
             "X has unknown row chunks: call X.compute_chunk_sizes() first."
@@ -273,25 +272,40 @@ def _init_scores(y_enc, init, n_classes):
     )
 
 
+def _weights(w_block, n):
+    return np.ones(n) if w_block is None else np.asarray(w_block, dtype=np.float64)
+
+
 def fit_class_conditional_blocks(corrector, estimator, X, y, sample_weight, rng):
     """``fit`` of :class:`ClassConditionalNoiseCorrector` on dask collections."""
     _check_inputs(corrector, estimator, X, y, sample_weight)
     validate_meta_X(corrector, _empty_rows(X), reset=True)
     y = _aligned_labels(X, y)
+    w = sample_weight
+    if w is not None:
+        w = _aligned_labels(X, w, "sample_weight")
 
-    # pass 0 (labels only): the classes and their counts
-    def label_counts(y_block):
-        return np.unique(np.asarray(y_block), return_counts=True)
+    # pass 0 (labels and weights only): the classes, their counts and weights
+    def label_counts(y_block, w_block):
+        labels, inverse, n = np.unique(
+            np.asarray(y_block), return_inverse=True, return_counts=True
+        )
+        weights = _weights(w_block, inverse.shape[0])
+        if weights.size and not (np.all(np.isfinite(weights)) and weights.min() >= 0):
+            raise ValueError("sample_weight must be finite and non-negative.")
+        return labels, n, np.bincount(inverse.ravel(), weights, labels.shape[0])
 
-    parts = gather_blocks(label_counts, y)
+    parts = gather_blocks(label_counts, y, w)
     classes = np.unique(np.concatenate([p[0] for p in parts]))
     check_classification_targets(classes)
     counts = np.zeros(classes.shape[0], dtype=np.int64)
-    for labels, n in parts:
+    weighted = np.zeros(classes.shape[0])
+    for labels, n, total in parts:
         counts[np.searchsorted(classes, labels)] += n
+        weighted[np.searchsorted(classes, labels)] += total
     corrector.classes_ = classes
     n_classes = classes.shape[0]
-    if n_classes < 2:
+    if np.sum(weighted > 0) < 2:
         raise ValueError(
             f"{type(corrector).__name__} needs samples of at least 2 classes in the "
             "data (with positive sample_weight), but the data contains only one "
@@ -326,9 +340,14 @@ def fit_class_conditional_blocks(corrector, estimator, X, y, sample_weight, rng)
     models = []
     for k in range(n_splits):
         log_progress(corrector, f"fold {k + 1}/{n_splits}: fitting on the cluster")
+
+        def train(collection, k=k):
+            if collection is None:
+                return None
+            return _select(collection, folds, lambda f: f != k)
+
         model = clone(estimator).fit(
-            _select(X, folds, lambda f, k=k: f != k),
-            _select(y_enc, folds, lambda f, k=k: f != k),
+            train(X), train(y_enc), **({} if w is None else {"sample_weight": train(w)})
         )
         local = model.to_local()
         if len(local.classes_) != n_classes:
@@ -339,32 +358,38 @@ def fit_class_conditional_blocks(corrector, estimator, X, y, sample_weight, rng)
         models.append(local)
     corrector._fold_models = models
 
-    # pass 1: the thresholds (mean self-confidence per class), the disagreement
-    def sums(X_block, y_block, f_block):
+    # pass 1: the thresholds (mean self-confidence per class, weighted for T
+    # as in memory, unweighted for the flags), the weighted disagreement
+    def sums(X_block, y_block, f_block, w_block):
         y_block = np.asarray(y_block)
+        weights = _weights(w_block, y_block.shape[0])
         proba = out_of_fold_block(models, X_block, f_block, n_classes)
         own = proba[np.arange(y_block.shape[0]), y_block]
         return (
+            np.bincount(y_block, weights=weights * own, minlength=n_classes),
             np.bincount(y_block, weights=own, minlength=n_classes),
-            int(np.sum(proba.argmax(axis=1) != y_block)),
+            float(np.sum(weights[proba.argmax(axis=1) != y_block])),
         )
 
-    parts = gather_blocks(sums, X, y_enc, folds)
-    thresholds = np.sum([p[0] for p in parts], axis=0) / np.maximum(counts, 1e-300)
-    disagreement = sum(p[1] for p in parts) / n_samples
+    parts = gather_blocks(sums, X, y_enc, folds, w)
+    thresholds = np.sum([p[0] for p in parts], axis=0) / np.maximum(weighted, 1e-300)
+    flag_thresholds = np.sum([p[1] for p in parts], axis=0) / counts
+    disagreement = sum(p[2] for p in parts) / weighted.sum()
 
-    # pass 2: the confident joint's counts
-    def joint(X_block, y_block, f_block):
+    # pass 2: the confident joint's (weighted) counts
+    def joint(X_block, y_block, f_block, w_block):
+        y_block = np.asarray(y_block)
         proba = out_of_fold_block(models, X_block, f_block, n_classes)
-        return confident_joint_counts(proba, np.asarray(y_block), thresholds)
+        weights = None if w_block is None else _weights(w_block, y_block.shape[0])
+        return confident_joint_counts(proba, y_block, thresholds, weights)
 
-    C = np.sum(gather_blocks(joint, X, y_enc, folds), axis=0)
+    C = np.sum(gather_blocks(joint, X, y_enc, folds, w), axis=0)
     corrector._confident_joint = C
     corrector.method_ = "forward"
     if T_given is None:
         corrector.oof_disagreement_ = float(disagreement)
-        T = transition_from_confident_joint(C, counts.astype(np.float64), 1.0)
-        implied = float(np.dot(counts / n_samples, 1.0 - np.diag(T)))
+        T = transition_from_confident_joint(C, weighted, weighted.sum() / n_samples)
+        implied = float(np.dot(weighted / weighted.sum(), 1.0 - np.diag(T)))
         T = corrector._review_transition(T, disagreement, implied, counts, n_splits)
     else:
         corrector.oof_disagreement_ = float("nan")
@@ -375,7 +400,7 @@ def fit_class_conditional_blocks(corrector, estimator, X, y, sample_weight, rng)
     def issues(X_block, y_block, f_block):
         y_block = np.asarray(y_block)
         proba = out_of_fold_block(models, X_block, f_block, n_classes)
-        confident = confident_off_diagonal(y_block, proba, thresholds)
+        confident = confident_off_diagonal(y_block, proba, flag_thresholds)
         return confident & ~prediction_close_to_label(y_block, proba)
 
     def scores(X_block, y_block, f_block):
@@ -388,17 +413,23 @@ def fit_class_conditional_blocks(corrector, estimator, X, y, sample_weight, rng)
     corrector._issue_proba = corrector._issue_labels = None
 
     # the forward-corrected fit, on the cluster
+    prior = weighted / weighted.sum()
     if n_classes > 2:
-        init = np.log(np.maximum(counts / n_samples, 1e-6))
+        init = np.log(np.maximum(prior, 1e-6))
     else:
-        init = float(logit(np.clip(counts[1] / n_samples, 1e-6, 1 - 1e-6)))
+        init = float(logit(np.clip(prior[1], 1e-6, 1 - 1e-6)))
     n_rounds = estimator.get_params()["n_estimators"]
     objective = ForwardLossSpec(T).lightgbm_objective(n_rounds, n_classes)
     log_progress(corrector, "forward correction: fitting on the cluster")
     fitted = (
         clone(estimator)
         .set_params(objective=objective)
-        .fit(X, y_enc, init_score=_init_scores(y_enc, init, n_classes))
+        .fit(
+            X,
+            y_enc,
+            sample_weight=w,
+            init_score=_init_scores(y_enc, init, n_classes),
+        )
     )
     corrector.estimator_ = fitted.to_local()
     corrector.init_score_ = init
