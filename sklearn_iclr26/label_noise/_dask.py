@@ -272,6 +272,15 @@ def _init_scores(y_enc, init, n_classes):
     )
 
 
+def _progress(corrector, what):
+    def report(done, total):
+        step = max(1, total // 10)
+        if done == total or done % step == 0:
+            log_progress(corrector, f"{what}: {done}/{total} blocks on the workers")
+
+    return report
+
+
 def _weights(w_block, n):
     return np.ones(n) if w_block is None else np.asarray(w_block, dtype=np.float64)
 
@@ -371,7 +380,9 @@ def fit_class_conditional_blocks(corrector, estimator, X, y, sample_weight, rng)
             float(np.sum(weights[proba.argmax(axis=1) != y_block])),
         )
 
-    parts = gather_blocks(sums, X, y_enc, folds, w)
+    parts = gather_blocks(
+        sums, X, y_enc, folds, w, progress=_progress(corrector, "thresholds")
+    )
     thresholds = np.sum([p[0] for p in parts], axis=0) / np.maximum(weighted, 1e-300)
     flag_thresholds = np.sum([p[1] for p in parts], axis=0) / counts
     disagreement = sum(p[2] for p in parts) / weighted.sum()
@@ -383,7 +394,12 @@ def fit_class_conditional_blocks(corrector, estimator, X, y, sample_weight, rng)
         weights = None if w_block is None else _weights(w_block, y_block.shape[0])
         return confident_joint_counts(proba, y_block, thresholds, weights)
 
-    C = np.sum(gather_blocks(joint, X, y_enc, folds, w), axis=0)
+    C = np.sum(
+        gather_blocks(
+            joint, X, y_enc, folds, w, progress=_progress(corrector, "confident joint")
+        ),
+        axis=0,
+    )
     corrector._confident_joint = C
     corrector.method_ = "forward"
     if T_given is None:
