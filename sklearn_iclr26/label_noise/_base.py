@@ -3,6 +3,7 @@
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import copy
 from abc import ABCMeta, abstractmethod
 
 import numpy as np
@@ -72,6 +73,14 @@ class BaseNoiseCorrector(
         self : object
             Fitted estimator.
         """
+        if _on_blocks(X, y, sample_weight, self._get_estimator()):
+            rng = check_random_state(self.random_state)
+            estimator = set_child_random_state(
+                clone(self._get_estimator()),
+                None if self.random_state is None else rng,
+            )
+            self._fit_blocks(estimator, X, y, sample_weight, rng)
+            return self
         X, _, y_encoded, sample_weight = validate_meta_fit(self, X, y, sample_weight)
         rng = check_random_state(self.random_state)
         estimator = set_child_random_state(
@@ -88,6 +97,17 @@ class BaseNoiseCorrector(
             self._fit_corrected(backend, X, y_encoded, sample_weight, rng)
         self._backend = backend
         return self
+
+    def _fit_blocks(self, estimator, X, y, sample_weight, rng):
+        """Fit on dask collections through LightGBM's dask estimator."""
+        raise ValueError(
+            f"{type(self).__name__} has no block-wise fit on dask collections "
+            "(its per-row noise rates need the rows in one process): compute X "
+            "and y (X.compute()) and use an in-memory estimator such as "
+            "LGBMClassifier, or use ClassConditionalNoiseCorrector("
+            "estimator=lightgbm.DaskLGBMClassifier(...)), which fits on the "
+            "cluster without gathering X."
+        )
 
     def find_label_issues(
         self, X, y, sample_weight=None, *, return_indices_ranked_by=None
@@ -132,6 +152,13 @@ class BaseNoiseCorrector(
         self.fit(X, y, sample_weight=sample_weight)
         if return_indices_ranked_by is None:
             return self.label_issues_.copy()
+        if is_dask_collection(self.label_issues_):
+            raise ValueError(
+                "return_indices_ranked_by needs the flags of all the rows in one "
+                "process; on dask collections find_label_issues returns the lazy "
+                "mask only (return_indices_ranked_by=None): rank the flagged rows "
+                "of mislabel_scores_ on the cluster."
+            )
         return rank_issues(
             self.label_issues_,
             self._issue_labels,
@@ -166,7 +193,9 @@ class BaseNoiseCorrector(
         """
         if is_dask_collection(X):
             check_is_fitted(self)
-            return lazy_method(self, "predict_proba", X, tail=(len(self.classes_),))
+            return lazy_method(
+                _without_dask(self), "predict_proba", X, tail=(len(self.classes_),)
+            )
         return self._batched_rows(self._predict_proba_rows, X)
 
     def predict(self, X):
@@ -184,7 +213,9 @@ class BaseNoiseCorrector(
         """
         if is_dask_collection(X):
             check_is_fitted(self)
-            return lazy_method(self, "predict", X, dtype=self.classes_.dtype)
+            return lazy_method(
+                _without_dask(self), "predict", X, dtype=self.classes_.dtype
+            )
         return self._predict_labels(X)
 
     def _predict_labels(self, X):
@@ -199,3 +230,28 @@ class BaseNoiseCorrector(
         tags.input_tags.string = sub.input_tags.string
         tags.input_tags.categorical = sub.input_tags.categorical
         return tags
+
+
+def _on_blocks(X, y, sample_weight, estimator):
+    """Whether ``fit`` takes the block-wise path (dask data or dask estimator)."""
+    if any(is_dask_collection(v) for v in (X, y, sample_weight)):
+        return True
+    from sklearn_iclr26.label_noise._dask import is_dask_lightgbm
+
+    return is_dask_lightgbm(estimator)
+
+
+def _without_dask(estimator):
+    """A shallow copy of a fitted corrector without its lazy (dask) attributes.
+
+    The copy is what a lazy prediction sends to the workers with each block:
+    the graphs of ``label_issues_`` and ``mislabel_scores_`` (fold models,
+    the rows' own graph) need not travel with it.
+    """
+    lazy = [k for k, v in vars(estimator).items() if is_dask_collection(v)]
+    if not lazy:
+        return estimator
+    light = copy.copy(estimator)
+    for name in lazy:
+        delattr(light, name)
+    return light

@@ -51,6 +51,19 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
     It is the baseline of :class:`InstanceNoiseCorrector`: the same wrapper,
     a different noise model.
 
+    On a dask cluster, with ``estimator=lightgbm.DaskLGBMClassifier(...)``,
+    ``fit`` takes a dask array or DataFrame ``X`` and a row-aligned dask array
+    or Series ``y`` (and ``sample_weight``, if any) and never gathers ``X``
+    to the driver: the fold models and
+    the forward-corrected model are trained on the cluster (each row's fold
+    drawn from ``random_state`` and its block's index), the confident joint
+    is counted block by block on the workers (only per-class sums and the
+    ``K x K`` counts come back), ``estimator_`` is the fitted booster as a
+    local ``LGBMClassifier`` and ``label_issues_`` and ``mislabel_scores_``
+    are lazy dask arrays. ``method="backward"``,
+    ``transition_estimate="anchor"`` and a ``Pipeline`` around the dask model
+    are refused there (see the scaling guide).
+
     Read more in the :ref:`User Guide <label_noise>`.
 
     Parameters
@@ -100,7 +113,8 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
     Attributes
     ----------
     estimator_ : estimator object
-        The fitted classifier (or Pipeline).
+        The fitted classifier (or Pipeline); with a ``DaskLGBMClassifier``,
+        its fitted booster as a local ``LGBMClassifier`` (``to_local()``).
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     method_ : {"backward", "forward"}
@@ -115,7 +129,9 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
     mislabel_scores_ : ndarray of shape (n_samples,)
         ``1 - p``, with ``p`` the out-of-fold probability of the observed
         label (cleanlab's self-confidence, reversed): larger = more likely
-        mislabeled.
+        mislabeled. A lazy dask array after a fit on dask collections (each
+        block's out-of-fold probabilities recomputed on the workers at
+        ``compute``), as is ``label_issues_``.
     label_issues_ : ndarray of bool of shape (n_samples,)
         Training rows flagged as likely mislabeled: those counted off the
         diagonal of the confident joint of the out-of-fold probabilities
@@ -191,20 +207,23 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
     def _out_of_fold_proba(self, backend, X, y, sample_weight, rng):
         return out_of_fold_proba(backend, X, y, sample_weight, self.cv, rng)
 
+    def _given_transition(self, n_classes):
+        T = np.asarray(self.transition_matrix, dtype=np.float64)
+        if T.shape != (n_classes, n_classes):
+            raise ValueError(
+                f"transition_matrix must have shape ({n_classes}, {n_classes}), "
+                f"got {T.shape}."
+            )
+        if np.any(T < 0) or not np.allclose(T.sum(axis=1), 1.0):
+            raise ValueError(
+                "transition_matrix must be non-negative with rows summing to 1."
+            )
+        return T
+
     def _transition_matrix(self, backend, X, y, sample_weight, n_classes, rng):
         self.oof_disagreement_ = float("nan")
         if self.transition_matrix is not None:
-            T = np.asarray(self.transition_matrix, dtype=np.float64)
-            if T.shape != (n_classes, n_classes):
-                raise ValueError(
-                    f"transition_matrix must have shape ({n_classes}, {n_classes}), "
-                    f"got {T.shape}."
-                )
-            if np.any(T < 0) or not np.allclose(T.sum(axis=1), 1.0):
-                raise ValueError(
-                    "transition_matrix must be non-negative with rows summing to 1."
-                )
-            return T
+            return self._given_transition(n_classes)
         proba, n_splits = self._out_of_fold_proba(backend, X, y, sample_weight, rng)
         self._oof = proba
         if self.transition_estimate == "anchor":
@@ -215,7 +234,16 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
             np.average(proba.argmax(axis=1) != y, weights=sample_weight)
         )
         self.oof_disagreement_ = disagreement
-        implied = implied_flip_rate(T, y, sample_weight)
+        return self._review_transition(
+            T,
+            disagreement,
+            implied_flip_rate(T, y, sample_weight),
+            np.bincount(y, minlength=n_classes),
+            n_splits,
+        )
+
+    def _review_transition(self, T, disagreement, implied, class_counts, n_splits):
+        """Warnings on an estimated ``T``, and its shrinkage (also block-wise)."""
         if disagreement >= 0.1 and implied < disagreement / 3:
             warn_user(
                 f"The estimated transition matrix flips {implied:.1%} of the labels "
@@ -234,7 +262,7 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
                 f"class {np.asarray(self.classes_[k]).item()!r}: {flip[k]:.2f}"
                 for k in worst
             )
-            prior = np.bincount(y, minlength=n_classes) / len(y)
+            prior = class_counts / class_counts.sum()
             warn_user(
                 f"The estimated flip rate of {rates} is near or above 1/2 (a "
                 "class flipped about as often as kept), implausible for most label "
@@ -328,6 +356,11 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
                 owner=self,
             )
         log_progress(self, f"{method} correction fitted ({backend.name} backend)")
+
+    def _fit_blocks(self, estimator, X, y, sample_weight, rng):
+        from sklearn_iclr26.label_noise._dask import fit_class_conditional_blocks
+
+        fit_class_conditional_blocks(self, estimator, X, y, sample_weight, rng)
 
     def _predict_proba_rows(self, X):
         return self._backend.predict_proba(self.estimator_, X, self.init_score_)

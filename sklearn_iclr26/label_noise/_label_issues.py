@@ -79,21 +79,25 @@ def check_labels_pred_probs(labels, pred_probs):
     return labels, pred_probs
 
 
-def confident_off_diagonal(labels, pred_probs):
+def confident_off_diagonal(labels, pred_probs, thresholds=None):
     """Rows counted off the diagonal of the confident joint (cleanlab's rule).
 
     Per-class thresholds ``t_k``, the mean ``pred_probs[i, k]`` over the rows
     labeled ``k``; a row confident in some class (``p_k >= t_k - 1e-6``) is
     assigned the most probable such class; it is off the diagonal when that
     class is not its label (``cleanlab.count.compute_confident_joint`` with
-    ``return_indices_of_off_diagonals=True``).
+    ``return_indices_of_off_diagonals=True``). ``thresholds`` given (those of
+    all the rows, for one block of them) are used as they are.
     """
     n, n_classes = pred_probs.shape
-    rows = np.arange(n)
-    counts = np.bincount(labels, minlength=n_classes)
-    sums = np.bincount(labels, weights=pred_probs[rows, labels], minlength=n_classes)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        thresholds = sums / counts
+    if thresholds is None:
+        rows = np.arange(n)
+        counts = np.bincount(labels, minlength=n_classes)
+        sums = np.bincount(
+            labels, weights=pred_probs[rows, labels], minlength=n_classes
+        )
+        with np.errstate(invalid="ignore", divide="ignore"):
+            thresholds = sums / counts
     confident = pred_probs >= thresholds - _TOLERANCE
     n_confident = confident.sum(axis=1)
     guess = np.where(

@@ -13,10 +13,12 @@ neither imports the other.
 import numpy as np
 
 __all__ = [
+    "confident_joint_counts",
     "confident_joint_transition_matrix",
     "estimate_transition_matrix",
     "implied_flip_rate",
     "shrink_to_diagonally_dominant",
+    "transition_from_confident_joint",
 ]
 
 
@@ -51,13 +53,37 @@ def confident_joint_transition_matrix(proba, y, sample_weight=None):
     thresholds = np.bincount(
         y, weights=w * proba[rows, y], minlength=n_classes
     ) / np.maximum(label_counts, 1e-300)
+    C = confident_joint_counts(proba, y, thresholds, w)
+    return transition_from_confident_joint(C, label_counts, w.mean())
+
+
+def confident_joint_counts(proba, y, thresholds, w=None):
+    """Step 2 of :func:`confident_joint_transition_matrix` without the floor.
+
+    The (weighted) counts ``C[y~, k*]`` of the rows confident in some class
+    against the per-class ``thresholds``; additive over row blocks, so the
+    block-wise fit sums it over the blocks of a dask collection.
+    """
+    n_classes = proba.shape[1]
     confident = proba >= thresholds - 1e-6
     n_confident = confident.sum(axis=1)
     guess = np.where(n_confident > 1, proba.argmax(axis=1), confident.argmax(axis=1))
     keep = n_confident > 0
     C = np.zeros((n_classes, n_classes))
-    np.add.at(C, (y[keep], guess[keep]), w[keep])
-    np.fill_diagonal(C, np.maximum(np.diag(C), w.mean()))
+    weights = np.ones(len(y)) if w is None else np.asarray(w, float)
+    np.add.at(C, (y[keep], guess[keep]), weights[keep])
+    return C
+
+
+def transition_from_confident_joint(C, label_counts, mean_weight=1.0):
+    """Steps 2 (the diagonal floor) to 4 of :func:`confident_joint_transition_matrix`.
+
+    ``C`` from :func:`confident_joint_counts`, ``label_counts`` the (weighted)
+    number of rows of each label, ``mean_weight`` the mean sample weight (one
+    row's weight, the floor of the diagonal).
+    """
+    C = np.array(C, dtype=np.float64)
+    np.fill_diagonal(C, np.maximum(np.diag(C), mean_weight))
     C = C / np.maximum(C.sum(axis=1, keepdims=True), 1e-300) * label_counts[:, None]
     T = (C / np.maximum(C.sum(axis=0, keepdims=True), 1e-300)).T
     return T / T.sum(axis=1, keepdims=True)
