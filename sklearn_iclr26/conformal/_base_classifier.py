@@ -4,6 +4,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 
 import math
+import warnings
 from abc import ABCMeta, abstractmethod
 from numbers import Integral, Real
 
@@ -31,11 +32,12 @@ from sklearn_iclr26.conformal._blockwise import (
 from sklearn_iclr26.conformal._conformity_scores import conformal_quantile
 from sklearn_iclr26.conformal._frozen import frozen_fitted
 from sklearn_iclr26.conformal._noisy_calibration import (
+    ConservativeDemixedCDF,
     DemixedCDF,
     demixing_weights,
     finite_sample_margin,
     is_identity,
-    noise_transition_matrix,
+    noise_transition_matrices,
 )
 from sklearn_iclr26.conformal._row_uniforms import row_uniforms
 from sklearn_iclr26.conformal._shift_calibration import (
@@ -557,6 +559,11 @@ class BaseConformalClassifier(
         if _routing_enabled():
             fit_params = process_routing(self, "fit", **fit_params).estimator.fit
         level = float(self.confidence_level)
+        if self.shift is not None and _is_matrix_samples(self.label_noise):
+            raise ValueError(
+                "label_noise as plausible transition matrices (a 3-D array) is "
+                "not combined with shift: pass one matrix (e.g. their mean)."
+            )
 
         rng = check_random_state(self.random_state)
         self._seed = seed_from_random_state(rng)
@@ -624,8 +631,10 @@ class BaseConformalClassifier(
             proba_tune = self._predict_proba_checked(_safe_indexing(X, tune_index))
             self._tune(proba_tune, self._label_index(y[tune_index]), rng)
 
-        T = noise_transition_matrix(self.label_noise, self.classes_.shape[0])
+        T, samples = noise_transition_matrices(self.label_noise, self.classes_.shape[0])
         self.label_noise_matrix_ = T
+        self._noise_samples = samples
+        self.label_noise_thresholds_ = None
         if T is None:
             cal_scores = self._true_label_scores(
                 _safe_indexing(X, cal_index), y[cal_index]
@@ -654,6 +663,7 @@ class BaseConformalClassifier(
         elif T is not None and self.conditional is None:
             self.threshold_ = self._demixed_thresholds(level)
             shown = f"{self.threshold_:.6g}"
+            self._log_noise_spread()
         elif self.conditional is None:
             if calibration_size_ok(self.n_calibration_samples_, level):
                 self.threshold_ = conformal_quantile(cal_scores, level)
@@ -681,6 +691,8 @@ class BaseConformalClassifier(
                 else self._demixed_thresholds(level)
             )
             shown = np.array2string(self.threshold_, precision=4, threshold=6)
+            if T is not None:
+                self._log_noise_spread()
         log_progress(
             self,
             f"calibrated on {self.n_calibration_samples_} samples: "
@@ -791,6 +803,7 @@ class BaseConformalClassifier(
             scores[test] = matrix[np.arange(test.shape[0]), y_index[test]]
             self.estimators_.append(member)
         self.label_noise_matrix_ = None
+        self.label_noise_thresholds_ = None
         self._set_cross_scores(scores, fold_of)
         if calibration_size_ok(n_samples, level):
             self.threshold_ = conformal_quantile(scores, level)
@@ -860,10 +873,33 @@ class BaseConformalClassifier(
         return "plugin"
 
     def _fit_demixed(self, cal_matrix, cal_y, T, bins, cal_index):
-        """The de-mixed calibration CDF(s) under the noise model ``T``."""
-        weights = demixing_weights(T)[cal_y]
+        """The de-mixed calibration CDF(s) under the noise model ``T``.
+
+        With plausible matrices (``label_noise`` of shape ``(B, K, K)``) one
+        CDF per matrix and group, combined per group by
+        ``ConservativeDemixedCDF`` (the largest threshold).
+        """
+        samples = getattr(self, "_noise_samples", None)
+        if samples is None:
+            self._demixed = self._demixed_cdfs(cal_matrix, cal_y, T, bins, cal_index)
+            return
         finite = self._noise_correction(T) == "finite_sample"
         if self.conditional == "class" and not finite and not is_identity(T):
+            self._warn_per_class_plugin(T, cal_y)
+        per_matrix = [
+            self._demixed_cdfs(cal_matrix, cal_y, S, bins, cal_index, warn=False)
+            for S in samples
+        ]
+        self._demixed = [
+            ConservativeDemixedCDF([cdfs[g] for cdfs in per_matrix])
+            for g in range(len(per_matrix[0]))
+        ]
+
+    def _demixed_cdfs(self, cal_matrix, cal_y, T, bins, cal_index, warn=True):
+        """One de-mixed CDF per group (one in all marginally) under ``T``."""
+        weights = demixing_weights(T)[cal_y]
+        finite = self._noise_correction(T) == "finite_sample"
+        if warn and self.conditional == "class" and not finite and not is_identity(T):
             self._warn_per_class_plugin(T, cal_y)
 
         def margin(rows, label=None):
@@ -871,20 +907,42 @@ class BaseConformalClassifier(
 
         every = np.arange(cal_y.shape[0])
         if self.conditional is None:
-            self._demixed = [DemixedCDF(cal_matrix, weights, margin=margin(every))]
-        elif self.conditional == "class":
-            self._demixed = [
+            return [DemixedCDF(cal_matrix, weights, margin=margin(every))]
+        if self.conditional == "class":
+            return [
                 DemixedCDF(cal_matrix, weights, label=k, margin=margin(every, k))
                 for k in range(T.shape[0])
             ]
-        else:
-            _, groups = np.unique(bins[cal_index], return_inverse=True)
-            self._demixed = []
-            for g in range(groups.max() + 1):
-                rows = np.flatnonzero(groups == g)
-                self._demixed.append(
-                    DemixedCDF(cal_matrix[rows], weights[rows], margin=margin(rows))
-                )
+        _, groups = np.unique(bins[cal_index], return_inverse=True)
+        out = []
+        for g in range(groups.max() + 1):
+            rows = np.flatnonzero(groups == g)
+            out.append(DemixedCDF(cal_matrix[rows], weights[rows], margin=margin(rows)))
+        return out
+
+    def _log_noise_spread(self):
+        """``label_noise_thresholds_`` and, with ``verbose``, their spread."""
+        samples = getattr(self, "_noise_samples", None)
+        if samples is None:
+            return
+        level = float(self.confidence_level)
+        with warnings.catch_warnings():
+            # the combined threshold has already raised these
+            warnings.simplefilter("ignore")
+            per = np.column_stack(
+                [cdf.member_thresholds(level) for cdf in self._demixed]
+            )
+        self.label_noise_thresholds_ = per[:, 0] if self.conditional is None else per
+        sd = float(np.max(samples.std(axis=0)))
+        low, high = np.min(per, axis=0), np.max(per, axis=0)
+        log_progress(
+            self,
+            f"label_noise: {samples.shape[0]} plausible matrices (largest entry "
+            f"sd {sd:.3g}); thresholds per matrix from "
+            f"{np.array2string(np.asarray(low), precision=4, threshold=6)} to "
+            f"{np.array2string(np.asarray(high), precision=4, threshold=6)}, the "
+            "largest used",
+        )
 
     def _warn_per_class_plugin(self, T, cal_y):
         """Warn where the per-class plug-in threshold is unreliable."""
@@ -1458,6 +1516,13 @@ class BaseConformalClassifier(
         tags.input_tags.allow_nan = sub.input_tags.allow_nan
         tags.input_tags.sparse = sub.input_tags.sparse
         return tags
+
+
+def _is_matrix_samples(label_noise):
+    """Whether ``label_noise`` is a 3-D array (plausible matrices)."""
+    if label_noise is None or isinstance(label_noise, Real):
+        return False
+    return np.ndim(label_noise) == 3
 
 
 def _batch(X, rows):
