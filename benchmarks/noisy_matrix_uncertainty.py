@@ -156,12 +156,14 @@ def summarize(records):
     lines = [
         "# Noisy-label conformal calibration with an estimated transition matrix",
         "",
-        f"LAC, level {LEVEL}, {int(RATE * 100)} % symmetric noise on the training "
-        "and calibration labels, clean test labels "
-        "(`benchmarks/noisy_matrix_uncertainty.py`). Coverage: mean over splits "
-        "± 1.96 se; `<0.85`: fraction of splits below 0.85 (exact split "
-        "conformal at these sizes: `ref`); worst class: the lowest per-class "
-        "mean coverage (its class); size: mean set size.",
+        (
+            f"LAC, level {LEVEL}, {int(RATE * 100)} % symmetric noise on the training "
+            "and calibration labels, clean test labels "
+            "(`benchmarks/noisy_matrix_uncertainty.py`). Coverage: mean over splits "
+            "± 1.96 se; `<0.85`: fraction of splits below 0.85 (exact split "
+            "conformal at these sizes: `ref`); worst class: the lowest per-class "
+            "mean coverage (its class); size: mean set size."
+        ),
         "",
     ]
     for data in sorted({r["data"] for r in records}):
@@ -169,15 +171,20 @@ def summarize(records):
         S = len(recs)
         err = np.array([r["T_hat_max_abs_error"] for r in recs])
         ref = reference_below(recs[0]["n_cal"], recs[0]["n_test"])
+        diag = [r["T_hat_diag"] for r in recs]
         lines += [
-            f"## {data}: {S} splits, n_cal {recs[0]['n_cal']}, n_test "
-            f"{recs[0]['n_test']} (test class counts "
-            f"{recs[0]['test_class_counts']})",
+            (
+                f"## {data}: {S} splits, n_cal {recs[0]['n_cal']}, n_test "
+                f"{recs[0]['n_test']} (test class counts "
+                f"{recs[0]['test_class_counts']})"
+            ),
             "",
-            f"T_hat max abs error: mean {err.mean():.3f} (range {err.min():.3f}-"
-            f"{err.max():.3f}); mean T_hat diagonal "
-            f"{np.round(np.mean([r['T_hat_diag'] for r in recs], axis=0), 3).tolist()}"
-            f" (true {1 - RATE}).",
+            (
+                f"T_hat max abs error: mean {err.mean():.3f} (range {err.min():.3f}-"
+                f"{err.max():.3f}); mean T_hat diagonal "
+                f"{np.round(np.mean(diag, axis=0), 3).tolist()}"
+                f" (true {1 - RATE})."
+            ),
         ]
         for key in sorted(k for k in recs[0] if k.endswith("_max_sd")):
             sd = np.array([r[key] for r in recs])
@@ -187,8 +194,10 @@ def summarize(records):
             )
         lines += [
             "",
-            "| mode | calibration | coverage | <0.85 (ref "
-            f"{ref:.3f}) | min split | per-class coverage | worst class | size |",
+            (
+                "| mode | calibration | coverage | <0.85 (ref "
+                f"{ref:.3f}) | min split | per-class coverage | worst class | size |"
+            ),
             "|---|---|---|---|---|---|---|---|",
         ]
         names = [k.split("/")[1] for k in recs[0] if k.startswith("marginal/")]
