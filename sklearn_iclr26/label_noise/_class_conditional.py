@@ -332,7 +332,7 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
             )
         log_progress(self, f"{method} correction fitted ({backend.name} backend)")
 
-    def transition_matrix_samples(self, n_samples=100, random_state=None):
+    def transition_matrix_samples(self, n_samples=20, random_state=None):
         """Bootstrap replicates of the estimated transition matrix.
 
         The training rows are resampled with replacement and ``T`` is
@@ -349,12 +349,18 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
 
         Pass them as ``label_noise=`` to a conformal classifier
         (``SplitConformalClassifier``, ``SOCOPClassifier``), which then
-        thresholds at the most conservative of them.
+        thresholds at the most conservative of them: the largest of ``B``
+        thresholds, about their ``1 - 1/(B + 1)`` bootstrap quantile. On
+        ``hpc_data`` and KEEL satimage (20 % noise, level 0.9) the point
+        estimate covered 0.868 / 0.890 marginally, 20 replicates 0.898 /
+        0.898 (the true ``T``: 0.899 / 0.905), at the true ``T``'s set
+        size (see the conformal user guide; not a guarantee).
 
         Parameters
         ----------
-        n_samples : int, default=100
-            Number of replicates.
+        n_samples : int, default=20
+            Number of replicates. More is more conservative as
+            ``label_noise`` (100: 0.906 / 0.902 above, sets 3 % larger).
         random_state : int, RandomState instance or None, default=None
             Seeds the resampling.
 
