@@ -136,6 +136,30 @@ def test_identical_copies_equal_the_single_matrix(data, cls, conditional, correc
     assert one.label_noise_thresholds_ is None
 
 
+def test_identical_copies_equal_the_single_matrix_per_bin(data):
+    X, y_noisy, X_test, _ = data
+    T = _symmetric(0.2)
+    bins, bins_test = (X[:, 0] > 0.2).astype(int), (X_test[:, 0] > 0.2).astype(int)
+    out = []
+    for noise in (T, np.stack([T] * 3)):
+        clf = SplitConformalClassifier(
+            _ProbaColumns().fit(X, y_noisy), label_noise=noise, conditional="bins"
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            clf.calibrate(X, y_noisy, bins=bins)
+        out.append(
+            (
+                clf.threshold_,
+                clf.predict_set(X_test, bins=bins_test),
+                clf.predict_p(X_test, bins=bins_test),
+            )
+        )
+    for one, many in zip(*out):
+        np.testing.assert_array_equal(many, one)
+    assert clf.label_noise_thresholds_.shape == (3, 2)
+
+
 # ---------------------------------------------- the conservative threshold
 @pytest.mark.parametrize("conditional", [None, "class"])
 def test_threshold_is_the_largest_member_threshold(data, conditional):
