@@ -160,6 +160,9 @@ def test_fit_by_blocks_never_gathers_X_and_equals_in_memory(client, n_classes):
         corrector.mislabel_scores_.compute(), scores, rtol=0, atol=1e-15
     )
     assert mask.any()
+    # the replicates need the out-of-fold probabilities, left on the cluster
+    with pytest.raises(ValueError, match="fit in memory"):
+        corrector.transition_matrix_samples()
 
     predicted = corrector.predict_proba(X_dask)
     assert isinstance(predicted, da.Array)

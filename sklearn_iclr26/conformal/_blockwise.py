@@ -105,6 +105,7 @@ def calibrate_classifier_blocks(estimator, X, y, fit_params, bins, X_target=None
     estimator.estimator_ = model
     estimator.classes_ = np.asarray(model.classes_)
     estimator.label_noise_matrix_ = None
+    estimator.label_noise_thresholds_ = None
     by_class = estimator.conditional == "class"
     classes = estimator.classes_
 

@@ -29,6 +29,8 @@ paper's, margin included: ``F_hat(t) >= level + delta`` (see
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import re
+import warnings
 from functools import lru_cache
 from numbers import Real
 
@@ -138,21 +140,58 @@ def noise_transition_matrix(label_noise, n_classes):
     if T.shape != (K, K):
         raise ValueError(
             f"label_noise as a transition matrix must have shape ({K}, {K}) "
-            f"(one row and column per class of classes_), got {T.shape}."
+            f"(one row and column per class of classes_), or (B, {K}, {K}) "
+            f"for B plausible matrices, got {T.shape}."
         )
+    return _check_matrix(T, "label_noise")
+
+
+def _check_matrix(T, name):
     if not np.all(np.isfinite(T)) or np.any(T < 0):
-        raise ValueError("label_noise must have finite, non-negative entries.")
+        raise ValueError(f"{name} must have finite, non-negative entries.")
     if not np.allclose(T.sum(axis=1), 1.0, rtol=0, atol=1e-6):
         raise ValueError(
-            "label_noise rows must sum to 1: T[i, j] = P(observed j | true i); "
+            f"{name} rows must sum to 1: T[i, j] = P(observed j | true i); "
             f"got row sums {np.round(T.sum(axis=1), 6).tolist()}."
         )
     if np.linalg.cond(T) > 1e8:
         raise ValueError(
-            "label_noise is (nearly) singular: the clean-label score "
+            f"{name} is (nearly) singular: the clean-label score "
             "distribution cannot be recovered from the noisy one."
         )
     return T
+
+
+def noise_transition_matrices(label_noise, n_classes):
+    """``(T, samples)``: the matrix ``label_noise`` stands for, and its samples.
+
+    A ``(B, K, K)`` array is ``B`` plausible transition matrices (e.g.
+    bootstrap replicates of an estimate): each is checked as a single
+    matrix (the error names the first bad one), ``samples`` is the
+    array and ``T`` their entrywise mean (the first matrix when all are
+    equal, bit for bit). Otherwise ``samples`` is ``None`` and ``T`` is
+    :func:`noise_transition_matrix`'s.
+    """
+    if label_noise is None:
+        return None, None
+    is_number = isinstance(label_noise, Real) and not isinstance(label_noise, bool)
+    if is_number or np.ndim(label_noise) != 3:
+        return noise_transition_matrix(label_noise, n_classes), None
+    K = int(n_classes)
+    samples = np.asarray(label_noise, dtype=np.float64)
+    if samples.shape[0] < 1 or samples.shape[1:] != (K, K):
+        raise ValueError(
+            f"label_noise as plausible transition matrices must have shape (B, "
+            f"{K}, {K}) with B >= 1 (one row and column per class of classes_), "
+            f"got {samples.shape}."
+        )
+    for b in range(samples.shape[0]):
+        _check_matrix(samples[b], f"label_noise[{b}]")
+    if np.all(samples == samples[0]):
+        T = samples[0].copy()
+    else:
+        T = samples.mean(axis=0)
+    return T, samples
 
 
 def is_identity(T):
@@ -207,7 +246,9 @@ class DemixedCDF:
         if self.margin is not None:
             target = n * (level + self.margin) - 1e-12
             idx = np.searchsorted(self.cum_max, target, side="left")
-            if idx >= self.values.shape[0]:
+            # an infinite margin (a class with no estimated clean rows) is
+            # out of reach too: n <= 0 made the target -inf, index 0 before
+            if not np.isfinite(self.margin) or idx >= self.values.shape[0]:
                 warn_user(
                     f"The finite-sample margin of the noisy-label calibration "
                     f"({what}) is {self.margin:.3g}: level + margin = "
@@ -251,3 +292,40 @@ class DemixedCDF:
         n = self.n_effective
         m = self._weight_below(scores)
         return np.clip((n + 1.0 - m) / (n + 1.0), 0.0, 1.0)
+
+
+class ConservativeDemixedCDF:
+    """The de-mixed CDFs of one group under several plausible ``T``.
+
+    The threshold is the largest member threshold (the most conservative
+    of the plausible matrices, so the sets are the union of the members'
+    sets) and the p-value the largest member p-value: ``p > 1 - level``
+    iff some member's set holds the label, iff it is in the union. With
+    identical members it is that member, bit for bit. A warning the
+    members raise is raised once per kind (the first member's numbers).
+    """
+
+    def __init__(self, members):
+        self.members = members
+
+    def member_thresholds(self, level, what="calibration"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = np.array([m.threshold(level, what) for m in self.members])
+        seen = set()
+        for w in caught:
+            # one warning per kind (the members' numbers differ)
+            key = (w.category, re.sub(r"-?[0-9.]+", "#", str(w.message)))
+            if key not in seen:
+                seen.add(key)
+                warn_user(str(w.message), w.category)
+        return out
+
+    def threshold(self, level, what="calibration"):
+        return float(np.max(self.member_thresholds(level, what)))
+
+    def p_values(self, scores):
+        return np.max([m.p_values(scores) for m in self.members], axis=0)
+
+    def _p_values(self, scores):
+        return np.max([m._p_values(scores) for m in self.members], axis=0)

@@ -6,6 +6,8 @@
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
 
 from sklearn_iclr26.label_noise._backends import ForwardLossSpec
 from sklearn_iclr26.label_noise._base import BaseNoiseCorrector
@@ -318,6 +320,7 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
             y_enc, proba, "confident_learning"
         )
         self._issue_proba, self._issue_labels = proba, y_enc
+        self._issue_weight = sample_weight
         del self._oof
         self.init_score_ = 0.0
         if method == "backward":
@@ -361,6 +364,92 @@ class ClassConditionalNoiseCorrector(BaseNoiseCorrector):
         from sklearn_iclr26.label_noise._dask import fit_class_conditional_blocks
 
         fit_class_conditional_blocks(self, estimator, X, y, sample_weight, rng)
+
+    def transition_matrix_samples(self, n_samples=20, random_state=None):
+        """Bootstrap replicates of the estimated transition matrix.
+
+        The training rows are resampled with replacement and ``T`` is
+        estimated again from the stored out-of-fold probabilities of the
+        resampled rows, by the same rule as ``transition_matrix_``
+        (``transition_estimate``, then the mix with the identity that keeps
+        every class at least 55 % kept, without its warning). Nothing is
+        refit, so it is cheap. It carries the sampling error of the
+        counting, not that of the out-of-fold model, nor the estimator's
+        bias (the confident joint counts the model's own confusions as
+        flips): the replicates scatter around the point estimate, not
+        around the true ``T``. With ``transition_matrix`` given, every
+        replicate is that matrix.
+
+        Pass them as ``label_noise=`` to a conformal classifier
+        (``SplitConformalClassifier``, ``SOCOPClassifier``), which then
+        thresholds at the most conservative of them: the largest of ``B``
+        thresholds, about their ``1 - 1/(B + 1)`` bootstrap quantile. On
+        ``hpc_data``, KEEL satimage and KEEL marketing (20 % noise, level
+        0.9, 100 splits) the point estimate covered 0.868 / 0.890 / 0.873
+        marginally, 20 replicates 0.898 / 0.898 / 0.883 (the true ``T``:
+        0.899 / 0.905 / 0.900), at the true ``T``'s set size or below: not
+        a guarantee, the estimate's bias stays (see the conformal user
+        guide).
+
+        Parameters
+        ----------
+        n_samples : int, default=20
+            Number of replicates. More is more conservative as
+            ``label_noise`` (100: 0.906 / 0.902 / 0.886 above, sets up to
+            3 % larger).
+        random_state : int, RandomState instance or None, default=None
+            Seeds the resampling.
+
+        Returns
+        -------
+        samples : ndarray of shape (n_samples, n_classes, n_classes)
+            The replicates, each with rows summing to 1, classes ordered as
+            ``classes_``.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import make_classification
+        >>> from sklearn_iclr26.datasets import make_label_noise
+        >>> from sklearn_iclr26.label_noise import ClassConditionalNoiseCorrector
+        >>> X, y = make_classification(n_samples=300, random_state=0)
+        >>> y_noisy, _ = make_label_noise(y, kind="symmetric", rate=0.2, random_state=0)
+        >>> clf = ClassConditionalNoiseCorrector(random_state=0).fit(X, y_noisy)
+        >>> clf.transition_matrix_samples(n_samples=20, random_state=0).shape
+        (20, 2, 2)
+        """
+        check_is_fitted(self)
+        if (
+            not isinstance(n_samples, Integral)
+            or isinstance(n_samples, bool)
+            or n_samples < 1
+        ):
+            raise ValueError(
+                f"n_samples must be a positive integer, got {n_samples!r}."
+            )
+        T = self.transition_matrix_
+        if self.transition_matrix is not None:
+            return np.repeat(T[None], n_samples, axis=0)
+        if getattr(self, "_issue_proba", None) is None:  # fitted block-wise on dask
+            raise ValueError(
+                "transition_matrix_samples resamples the training rows' "
+                "out-of-fold probabilities, which a fit on dask collections "
+                "keeps on the cluster; fit in memory (on a subsample) to draw "
+                "replicates."
+            )
+        proba, y = self._issue_proba, self._issue_labels
+        weight = getattr(self, "_issue_weight", None)
+        rng = check_random_state(random_state)
+        n = y.shape[0]
+        out = np.empty((n_samples, *T.shape))
+        for b in range(n_samples):
+            rows = rng.randint(0, n, size=n)
+            w = None if weight is None else np.asarray(weight)[rows]
+            if self.transition_estimate == "anchor":
+                T_b = estimate_transition_matrix(proba[rows], self.anchor_quantile)
+            else:
+                T_b = confident_joint_transition_matrix(proba[rows], y[rows], w)
+            out[b] = shrink_to_diagonally_dominant(T_b)[0]
+        return out
 
     def _predict_proba_rows(self, X):
         return self._backend.predict_proba(self.estimator_, X, self.init_score_)
