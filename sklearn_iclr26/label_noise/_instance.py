@@ -7,6 +7,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import expit
+from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_iclr26.label_noise._backends import CorrectedLossSpec
 from sklearn_iclr26.label_noise._base import BaseNoiseCorrector
@@ -474,6 +475,7 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
         self._issue_proba = proba_from_raw(raw) if n_classes == 2 else proba
         self._issue_labels = y_enc
         self._estimate_noise_rate(backend, X, y_enc, sample_weight, rng)
+        self._check_underfit(backend, y_enc, sample_weight)
         self.mislabel_scores_ = mislabel_posterior(log_odds_wrong, self.noise_rate_)
         self.label_issues_ = top_fraction(self.mislabel_scores_, self.noise_rate_)
         if self.noise_rate_ > 0.3:
@@ -503,6 +505,36 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
                 )
             )
         log_progress(self, f"done; noise_rate_={self.noise_rate_:.3f}")
+
+    def _check_underfit(self, backend, y_enc, sample_weight):
+        """``train_disagreement_``; warn when it exceeds ``oof_disagreement_``."""
+        fitted = self._issue_proba.argmax(axis=1)
+        self.train_disagreement_ = float(
+            np.average(fitted != y_enc, weights=sample_weight)
+        )
+        # measured with LightGBM's corrected objective only; with cv=None the
+        # out-of-fold figure is this very in-sample one
+        if (
+            self.cv is None
+            or backend.name != "lightgbm"
+            or self.strategy_ != "objective"
+            or self.oof_disagreement_ < 0.05
+            or self.train_disagreement_ <= self.oof_disagreement_
+        ):
+            return
+        warn_user(
+            "The corrected model contradicts "
+            f"{self.train_disagreement_:.1%} of the training labels in-sample "
+            "(train_disagreement_), more than the plain model's out-of-fold "
+            f"predictions do ({self.oof_disagreement_:.1%}, oof_disagreement_): "
+            "it is under-trained (the corrected loss scales the gradient by about "
+            "p (1 - p) and learns more slowly than the plain loss). Where this "
+            "happened with 20 % symmetric flips (keel marketing and titanic) the "
+            "corrector was up to 9 points below plain LightGBM and 300 trees "
+            "gained 1 to 6 points over 100. Increase n_estimators and compare "
+            "with the plain model on held-out data.",
+            ConvergenceWarning,
+        )
 
     def _estimate_noise_rate(self, backend, X, y_enc, sample_weight, rng):
         """``noise_rate_`` and ``oof_disagreement_`` from the confident joint."""
