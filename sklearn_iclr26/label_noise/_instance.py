@@ -194,6 +194,17 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
     oof_disagreement_ : float
         Fraction of rows whose out-of-fold most probable class is not their
         label (in-sample with ``cv=None``).
+    train_disagreement_ : float
+        Fraction of the training rows whose label the fitted (corrected)
+        model contradicts: its most probable class is not the label. With
+        LightGBM's objective and ``cv`` folds, a ``ConvergenceWarning`` says
+        the model is under-trained when this exceeds ``oof_disagreement_``
+        (with ``oof_disagreement_ >= 0.05``): in-sample it fits the labels no
+        better than the plain model predicts unseen ones. On 32 real tables
+        with 20 % symmetric flips this held on 5 of 96 (set, seed) cases,
+        each one where the corrector was below plain LightGBM or 300 trees
+        gained at least a point; most such cases (``hpc_data`` among them)
+        are not flagged (see the user guide).
     mislabel_scores_ : ndarray of shape (n_samples,)
         Posterior probability that the observed label was flipped,
         ``r (1 - p) / (r (1 - p) + (1 - r) p)``, with ``p`` the fitted model's
