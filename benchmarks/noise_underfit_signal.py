@@ -183,7 +183,7 @@ def run_case(X, y, seed, rate=0.2):
 # candidate rules: name -> predicate on a case's fit-time quantities; the
 # first is the one InstanceNoiseCorrector warns on (ConvergenceWarning)
 RULES = {
-    "train_dis > oof_dis (shipped)": lambda r: r["train_dis"] > r["oof_dis"],
+    "shipped: train_dis > oof_dis >= 0.05": lambda r: r["warned"],
     "ratio > 0.9": lambda r: ratio(r) > 0.9,
     "ratio > 0.75": lambda r: ratio(r) > 0.75,
     "ratio > 0.65": lambda r: ratio(r) > 0.65,
