@@ -1079,3 +1079,51 @@ def test_lightgbm_training_scores_replace_the_in_sample_predict(
     assert calls == [len(X)]
     rho = flip_rate(np.abs(raw), est.beta, est.phi)[0]
     np.testing.assert_allclose(est.rho_, rho, rtol=0, atol=1e-13)
+
+
+def _one_split_noisy_binary():
+    # y is set by one split (x0 < 0.3: 30 % positives); 20 % of the labels are
+    # flipped, so a model that learns the split contradicts about 20 %
+    rng = np.random.RandomState(0)
+    X = rng.rand(600, 2)
+    y = (X[:, 0] < 0.3).astype(int)
+    flip = rng.rand(600) < 0.2
+    return X, np.where(flip, 1 - y, y)
+
+
+def test_undertrained_corrector_warns_and_reports_train_disagreement():
+    # Issue 40 item 2. Two rounds from the log-odds of the label mean (which
+    # predicts 0 everywhere): the plain loss crosses zero on the positive side
+    # of the split in one round at learning_rate=0.5, so its out-of-fold
+    # predictions contradict about the flipped 20 %; the corrected gradient is
+    # scaled by about p (1 - p), so the corrected model still predicts 0
+    # everywhere and contradicts every positive label (about 37 %).
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = _one_split_noisy_binary()
+    short = _lgbm(n_estimators=2, learning_rate=0.5)
+    with pytest.warns(ConvergenceWarning, match="under-trained"):
+        est = InstanceNoiseCorrector(short, warmup=0, random_state=0).fit(X, y)
+    assert est.train_disagreement_ > est.oof_disagreement_ + 0.1
+    assert est.train_disagreement_ == pytest.approx(np.mean(y == 1), abs=1 / 600)
+    # the attribute is the fitted model's in-sample disagreement (LightGBM's
+    # training scores and predict agree to a few ulps, so to within a row)
+    assert abs(est.train_disagreement_ - np.mean(est.predict(X) != y)) <= 1 / 600
+
+    # 100 rounds learn the split: the corrected model contradicts the flips
+    # (about 20 %), fewer rows than the plain out-of-fold predictions; and
+    # with cv=None or another learner (reweight strategy) the rule, measured
+    # with LightGBM's objective against out-of-fold figures, is not applied
+    for estimator, cv in [
+        (_lgbm(n_estimators=100), 5),
+        (short, None),
+        (LogisticRegression(), 5),
+    ]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the flagged-set warning of cv=None
+            warnings.simplefilter("error", ConvergenceWarning)
+            est = InstanceNoiseCorrector(
+                estimator, warmup=0, cv=cv, random_state=0
+            ).fit(X, y)
+        assert 0 <= est.train_disagreement_ <= 1
+    assert est.train_disagreement_ == pytest.approx(np.mean(est.predict(X) != y))

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from lightgbm import LGBMClassifier
 from sklearn.datasets import load_breast_cancer, load_digits
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
@@ -193,7 +194,11 @@ def test_multiclass_lightgbm_with_few_rounds_warns(noisy_digits):
         InstanceNoiseCorrector(_lgbm(n_estimators=100), warmup=0.1, random_state=0).fit(
             X, y_noisy
         )
-        # binary targets: the measured loss was multi-class only
+        # binary targets: the measured loss was multi-class only (20 rounds on
+        # this 11 %-positive target do under-train: the corrected model
+        # predicts the majority class everywhere, 10.7 % of the labels against
+        # 5.3 % out of fold, so the separate ConvergenceWarning is allowed)
+        warnings.filterwarnings("ignore", category=ConvergenceWarning)
         binary = y_noisy == y_noisy[0]
         InstanceNoiseCorrector(_lgbm(n_estimators=20), warmup=0.1, random_state=0).fit(
             X, binary

@@ -7,6 +7,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import expit
+from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_iclr26.label_noise._backends import CorrectedLossSpec
 from sklearn_iclr26.label_noise._base import BaseNoiseCorrector
@@ -193,6 +194,17 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
     oof_disagreement_ : float
         Fraction of rows whose out-of-fold most probable class is not their
         label (in-sample with ``cv=None``).
+    train_disagreement_ : float
+        Fraction of the training rows whose label the fitted (corrected)
+        model contradicts: its most probable class is not the label. With
+        LightGBM's objective and ``cv`` folds, a ``ConvergenceWarning`` says
+        the model is under-trained when this exceeds ``oof_disagreement_``
+        (with ``oof_disagreement_ >= 0.05``): in-sample it fits the labels no
+        better than the plain model predicts unseen ones. On 32 real tables
+        with 20 % symmetric flips this held on 5 of 96 (set, seed) cases,
+        each one where the corrector was below plain LightGBM or 300 trees
+        gained at least a point; most such cases (``hpc_data`` among them)
+        are not flagged (see the user guide).
     mislabel_scores_ : ndarray of shape (n_samples,)
         Posterior probability that the observed label was flipped,
         ``r (1 - p) / (r (1 - p) + (1 - r) p)``, with ``p`` the fitted model's
@@ -474,6 +486,7 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
         self._issue_proba = proba_from_raw(raw) if n_classes == 2 else proba
         self._issue_labels = y_enc
         self._estimate_noise_rate(backend, X, y_enc, sample_weight, rng)
+        self._check_underfit(backend, y_enc, sample_weight)
         self.mislabel_scores_ = mislabel_posterior(log_odds_wrong, self.noise_rate_)
         self.label_issues_ = top_fraction(self.mislabel_scores_, self.noise_rate_)
         if self.noise_rate_ > 0.3:
@@ -503,6 +516,36 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
                 )
             )
         log_progress(self, f"done; noise_rate_={self.noise_rate_:.3f}")
+
+    def _check_underfit(self, backend, y_enc, sample_weight):
+        """``train_disagreement_``; warn when it exceeds ``oof_disagreement_``."""
+        fitted = self._issue_proba.argmax(axis=1)
+        self.train_disagreement_ = float(
+            np.average(fitted != y_enc, weights=sample_weight)
+        )
+        # measured with LightGBM's corrected objective only; with cv=None the
+        # out-of-fold figure is this very in-sample one
+        if (
+            self.cv is None
+            or backend.name != "lightgbm"
+            or self.strategy_ != "objective"
+            or self.oof_disagreement_ < 0.05
+            or self.train_disagreement_ <= self.oof_disagreement_
+        ):
+            return
+        warn_user(
+            "The corrected model contradicts "
+            f"{self.train_disagreement_:.1%} of the training labels in-sample "
+            "(train_disagreement_), more than the plain model's out-of-fold "
+            f"predictions do ({self.oof_disagreement_:.1%}, oof_disagreement_): "
+            "it is under-trained (the corrected loss scales the gradient by about "
+            "p (1 - p) and learns more slowly than the plain loss). Where this "
+            "happened with 20 % symmetric flips (keel marketing and titanic) the "
+            "corrector was up to 9 points below plain LightGBM and 300 trees "
+            "gained 1 to 6 points over 100. Increase n_estimators and compare "
+            "with the plain model on held-out data.",
+            ConvergenceWarning,
+        )
 
     def _estimate_noise_rate(self, backend, X, y_enc, sample_weight, rng):
         """``noise_rate_`` and ``oof_disagreement_`` from the confident joint."""
