@@ -1,4 +1,4 @@
-"""The class-conditional corrector on dask collections with LightGBM's dask model.
+"""The noise correctors on dask collections with LightGBM's dask model.
 
 On a ``LocalCluster`` with two worker *processes*: the rows are generated on
 the workers by a function that refuses to run in the test's own (driver)
@@ -19,6 +19,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.model_selection import KFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -27,10 +28,21 @@ from sklearn_iclr26.label_noise import (
     InstanceNoiseCorrector,
 )
 from sklearn_iclr26.label_noise._common import init_score
-from sklearn_iclr26.label_noise._dask import block_folds, out_of_fold_block
-from sklearn_iclr26.label_noise._label_issues import issues_and_scores
+from sklearn_iclr26.label_noise._dask import (
+    block_folds,
+    out_of_fold_block,
+    top_fraction_blocks,
+)
+from sklearn_iclr26.label_noise._instance import margin_rho, observed_label_terms
+from sklearn_iclr26.label_noise._label_issues import (
+    issues_and_scores,
+    mislabel_posterior,
+    top_fraction,
+)
+from sklearn_iclr26.label_noise._lgbm_objective import NoiseCorrectedObjective
 from sklearn_iclr26.label_noise._transition import (
     confident_joint_transition_matrix,
+    implied_flip_rate,
     shrink_to_diagonally_dominant,
 )
 
@@ -105,7 +117,7 @@ def _memory_rows(n_classes):
 
 def _dask_model(**params):
     return lightgbm.DaskLGBMClassifier(
-        n_estimators=10, num_leaves=7, verbose=-1, **params
+        **{"n_estimators": 10, "num_leaves": 7, "verbose": -1, **params}
     )
 
 
@@ -281,9 +293,7 @@ def test_block_fit_refusals(client):
         ).fit(X_dask, y_dask)
     with pytest.raises(ValueError, match=r"needs X and y as dask collections"):
         ClassConditionalNoiseCorrector(_dask_model()).fit(X, y)
-    with pytest.raises(ValueError, match="ClassConditionalNoiseCorrector"):
-        InstanceNoiseCorrector(_dask_model()).fit(X_dask, y_dask)
-    with pytest.raises(ValueError, match="ClassConditionalNoiseCorrector"):
+    with pytest.raises(ValueError, match="DaskLGBMClassifier"):
         InstanceNoiseCorrector(lightgbm.LGBMClassifier(n_estimators=5, verbose=-1)).fit(
             X_dask, y_dask
         )
@@ -297,3 +307,165 @@ def test_block_fit_refusals(client):
         corrector.find_label_issues(
             X_dask, y_dask, return_indices_ranked_by="self_confidence"
         )
+
+
+# InstanceNoiseCorrector: the default noise model (rho="margin", LightGBM
+# objective) on the cluster. Its warnings on these small, noisy fits (few
+# rounds, a high noise rate, under-training) are not what is tested here.
+@pytest.mark.filterwarnings("ignore:Multi-class targets with")
+@pytest.mark.filterwarnings("ignore:noise_rate_=")
+@pytest.mark.filterwarnings("ignore:label_issues_ flags")
+@pytest.mark.filterwarnings("ignore:The corrected model contradicts")
+@pytest.mark.parametrize(
+    "n_classes, cv, weighted", [(2, 3, False), (3, 3, False), (2, None, True)]
+)
+def test_instance_fit_by_blocks_never_gathers_X_and_equals_in_memory(
+    client, n_classes, cv, weighted
+):
+    X_dask, y_dask = _dask_rows(n_classes)
+    X, _, y = _memory_rows(n_classes)
+    w, fit_params = None, {}
+    if weighted:
+        w = _weights(X)
+        fit_params["sample_weight"] = X_dask.map_blocks(
+            lambda b: _weights(b), drop_axis=1, dtype=float
+        )
+    corrector = InstanceNoiseCorrector(_dask_model(), cv=cv, random_state=0).fit(
+        X_dask, y_dask, **fit_params
+    )
+    assert corrector.strategy_ == "objective"
+    n_problems = 1 if n_classes == 2 else n_classes
+    assert len(corrector.estimators_) == n_problems
+    np.testing.assert_array_equal(corrector.classes_, np.arange(n_classes))
+    # each sub-problem trained on the workers with the in-memory objective
+    # and init_score (the logit of the weighted label mean)
+    expected_objective = corrector._loss_spec().lightgbm_objective(10, 2)
+    for k, (est, offset) in enumerate(
+        zip(corrector.estimators_, corrector.init_scores_)
+    ):
+        objective = est.get_params()["objective"]
+        assert isinstance(objective, NoiseCorrectedObjective)
+        assert repr(objective) == repr(expected_objective)
+        y_bin = y if n_classes == 2 else (y == k).astype(int)
+        np.testing.assert_allclose(offset, init_score(y_bin, w), rtol=1e-12)
+
+    # the fitted model's raw scores, in memory, and the in-memory functions
+    raws = [
+        est.predict(X, raw_score=True) + offset
+        for est, offset in zip(corrector.estimators_, corrector.init_scores_)
+    ]
+    rhos = [margin_rho(raw, 2.0, "logistic") for raw in raws]
+    fitted, rho, log_odds_wrong = observed_label_terms(raws, rhos, y)
+    assert all(np.ptp(raw) > 0 for raw in raws)  # trained, not constant
+    # the noise rate: the confident joint of the same probabilities in memory
+    if cv is None:
+        proba = fitted
+    else:
+        proba, _ = _memory_out_of_fold(corrector, X, y)
+    T = confident_joint_transition_matrix(proba, y, w)
+    np.testing.assert_allclose(
+        corrector.noise_rate_, implied_flip_rate(T, y, w), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        corrector.oof_disagreement_,
+        np.average(proba.argmax(axis=1) != y, weights=w),
+        rtol=1e-12,
+    )
+    np.testing.assert_allclose(
+        corrector.train_disagreement_,
+        np.average(fitted.argmax(axis=1) != y, weights=w),
+        rtol=1e-12,
+    )
+    # lazy per-row outputs, equal to the in-memory functions
+    for name in ("rho_", "mislabel_scores_", "label_issues_"):
+        assert isinstance(getattr(corrector, name), da.Array)
+    np.testing.assert_array_equal(corrector.rho_.compute(), rho)
+    scores = corrector.mislabel_scores_.compute()
+    np.testing.assert_array_equal(
+        scores, mislabel_posterior(log_odds_wrong, corrector.noise_rate_)
+    )
+    flags = corrector.label_issues_.compute()
+    np.testing.assert_array_equal(flags, top_fraction(scores, corrector.noise_rate_))
+    assert flags.sum() == round(corrector.noise_rate_ * len(y)) > 0
+
+    predicted = corrector.predict_proba(X_dask)
+    assert isinstance(predicted, da.Array)
+    np.testing.assert_array_equal(predicted.compute(), corrector.predict_proba(X))
+    np.testing.assert_array_equal(
+        corrector.predict(X_dask).compute(), corrector.predict(X)
+    )
+
+
+def test_objective_round_counter_is_per_worker(client, tmp_path):
+    # LightGBM's distributed training: each worker calls its own copy of the
+    # objective once per boosting round on its own rows, so the warm-up
+    # counter of NoiseCorrectedObjective counts rounds on every worker
+    class CountingObjective(NoiseCorrectedObjective):
+        """Writes, at each call, the process and its copy's round counter."""
+
+        # local to the test: plain pickle refuses it, so dask sends it by
+        # value (cloudpickle) to the workers, which cannot import this module
+
+        def __init__(self, *, path=None, **params):
+            super().__init__(**params)
+            self.path = path
+
+        def __call__(self, y_true, y_pred, weight):
+            grad, hess = super().__call__(y_true, y_pred, weight)
+            with open(self.path, "a") as f:
+                f.write(f"{os.getpid()} {self.n_calls_} {len(y_true)}\n")
+            return grad, hess
+
+    X_dask, y_dask = _dask_rows(2)
+    path = tmp_path / "calls.txt"
+    objective = CountingObjective(path=str(path), warmup=2)
+    _dask_model(n_estimators=6).set_params(objective=objective).fit(X_dask, y_dask)
+    calls = np.loadtxt(path, dtype=np.int64, ndmin=2)
+    pids = np.unique(calls[:, 0])
+    assert DRIVER not in pids
+    assert calls[:, 2].sum() == 6 * N_BLOCKS * CHUNK  # every row, every round
+    for pid in pids:
+        np.testing.assert_array_equal(calls[calls[:, 0] == pid, 1], np.arange(1, 7))
+    assert not hasattr(objective, "n_calls_")  # the driver's copy never ran
+
+
+@pytest.mark.parametrize("frame", [False, True])
+def test_top_fraction_blocks_equals_top_fraction_with_ties(frame):
+    # heavy ties across blocks of unequal sizes: the ties go in row order
+    rng = np.random.default_rng(0)
+    scores = np.round(rng.uniform(size=103), 1)
+    lazy = da.from_array(scores, chunks=(10, 40, 3, 50))
+    if frame:
+        dd = pytest.importorskip("dask.dataframe")
+        lazy = dd.from_pandas(pd.Series(scores), npartitions=5).to_dask_array()
+    for rate in (0.0, 0.004, 0.13, 0.5, 0.77, 0.999, 1.0):
+        mask = top_fraction_blocks(lazy, rate, len(scores))
+        assert isinstance(mask, da.Array)
+        np.testing.assert_array_equal(
+            mask.compute(scheduler="sync"), top_fraction(scores, rate)
+        )
+
+
+def test_instance_block_fit_refusals(client):
+    X_dask, y_dask = _dask_rows(2)
+    X, _, y = _memory_rows(2)
+    for params, match in [
+        ({"rho": "cluster"}, "rho='cluster'"),
+        ({"rho": lambda X, y: np.zeros(len(y))}, "rho=a callable"),
+        ({"strategy": "reweight"}, "strategy='reweight'"),
+        ({"cv": KFold(3)}, "cv as an int"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            InstanceNoiseCorrector(_dask_model(), **params).fit(X_dask, y_dask)
+    with pytest.raises(ValueError, match="a Pipeline around"):
+        InstanceNoiseCorrector(make_pipeline(StandardScaler(), _dask_model())).fit(
+            X_dask, y_dask
+        )
+    with pytest.raises(ValueError, match="sample_weight as a dask collection"):
+        InstanceNoiseCorrector(_dask_model()).fit(
+            X_dask, y_dask, sample_weight=np.ones(X.shape[0])
+        )
+    with pytest.raises(ValueError, match=r"needs X and y as dask collections"):
+        InstanceNoiseCorrector(_dask_model()).fit(X, y)
+    with pytest.raises(ValueError, match="DaskLGBMClassifier"):
+        InstanceNoiseCorrector().fit(X_dask, y_dask)

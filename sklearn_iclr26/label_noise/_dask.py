@@ -30,15 +30,23 @@ out-of-fold probabilities recomputed on the workers when they are computed.
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
 
+import numbers
+
 import numpy as np
 from scipy.special import logit
 from sklearn.base import clone
 from sklearn.utils.multiclass import check_classification_targets
 
 from sklearn_iclr26.label_noise._backends import ForwardLossSpec, LightGBMBackend
-from sklearn_iclr26.label_noise._common import split_pipeline, validate_meta_X
+from sklearn_iclr26.label_noise._common import (
+    ovr_proba,
+    proba_from_raw,
+    split_pipeline,
+    validate_meta_X,
+)
 from sklearn_iclr26.label_noise._label_issues import (
     confident_off_diagonal,
+    mislabel_posterior,
     prediction_close_to_label,
 )
 from sklearn_iclr26.label_noise._transition import (
@@ -54,7 +62,13 @@ from sklearn_iclr26.utils._random import seed_from_random_state
 from sklearn_iclr26.utils._sklearn_compat import _safe_indexing
 from sklearn_iclr26.utils._verbose import log_progress
 
-__all__ = ["block_folds", "fit_class_conditional_blocks", "is_dask_lightgbm"]
+__all__ = [
+    "block_folds",
+    "fit_class_conditional_blocks",
+    "fit_instance_blocks",
+    "is_dask_lightgbm",
+    "top_fraction_blocks",
+]
 
 
 def _is_dask_model(estimator):
@@ -127,6 +141,31 @@ def _check_inputs(corrector, estimator, X, y, sample_weight):
             name,
             "transition_estimate='anchor' (a quantile over all the rows)",
             "use transition_estimate='confident_joint' or pass transition_matrix.",
+        )
+    rho = getattr(corrector, "rho", "margin")
+    if not (isinstance(rho, str) and rho == "margin"):
+        _refuse(
+            name,
+            f"rho={'a callable' if callable(rho) else repr(rho)} (offline flip "
+            "rates: one number per training row, held by the objective, which "
+            "the distributed training does not carry to the workers)",
+            "use rho='margin' (the default), or compute X and y to fit in memory.",
+        )
+    if getattr(corrector, "strategy", "auto") == "reweight":
+        _refuse(
+            name,
+            "strategy='reweight' (it stacks two copies of X)",
+            "use strategy='auto' or 'objective' (the corrected loss as "
+            "LightGBM objective, evaluated on the workers).",
+        )
+    cv = getattr(corrector, "cv", 3)
+    if cv is not None and not isinstance(cv, numbers.Integral):
+        _refuse(
+            name,
+            f"a cross-validation object as cv (got {type(cv).__name__}; its "
+            "splits index all the rows)",
+            "pass cv as an int (folds stratified by label within each block) or "
+            "None (in-sample probabilities).",
         )
     objective = final.get_params().get("objective")
     if objective not in (None, "binary"):
@@ -285,8 +324,12 @@ def _weights(w_block, n):
     return np.ones(n) if w_block is None else np.asarray(w_block, dtype=np.float64)
 
 
-def fit_class_conditional_blocks(corrector, estimator, X, y, sample_weight, rng):
-    """``fit`` of :class:`ClassConditionalNoiseCorrector` on dask collections."""
+def _prepare(corrector, estimator, X, y, sample_weight):
+    """Checks, ``n_features_in_``, ``classes_`` and the labels' block-wise counts.
+
+    Returns the label codes (lazy, partitioned like ``X``), the aligned
+    weights (or None), the count and the total weight of each class.
+    """
     _check_inputs(corrector, estimator, X, y, sample_weight)
     validate_meta_X(corrector, _empty_rows(X), reset=True)
     y = _aligned_labels(X, y)
@@ -320,20 +363,25 @@ def fit_class_conditional_blocks(corrector, estimator, X, y, sample_weight, rng)
             "data (with positive sample_weight), but the data contains only one "
             "class."
         )
-    n_samples = int(counts.sum())
-    log_progress(corrector, f"{n_samples} rows of {n_classes} classes on the cluster")
+    log_progress(
+        corrector, f"{int(counts.sum())} rows of {n_classes} classes on the cluster"
+    )
     y_enc = _map_rows(
         lambda i, b: np.searchsorted(classes, b).astype(np.int32),
         y,
         dtype=np.int32,
     )
+    return y_enc, w, counts, weighted
 
-    T_given = (
-        None
-        if corrector.transition_matrix is None
-        else corrector._given_transition(n_classes)
-    )
-    n_splits = int(min(corrector.cv, counts.min()))
+
+def _fold_models(corrector, estimator, X, y_enc, w, counts, cv, rng):
+    """``(models, folds)``: the block-wise folds and each fold's model.
+
+    Each model is a clone of ``estimator`` fitted on the cluster on the other
+    folds' rows, brought back as a local model.
+    """
+    n_classes = counts.shape[0]
+    n_splits = int(min(cv, counts.min()))
     if n_splits < 2:
         raise ValueError(
             f"The smallest class has {int(counts.min())} rows: the out-of-fold "
@@ -344,8 +392,6 @@ def fit_class_conditional_blocks(corrector, estimator, X, y, sample_weight, rng)
     folds = _map_rows(
         lambda i, b: block_folds(b, seed, i, n_splits), y_enc, dtype=np.int8
     )
-
-    # the fold models, each fitted on the cluster on the other folds
     models = []
     for k in range(n_splits):
         log_progress(corrector, f"fold {k + 1}/{n_splits}: fitting on the cluster")
@@ -366,13 +412,25 @@ def fit_class_conditional_blocks(corrector, estimator, X, y, sample_weight, rng)
             )
         models.append(local)
     corrector._fold_models = models
+    return models, folds
 
-    # pass 1: the thresholds (mean self-confidence per class, weighted for T
-    # as in memory, unweighted for the flags), the weighted disagreement
+
+def _confident_joint_blocks(corrector, proba_of, X, y_enc, folds, w, weighted, counts):
+    """The confident joint of block-wise probabilities, in two passes.
+
+    ``proba_of(X_block, folds_block)`` gives a block's probabilities on the
+    workers (out-of-fold with the fold models). Pass 1 brings back the
+    per-class sums of the self-confidence (the thresholds; weighted for the
+    joint as in memory, unweighted for the flags) and the weighted
+    disagreement; pass 2 the ``K x K`` counts. Returns ``(C, thresholds,
+    flag_thresholds, disagreement)``.
+    """
+    n_classes = counts.shape[0]
+
     def sums(X_block, y_block, f_block, w_block):
         y_block = np.asarray(y_block)
         weights = _weights(w_block, y_block.shape[0])
-        proba = out_of_fold_block(models, X_block, f_block, n_classes)
+        proba = proba_of(X_block, f_block)
         own = proba[np.arange(y_block.shape[0]), y_block]
         return (
             np.bincount(y_block, weights=weights * own, minlength=n_classes),
@@ -387,10 +445,9 @@ def fit_class_conditional_blocks(corrector, estimator, X, y, sample_weight, rng)
     flag_thresholds = np.sum([p[1] for p in parts], axis=0) / counts
     disagreement = sum(p[2] for p in parts) / weighted.sum()
 
-    # pass 2: the confident joint's (weighted) counts
     def joint(X_block, y_block, f_block, w_block):
         y_block = np.asarray(y_block)
-        proba = out_of_fold_block(models, X_block, f_block, n_classes)
+        proba = proba_of(X_block, f_block)
         weights = None if w_block is None else _weights(w_block, y_block.shape[0])
         return confident_joint_counts(proba, y_block, thresholds, weights)
 
@@ -399,6 +456,30 @@ def fit_class_conditional_blocks(corrector, estimator, X, y, sample_weight, rng)
             joint, X, y_enc, folds, w, progress=_progress(corrector, "confident joint")
         ),
         axis=0,
+    )
+    return C, thresholds, flag_thresholds, float(disagreement)
+
+
+def fit_class_conditional_blocks(corrector, estimator, X, y, sample_weight, rng):
+    """``fit`` of :class:`ClassConditionalNoiseCorrector` on dask collections."""
+    y_enc, w, counts, weighted = _prepare(corrector, estimator, X, y, sample_weight)
+    n_classes = counts.shape[0]
+    n_samples = int(counts.sum())
+    T_given = (
+        None
+        if corrector.transition_matrix is None
+        else corrector._given_transition(n_classes)
+    )
+    models, folds = _fold_models(
+        corrector, estimator, X, y_enc, w, counts, corrector.cv, rng
+    )
+    n_splits = len(models)
+
+    def oof(X_block, f_block):
+        return out_of_fold_block(models, X_block, f_block, n_classes)
+
+    C, _, flag_thresholds, disagreement = _confident_joint_blocks(
+        corrector, oof, X, y_enc, folds, w, weighted, counts
     )
     corrector._confident_joint = C
     corrector.method_ = "forward"
@@ -451,3 +532,178 @@ def fit_class_conditional_blocks(corrector, estimator, X, y, sample_weight, rng)
     corrector.init_score_ = init
     corrector._backend = LightGBMBackend(corrector.estimator_)
     log_progress(corrector, "forward correction fitted (DaskLGBMClassifier)")
+
+
+def top_fraction_blocks(scores, rate, n_samples):
+    """:func:`top_fraction` of a lazy dask array of scores, exactly, lazily.
+
+    The ``k = round(rate * n_samples)`` highest scores with ties in row order,
+    as the in-memory rule (a stable sort of the negated scores). Only scores
+    travel, never ``X``: the ``k``-th largest score ``s_k`` comes from
+    ``dask.array.topk`` (of the smaller side: the ``n - k + 1`` smallest when
+    ``k > n / 2``), reduced on the workers, one number back; then one small
+    pair per block, the number of scores above ``s_k`` and equal to it.
+    A row is flagged when its score exceeds ``s_k``, or equals it and is among
+    the first ``k - #{above}`` such rows in row order (each block's share of
+    the ties from the counts of the blocks before it). The scores are
+    persisted on the workers while ``s_k`` and the counts are computed (one
+    float per row), then released; the mask recomputes them per block.
+    """
+    import dask
+    import dask.array as da
+
+    n_flag = min(round(float(rate) * n_samples), n_samples)
+    if n_flag == 0:
+        return scores.map_blocks(lambda s: np.zeros(s.shape, dtype=bool), dtype=bool)
+    held = scores.persist()
+    if 2 * n_flag <= n_samples:
+        kth = da.topk(held, n_flag).min()
+    else:  # the k-th largest is the (n - k + 1)-th smallest
+        kth = -da.topk(-held, n_samples - n_flag + 1).min()
+    kth = float(kth.compute())
+
+    def count(s):
+        return int(np.sum(s > kth)), int(np.sum(s == kth))
+
+    parts = dask.compute(*[dask.delayed(count)(b) for b in held.to_delayed().ravel()])
+    del held
+    left = n_flag - sum(p[0] for p in parts)
+    quotas = []
+    for _, equal in parts:
+        quotas.append(min(equal, max(left, 0)))
+        left -= quotas[-1]
+    quotas = np.asarray(quotas, dtype=np.int64)
+
+    def flag(s, block_id=None):
+        tie = s == kth
+        return (s > kth) | (tie & (np.cumsum(tie) <= quotas[block_id[0]]))
+
+    return scores.map_blocks(flag, dtype=bool)
+
+
+def fit_instance_blocks(corrector, estimator, X, y, sample_weight, rng):
+    """``fit`` of :class:`InstanceNoiseCorrector` on dask collections.
+
+    The default noise model only (``rho="margin"``, the corrected loss as
+    LightGBM objective): each binary sub-problem (one, or one per class
+    one-vs-rest) is a ``DaskLGBMClassifier`` fitted on the cluster with the
+    in-memory backend's objective and ``init_score``; the objective computes
+    each row's flip rate from its own raw score, so each worker evaluates it
+    on its own rows. ``noise_rate_`` comes from the block-wise confident
+    joint of the out-of-fold probabilities (``cv`` folds, as the
+    class-conditional path) or of the fitted model's in-sample ones
+    (``cv=None``); ``train_disagreement_`` from one pass; ``rho_``,
+    ``mislabel_scores_`` and ``label_issues_`` are lazy.
+    """
+    from sklearn_iclr26.label_noise._instance import (
+        margin_rho,
+        observed_label_terms,
+    )
+
+    y_enc, w, counts, weighted = _prepare(corrector, estimator, X, y, sample_weight)
+    n_classes = counts.shape[0]
+    n_samples = int(counts.sum())
+    corrector.strategy_ = "objective"
+    n_rounds = estimator.get_params()["n_estimators"]
+    if n_classes > 2:
+        corrector._warn_few_rounds(n_rounds)
+
+    # the corrected fits, on the cluster: one per binary sub-problem
+    binary = n_classes == 2
+    estimators, offsets = [], []
+    for k in range(1 if binary else n_classes):
+        prefix = f"sub-problem {k + 1}/{1 if binary else n_classes}: "
+        positive = 1 if binary else k
+        y_bin = (
+            y_enc
+            if binary
+            else _map_rows(
+                lambda i, b, k=k: (np.asarray(b) == k).astype(np.int32),
+                y_enc,
+                dtype=np.int32,
+            )
+        )
+        # logit of the weighted label mean, as the in-memory init_score
+        mean = weighted[positive] / weighted.sum()
+        init = float(logit(np.clip(mean, 1e-6, 1 - 1e-6)))
+        objective = corrector._loss_spec().lightgbm_objective(n_rounds, 2)
+        log_progress(corrector, f"{prefix}corrected fit on the cluster")
+        fitted = (
+            clone(estimator)
+            .set_params(objective=objective)
+            .fit(X, y_bin, sample_weight=w, init_score=_init_scores(y_bin, init, 2))
+        )
+        estimators.append(fitted.to_local())
+        offsets.append(init)
+    corrector.estimators_ = estimators
+    corrector.init_scores_ = np.asarray(offsets, dtype=np.float64)
+    if binary:
+        corrector.estimator_ = estimators[0]
+        corrector.init_score_ = float(corrector.init_scores_[0])
+    backend = LightGBMBackend(estimators[0])
+    corrector._backend = backend
+    offsets = corrector.init_scores_
+    beta, phi = corrector.beta, corrector.phi
+
+    def raws_of(X_block):
+        return [
+            backend.raw_score(est, X_block, offset)
+            for est, offset in zip(estimators, offsets)
+        ]
+
+    def terms(X_block, y_block):
+        raws = raws_of(X_block)
+        rhos = [margin_rho(raw, beta, phi) for raw in raws]
+        return observed_label_terms(raws, rhos, np.asarray(y_block))
+
+    def fitted_proba(X_block, f_block=None):
+        raws = raws_of(X_block)
+        if binary:
+            return proba_from_raw(raws[0])
+        return ovr_proba(np.column_stack(raws))
+
+    # the noise rate: the confident joint, out-of-fold (or in-sample)
+    if corrector.cv is None:
+        folds, proba_of = None, fitted_proba
+    else:
+        models, folds = _fold_models(
+            corrector, estimator, X, y_enc, w, counts, corrector.cv, rng
+        )
+
+        def proba_of(X_block, f_block):
+            return out_of_fold_block(models, X_block, f_block, n_classes)
+
+    C, _, _, disagreement = _confident_joint_blocks(
+        corrector, proba_of, X, y_enc, folds, w, weighted, counts
+    )
+    T = transition_from_confident_joint(C, weighted, weighted.sum() / n_samples)
+    corrector._confident_joint = C
+    corrector.noise_rate_ = float(np.dot(weighted / weighted.sum(), 1.0 - np.diag(T)))
+    corrector.oof_disagreement_ = disagreement
+
+    # the corrected model's in-sample disagreement with the labels
+    def wrong(X_block, y_block, w_block):
+        y_block = np.asarray(y_block)
+        contradicted = fitted_proba(X_block).argmax(axis=1) != y_block
+        return float(np.sum(_weights(w_block, y_block.shape[0])[contradicted]))
+
+    parts = gather_blocks(
+        wrong, X, y_enc, w, progress=_progress(corrector, "train disagreement")
+    )
+    corrector.train_disagreement_ = float(sum(parts) / weighted.sum())
+    corrector._warn_underfit(backend.name)
+
+    rate = corrector.noise_rate_
+
+    def scores(X_block, y_block):
+        return mislabel_posterior(terms(X_block, y_block)[2], rate)
+
+    corrector.rho_ = lazy_blocks(lambda Xb, yb: terms(Xb, yb)[1], X, y_enc)
+    corrector.mislabel_scores_ = lazy_blocks(scores, X, y_enc)
+    log_progress(corrector, "label_issues_: the top fraction of the scores")
+    corrector.label_issues_ = top_fraction_blocks(
+        corrector.mislabel_scores_, rate, n_samples
+    )
+    corrector._issue_proba = corrector._issue_labels = None
+    n_flag = min(round(rate * n_samples), n_samples)
+    corrector._review_flags(n_flag / n_samples)
