@@ -1,4 +1,4 @@
-"""Class-conditional label-noise correction on a dask cluster with DaskLGBMClassifier.
+"""Label-noise correction on a dask cluster with DaskLGBMClassifier.
 
 Measurements (issue 47, item 2), written to
 ``benchmarks/results/dask_noise.json``:
@@ -17,10 +17,24 @@ Measurements (issue 47, item 2), written to
    dask corrector, the plain dask model, and the in-memory
    ``ClassConditionalNoiseCorrector(LGBMClassifier())`` on the same rows.
 
-Run (defaults: 10^6 rows, 200,000 for the comparison; a few minutes here)::
+3. **The instance corrector** (``--corrector instance`` or ``both``, under
+   the key ``"instance"``): ``InstanceNoiseCorrector(DaskLGBMClassifier())``
+   (``rho="margin"``, the corrected objective on the workers, ``noise_rate_``
+   from 3-fold out-of-fold probabilities) on ``--instance-n`` rows of the
+   same generator: the driver's peak against the size of ``X``, accuracy on
+   the clean test labels against the plain ``DaskLGBMClassifier``, and at
+   ``--instance-n-sub`` rows against the in-memory
+   ``InstanceNoiseCorrector(LGBMClassifier())``.
+
+Run (defaults: 10^6 rows, 200,000 for the comparison; 500,000 and 100,000
+for the instance corrector; a few minutes here)::
 
     OMP_NUM_THREADS=1 python benchmarks/dask_noise.py
     OMP_NUM_THREADS=1 python benchmarks/dask_noise.py --n 4000000 --chunk 500000
+    OMP_NUM_THREADS=1 python benchmarks/dask_noise.py --corrector instance
+
+``--corrector`` runs one part only and keeps the other part's results
+already in ``--out``.
 
 """
 
@@ -116,6 +130,15 @@ def main():
     parser.add_argument("--flip1", type=float, default=0.1)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument(
+        "--corrector",
+        choices=["both", "class_conditional", "instance"],
+        default="both",
+    )
+    parser.add_argument("--instance-n", type=int, default=500_000)
+    parser.add_argument("--instance-chunk", type=int, default=125_000)
+    parser.add_argument("--instance-n-sub", type=int, default=100_000)
+    parser.add_argument("--instance-n-estimators", type=int, default=100)
+    parser.add_argument(
         "--out", default=str(Path(__file__).parent / "results/dask_noise.json")
     )
     args = parser.parse_args()
@@ -123,13 +146,20 @@ def main():
     import lightgbm
     from distributed import Client, LocalCluster
 
-    from sklearn_iclr26.label_noise import ClassConditionalNoiseCorrector
+    from sklearn_iclr26.label_noise import (
+        ClassConditionalNoiseCorrector,
+        InstanceNoiseCorrector,
+    )
 
     warnings.filterwarnings("ignore", message="Parameter n_jobs will be ignored")
     flips = (args.flip0, args.flip1)
     params = {"n_estimators": args.n_estimators, "verbose": -1, "random_state": 0}
     X_test, clean_test, _ = memory_rows(args.n_test, args.n_test, flips, seed=99)
-    result = {"args": vars(args), "lightgbm": lightgbm.__version__}
+    result = {}
+    if args.corrector != "both" and Path(args.out).exists():
+        result = json.loads(Path(args.out).read_text())
+    result.update({"lightgbm": lightgbm.__version__})
+    result["args" if args.corrector != "instance" else "instance_args"] = vars(args)
 
     def corrector(estimator, **kw):
         return ClassConditionalNoiseCorrector(estimator, random_state=0, **kw)
@@ -150,6 +180,13 @@ def main():
         corrector(lightgbm.DaskLGBMClassifier(n_estimators=2, verbose=-1)).fit(
             X_small, y_small
         )
+
+        if args.corrector != "class_conditional":
+            result["instance"] = run_instance(
+                args, flips, accuracy, InstanceNoiseCorrector
+            )
+        if args.corrector == "instance":
+            return
 
         # 1. driver memory and accuracy at --n rows
         X, y = dask_rows(args.n, args.chunk, flips)
@@ -204,9 +241,77 @@ def main():
     finally:
         client.close()
         cluster.close()
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
-    print(f"written to {args.out}")
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+        print(f"written to {args.out}")
+
+
+def run_instance(args, flips, accuracy, InstanceNoiseCorrector):
+    """Part 3: the instance corrector on the cluster and in memory."""
+    import lightgbm
+
+    params = {
+        "n_estimators": args.instance_n_estimators,
+        "verbose": -1,
+        "random_state": 0,
+    }
+
+    def corrector(estimator, **kw):
+        return InstanceNoiseCorrector(estimator, cv=3, random_state=0, **kw)
+
+    X, y = dask_rows(args.instance_n, args.instance_chunk, flips)
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with PeakRSS() as rss:
+            est = corrector(lightgbm.DaskLGBMClassifier(**params), verbose=1).fit(X, y)
+            flagged = float(est.label_issues_.mean().compute())
+    seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    plain = lightgbm.DaskLGBMClassifier(**params).fit(X, y).to_local()
+    plain_seconds = time.perf_counter() - start
+    out = {
+        "n_rows": args.instance_n,
+        "n_blocks": args.instance_n // args.instance_chunk,
+        "X_MiB": args.instance_n * N_FEATURES * 8 / 2**20,
+        "driver_peak_increase_MiB": rss.increase / 2**20,
+        "fit_and_flags_seconds": seconds,
+        "plain_fit_seconds": plain_seconds,
+        "noise_rate": est.noise_rate_,
+        "true_noise_rate": 0.5 * (flips[0] + flips[1]),
+        "oof_disagreement": est.oof_disagreement_,
+        "train_disagreement": est.train_disagreement_,
+        "flagged_fraction": flagged,
+        "warnings": [str(w.message)[:120] for w in caught],
+        "accuracy_dask_corrector": accuracy(est),
+        "accuracy_plain_dask": accuracy(plain),
+    }
+    print(json.dumps(out, indent=1), flush=True)
+    del est, plain
+
+    n_sub = args.instance_n_sub
+    X_d, y_d = dask_rows(n_sub, n_sub // 4, flips)
+    X_m, _, y_m = memory_rows(n_sub, n_sub // 4, flips)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        blockwise = corrector(lightgbm.DaskLGBMClassifier(**params)).fit(X_d, y_d)
+        plain = lightgbm.DaskLGBMClassifier(**params).fit(X_d, y_d).to_local()
+        start = time.perf_counter()
+        memory = corrector(lightgbm.LGBMClassifier(n_jobs=1, **params)).fit(X_m, y_m)
+        memory_seconds = time.perf_counter() - start
+        memory_plain = lightgbm.LGBMClassifier(n_jobs=1, **params).fit(X_m, y_m)
+    out["subsample"] = {
+        "n_rows": n_sub,
+        "noise_rate_dask": blockwise.noise_rate_,
+        "noise_rate_memory": memory.noise_rate_,
+        "accuracy_dask_corrector": accuracy(blockwise),
+        "accuracy_plain_dask": accuracy(plain),
+        "accuracy_memory_corrector": accuracy(memory),
+        "accuracy_memory_plain": accuracy(memory_plain),
+        "memory_corrector_seconds": memory_seconds,
+    }
+    print(json.dumps(out["subsample"], indent=1), flush=True)
+    return out
 
 
 if __name__ == "__main__":
