@@ -282,7 +282,11 @@ def run_instance(args, flips, accuracy, InstanceNoiseCorrector):
         "oof_disagreement": est.oof_disagreement_,
         "train_disagreement": est.train_disagreement_,
         "flagged_fraction": flagged,
-        "warnings": [str(w.message)[:120] for w in caught],
+        "warnings": [
+            str(w.message)[:120]
+            for w in caught
+            if not str(w.message).startswith("Parameter n_jobs")
+        ],
         "accuracy_dask_corrector": accuracy(est),
         "accuracy_plain_dask": accuracy(plain),
     }

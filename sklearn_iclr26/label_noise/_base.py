@@ -101,12 +101,11 @@ class BaseNoiseCorrector(
     def _fit_blocks(self, estimator, X, y, sample_weight, rng):
         """Fit on dask collections through LightGBM's dask estimator."""
         raise ValueError(
-            f"{type(self).__name__} has no block-wise fit on dask collections "
-            "(its per-row noise rates need the rows in one process): compute X "
-            "and y (X.compute()) and use an in-memory estimator such as "
-            "LGBMClassifier, or use ClassConditionalNoiseCorrector("
-            "estimator=lightgbm.DaskLGBMClassifier(...)), which fits on the "
-            "cluster without gathering X."
+            f"{type(self).__name__} has no block-wise fit on dask collections: "
+            "compute X and y (X.compute()) and use an in-memory estimator such "
+            "as LGBMClassifier, or use ClassConditionalNoiseCorrector or "
+            "InstanceNoiseCorrector with estimator=lightgbm.DaskLGBMClassifier"
+            "(...), which fit on the cluster without gathering X."
         )
 
     def find_label_issues(

@@ -25,6 +25,15 @@ to the driver:
 
 ``mislabel_scores_`` and ``label_issues_`` are lazy dask arrays, each block's
 out-of-fold probabilities recomputed on the workers when they are computed.
+
+:class:`~sklearn_iclr26.label_noise.InstanceNoiseCorrector` (``rho="margin"``,
+the corrected objective) shares steps 1 to 4 (:func:`_prepare`,
+:func:`_fold_models`, :func:`_confident_joint_blocks`; with ``cv=None`` the
+passes read the fitted model's in-sample probabilities) and fits each binary
+sub-problem on the cluster with the corrected objective, which computes each
+row's flip rate from its own raw score on the worker that holds it
+(:func:`fit_instance_blocks`); its flags are the exact top fraction of the
+lazy scores (:func:`top_fraction_blocks`).
 """
 
 # Authors: The sklearn-iclr26 developers

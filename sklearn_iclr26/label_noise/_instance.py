@@ -80,6 +80,15 @@ class InstanceNoiseCorrector(BaseNoiseCorrector):
       most ``p (1 - p) / 2``, which keeps ``D`` positive and the weights
       bounded. The estimator must accept negative sample weights.
 
+    With ``lightgbm.DaskLGBMClassifier`` and dask collections ``X`` and ``y``
+    the fit runs on the cluster without gathering ``X``, at the default noise
+    model only (``rho="margin"``, the objective strategy): each worker
+    evaluates the objective on its own rows, ``noise_rate_`` comes from the
+    confident joint counted block by block, and ``rho_``,
+    ``mislabel_scores_`` and ``label_issues_`` are lazy dask arrays (the
+    flags the same top fraction as in memory, found from the scores alone).
+    The other options raise a ``ValueError``; see the user guide.
+
     Multi-class targets are reduced one-vs-rest, with the binary correction
     for each class (the paper is binary). It is not uniformly better than
     plain training there: with LightGBM, 20 % symmetric flips and 100 trees
