@@ -317,13 +317,21 @@ def test_block_fit_refusals(client):
 @pytest.mark.filterwarnings("ignore:label_issues_ flags")
 @pytest.mark.filterwarnings("ignore:The corrected model contradicts")
 @pytest.mark.parametrize(
-    "n_classes, cv, weighted", [(2, 3, False), (3, 3, False), (2, None, True)]
+    "n_classes, cv, weighted, frame",
+    [(2, 3, False, False), (3, 3, False, False), (2, None, True, False)]
+    + [(2, 2, False, True)],
 )
 def test_instance_fit_by_blocks_never_gathers_X_and_equals_in_memory(
-    client, n_classes, cv, weighted
+    client, n_classes, cv, weighted, frame
 ):
     X_dask, y_dask = _dask_rows(n_classes)
     X, _, y = _memory_rows(n_classes)
+    if frame:  # a dask DataFrame and Series, partitioned as the arrays
+        dd = pytest.importorskip("dask.dataframe")
+        names = [f"f{j}" for j in range(N_FEATURES)]
+        X_dask = dd.from_dask_array(X_dask, columns=names)
+        y_dask = dd.from_dask_array(y_dask)
+        X = pd.DataFrame(X, columns=names)
     w, fit_params = None, {}
     if weighted:
         w = _weights(X)
