@@ -318,8 +318,12 @@ def test_block_fit_refusals(client):
 @pytest.mark.filterwarnings("ignore:The corrected model contradicts")
 @pytest.mark.parametrize(
     "n_classes, cv, weighted, frame",
-    [(2, 3, False, False), (3, 3, False, False), (2, None, True, False)]
-    + [(2, 2, False, True)],
+    [
+        (2, 3, False, False),
+        (3, 3, False, False),
+        (2, None, True, False),
+        (2, 2, False, True),
+    ],
 )
 def test_instance_fit_by_blocks_never_gathers_X_and_equals_in_memory(
     client, n_classes, cv, weighted, frame
