@@ -43,44 +43,19 @@ already in ``--out``.
 
 import argparse
 import json
-import os
-import threading
+import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 
-N_FEATURES = 10
-COEF = np.linspace(-1.0, 1.0, N_FEATURES)
-
-
-def _rss():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
-class PeakRSS:
-    """The driver's peak resident set above its value at entry."""
-
-    def __enter__(self):
-        self.base = self.peak = _rss()
-        self._stop = threading.Event()
-
-        def sample():
-            while not self._stop.is_set():
-                self.peak = max(self.peak, _rss())
-                time.sleep(0.005)
-
-        self._thread = threading.Thread(target=sample, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, _rss())
-        self.increase = self.peak - self.base
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dask_calibration import (  # the same features, the same probe
+    COEF,
+    N_FEATURES,
+    PeakRSS,
+)
 
 
 def _block(block_id, chunk, flips, seed=7):

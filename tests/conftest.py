@@ -1,4 +1,5 @@
-"""Shared fixtures: where the multi-output data of ``../shared/data`` lives."""
+"""Shared fixtures: where the multi-output data of ``../shared/data`` lives, and
+a dask cluster of worker processes."""
 
 # Authors: The sklearn-iclr26 developers
 # SPDX-License-Identifier: BSD-3-Clause
@@ -33,3 +34,23 @@ def multioutput_data_home():
             "$SKLEARN_ICLR26_DATA) is not present"
         )
     return home
+
+
+@pytest.fixture(scope="module")
+def client(request):
+    """A dask ``Client`` on a ``LocalCluster`` of two single-threaded worker processes.
+
+    The requesting test module's functions are pickled by value: pytest's
+    importlib mode leaves the module unimportable by name on the workers.
+    """
+    distributed = pytest.importorskip("distributed")
+    cloudpickle = pytest.importorskip("cloudpickle")
+    cloudpickle.register_pickle_by_value(request.module)
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    dask_client = distributed.Client(cluster)
+    yield dask_client
+    dask_client.close()
+    cluster.close()
+    cloudpickle.unregister_pickle_by_value(request.module)

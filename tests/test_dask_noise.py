@@ -14,7 +14,6 @@ methods of the fitted model. Skipped without dask and distributed.
 # SPDX-License-Identifier: BSD-3-Clause
 
 import os
-import sys
 
 import numpy as np
 import pandas as pd
@@ -63,19 +62,7 @@ N_BLOCKS = 4
 COEF = np.linspace(-1.0, 1.0, N_FEATURES)
 
 
-@pytest.fixture(scope="module")
-def client():
-    # the workers unpickle this module's functions by value (pytest's
-    # importlib mode leaves the module unimportable by name there)
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    )
-    client = distributed.Client(cluster)
-    yield client
-    client.close()
-    cluster.close()
-    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+# ``client``: tests/conftest.py (two worker processes)
 
 
 def _rows(block_id, n_classes, driver_ok):

@@ -106,29 +106,19 @@ class NoiseCorrectedObjective(_Objective):
         if self.n_calls_ <= self.warmup:
             grad, hess = logistic_grad_hess(y_pred, y_true)
         else:
-            fused = corrected_grad_hess_fused(
-                y_pred,
-                y_true,
-                beta=self.beta,
-                lam=self.lam,
-                phi=self.phi,
-                rho=self.rho,
-                detach_rho=self.detach_rho,
-                hessian=self.hessian,
-                weight=weight,
-            )
+            loss = {
+                "beta": self.beta,
+                "lam": self.lam,
+                "phi": self.phi,
+                "rho": self.rho,
+                "detach_rho": self.detach_rho,
+                "hessian": self.hessian,
+            }
+            fused = corrected_grad_hess_fused(y_pred, y_true, weight=weight, **loss)
             if fused is not None:  # one compiled pass, weights included
                 return fused
             grad, hess = corrected_grad_hess(
-                y_pred,
-                y_true,
-                beta=self.beta,
-                lam=self.lam,
-                phi=self.phi,
-                rho=self.rho,
-                detach_rho=self.detach_rho,
-                hessian=self.hessian,
-                hessian_floor=self.hessian_floor,
+                y_pred, y_true, hessian_floor=self.hessian_floor, **loss
             )
         if weight is not None:
             grad = grad * weight
